@@ -1,0 +1,139 @@
+"""Benchmarks behind ``python -m unlearnkit bench [NAME] [--out FILE]``.
+
+Speed and memory targets live here, never in timed unit tests. Each module in this package registers one
+or more benchmarks with :func:`register_bench`; a benchmark returns a list of row dicts (one per measured
+configuration) that the harness prints as a table and writes as JSON next to machine and device info.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import platform
+import pkgutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from .._validate import check_choice
+
+__all__ = ["register_bench", "available_benches", "run_benches", "machine_info", "format_table", "timeit"]
+
+BenchFn = Callable[..., list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class BenchSpec:
+    name: str
+    fn: BenchFn
+    description: str = ""
+
+
+_BENCHES: dict[str, BenchSpec] = {}
+_DISCOVERED = False
+
+
+def register_bench(name: str, *, description: str = "") -> Callable[[BenchFn], BenchFn]:
+    """Decorator: ``fn(quick: bool) -> list[dict]`` becomes ``python -m unlearnkit bench NAME``."""
+
+    def deco(fn: BenchFn) -> BenchFn:
+        _BENCHES[name] = BenchSpec(name, fn, description)
+        return fn
+
+    return deco
+
+
+def available_benches() -> dict[str, BenchSpec]:
+    global _DISCOVERED
+    if not _DISCOVERED:
+        _DISCOVERED = True
+        for info in pkgutil.iter_modules(__path__):
+            if not info.name.startswith("_"):
+                importlib.import_module(f"{__name__}.{info.name}")
+    return dict(sorted(_BENCHES.items()))
+
+
+def timeit(fn: Callable[[], Any], *, repeat: int = 3, warmup: int = 1) -> float:
+    """Best wall time in seconds of ``fn()`` over ``repeat`` runs after ``warmup`` runs (CUDA synchronised)."""
+    import torch
+
+    def sync() -> None:
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+
+    for _ in range(warmup):
+        fn()
+    sync()
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def machine_info() -> dict[str, Any]:
+    import torch
+
+    from .. import __version__, device
+
+    dev = device()
+    info = {
+        "unlearnkit": __version__,
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "device": str(dev),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    if dev.type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name(dev)
+    return info
+
+
+def format_table(rows: Iterable[dict[str, Any]]) -> str:
+    rows = list(rows)
+    if not rows:
+        return "(no rows)"
+    cols: list[str] = []
+    for r in rows:
+        cols += [c for c in r if c not in cols]
+
+    def fmt(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        return "" if v is None else str(v)
+
+    table = [[fmt(r.get(c)) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols)]
+    line = "  ".join(c.ljust(w) for c, w in zip(cols, widths))
+    sep = "  ".join("-" * w for w in widths)
+    body = "\n".join("  ".join(t[i].ljust(widths[i]) for i in range(len(cols))) for t in table)
+    return f"{line}\n{sep}\n{body}"
+
+
+def run_benches(names: Iterable[str] | None = None, *, quick: bool = False, out: str | os.PathLike | None = None,
+                echo: Callable[[str], None] = print) -> dict[str, Any]:
+    """Run the named benchmarks (all when ``names`` is empty), print tables, optionally write JSON."""
+    benches = available_benches()
+    names = list(names or benches)
+    for n in names:
+        check_choice("bench", n, tuple(benches))
+    report: dict[str, Any] = {"machine": machine_info(), "quick": quick, "benchmarks": {}}
+    for n in names:
+        echo(f"\n== bench {n}: {benches[n].description}")
+        t0 = time.perf_counter()
+        rows = benches[n].fn(quick=quick)
+        report["benchmarks"][n] = {"rows": rows, "seconds": time.perf_counter() - t0}
+        echo(format_table(rows))
+    if out is not None:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(json.dumps(report, indent=2, default=str))
+        echo(f"\nwrote {out}")
+    return report

@@ -1,0 +1,219 @@
+"""The one calling shape every unlearning method shares.
+
+``result = method.unlearn(state, request, config, *, generator, callback=None)``
+
+- ``state`` (:class:`TrainedState`) is what training left behind: final parameters, checkpoints, caches,
+  the dataset and, for decentralized methods, the federation and the network.
+- ``request`` (:class:`Request`) says what to forget: sample indices, a whole class or a whole client.
+- ``config`` is a frozen dataclass owned by the method.
+- the result (:class:`Result`) holds the new parameters, a :class:`~unlearnkit.privacy.Certificate` (or
+  ``None`` for heuristics), a history of small dicts for plots, and a :class:`Cost` counted on the same axes
+  as retraining (gradient evaluations, messages, seconds).
+
+Long-running code accepts ``callback(event)`` with small :class:`Event` objects, so that widgets can draw
+training and forgetting live.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, Optional, Protocol, runtime_checkable
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .._validate import check_choice
+
+__all__ = ["Cost", "Event", "Request", "Result", "TrainedState", "Unlearner", "Callback", "Stopwatch", "emit"]
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What a piece of work cost, on axes that compare unlearning with retraining.
+
+    ``grad_evals`` counts per-sample gradient evaluations (a minibatch of b costs b; a full-batch gradient
+    over n samples costs n; a Hessian-vector product counts as 2 gradient evaluations per sample).
+    ``messages`` counts model-sized vectors sent between clients. ``memory_bytes`` is extra state kept
+    (checkpoints, caches).
+    """
+
+    grad_evals: int = 0
+    messages: int = 0
+    seconds: float = 0.0
+    memory_bytes: int = 0
+
+    def __add__(self, other: "Cost") -> "Cost":
+        return Cost(
+            self.grad_evals + other.grad_evals,
+            self.messages + other.messages,
+            self.seconds + other.seconds,
+            max(self.memory_bytes, other.memory_bytes),
+        )
+
+    def to_dict(self) -> dict[str, float]:
+        return {"grad_evals": int(self.grad_evals), "messages": int(self.messages),
+                "seconds": float(self.seconds), "memory_bytes": int(self.memory_bytes)}
+
+
+@dataclass(frozen=True)
+class Event:
+    """A small notification from a long-running loop, for live views.
+
+    ``kind`` names what happened (``"step"``, ``"hop"``, ``"round"``, ``"noise"``, ``"eval"``, ``"done"``);
+    ``step`` is the iteration, ``node`` the client involved (decentralized methods) and ``values`` any
+    scalars worth plotting (loss, accuracy, noise norm, distance...).
+    """
+
+    kind: str
+    step: int
+    node: Optional[int] = None
+    values: Mapping[str, float] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> float:
+        return self.values[key]
+
+
+Callback = Callable[[Event], None]
+
+
+def emit(callback: Optional[Callback], kind: str, step: int, node: Optional[int] = None, **values: float) -> None:
+    """Send an :class:`Event` if a callback is listening (a no-op otherwise, so loops stay cheap)."""
+    if callback is not None:
+        callback(Event(kind, step, node, {k: float(v) for k, v in values.items()}))
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to forget.
+
+    Attributes
+    ----------
+    kind:
+        ``"samples"`` (some samples, usually of one client), ``"class"`` (every training sample of one label)
+        or ``"client"`` (every sample a client holds).
+    indices:
+        Indices into the *training set* of the samples to forget (sorted, unique).
+    client:
+        The client holding them, for decentralized methods (``None`` when centralized).
+    label:
+        The forgotten class for ``kind="class"``.
+    """
+
+    kind: str
+    indices: np.ndarray
+    client: Optional[int] = None
+    label: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        check_choice("kind", self.kind, ("samples", "class", "client"))
+        idx = np.unique(np.asarray(self.indices, dtype=np.int64))
+        if idx.size == 0:
+            raise ValueError("indices is empty: a forget request must name at least one training sample")
+        if idx[0] < 0:
+            raise ValueError(f"indices contains a negative index ({idx[0]})")
+        object.__setattr__(self, "indices", idx)
+
+    @property
+    def m(self) -> int:
+        """Number of samples to forget."""
+        return int(self.indices.size)
+
+    def retain(self, indices: np.ndarray) -> np.ndarray:
+        """``indices`` minus the forget set (order preserved)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        return indices[~np.isin(indices, self.indices)]
+
+    def describe(self) -> str:
+        where = "" if self.client is None else f" of client {self.client}"
+        if self.kind == "class":
+            return f"forget class {self.label} ({self.m} samples{where})"
+        if self.kind == "client":
+            return f"forget client {self.client} ({self.m} samples)"
+        return f"forget {self.m} samples{where}"
+
+
+@dataclass
+class TrainedState:
+    """What training left behind, as unlearning methods need it.
+
+    Attributes
+    ----------
+    flat:
+        The :class:`~unlearnkit.models.FlatParams` view of the model.
+    params:
+        Final parameters ``(d,)``, or ``(N, d)`` for a network of clients.
+    dataset:
+        The :class:`~unlearnkit.data.Dataset` trained on.
+    train_indices:
+        Indices of ``dataset``'s training split that were used.
+    config:
+        The training config (a frozen dataclass), so retraining can repeat it exactly.
+    checkpoints:
+        ``{step: params}`` saved during training (R2D rewinds to them).
+    federation, network:
+        For decentralized methods: the partition of data among clients and the graph.
+    extras:
+        Anything else a method needs (gradient caches, the walk's trajectory, ...).
+    cost:
+        What training cost.
+    """
+
+    flat: Any
+    params: Tensor
+    dataset: Any
+    train_indices: np.ndarray
+    config: Any = None
+    checkpoints: dict[int, Tensor] = field(default_factory=dict)
+    federation: Any = None
+    network: Any = None
+    extras: dict[str, Any] = field(default_factory=dict)
+    cost: Cost = field(default_factory=Cost)
+    history: list[dict[str, float]] = field(default_factory=list)
+
+    def replace(self, **changes: Any) -> "TrainedState":
+        return replace(self, **changes)
+
+
+@dataclass
+class Result:
+    """What an unlearning method returns.
+
+    ``certificate`` is a :class:`unlearnkit.privacy.Certificate` for certified methods and ``None`` for
+    heuristics (fine-tuning, gradient ascent). Retraining from scratch is exact: its certificate has
+    epsilon = delta = 0.
+    """
+
+    params: Tensor
+    certificate: Any
+    history: list[dict[str, float]]
+    cost: Cost
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Unlearner(Protocol):
+    """Anything with the shared ``unlearn`` signature."""
+
+    name: str
+
+    def unlearn(self, state: TrainedState, request: Request, config: Any, *, generator: torch.Generator,
+                callback: Optional[Callback] = None) -> Result:
+        ...
+
+
+class Stopwatch:
+    """``with Stopwatch() as sw: ...; sw.seconds`` (synchronises CUDA so GPU timings are honest)."""
+
+    def __enter__(self) -> "Stopwatch":
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        self._t0 = time.perf_counter()
+        self.seconds = 0.0
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        self.seconds = time.perf_counter() - self._t0

@@ -1,0 +1,5 @@
+"""Privacy accounting and noise calibration shared by every certified method."""
+
+from .certificate import MODES, Certificate
+
+__all__ = ["Certificate", "MODES"]

@@ -1,0 +1,23 @@
+"""Figures (pure: data -> plotly Figure) and interactive explorers for the course notebooks.
+
+Modules are imported lazily: ``from unlearnkit.viz.dashboard import ForgettingDashboard`` or
+``uk.viz.dashboard``. Each explorer subclasses :class:`unlearnkit.viz._explorer.Explorer`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from ._explorer import Explorer
+
+__all__ = ["Explorer"]
+
+
+def __getattr__(name: str):
+    names = {m.name for m in pkgutil.iter_modules(__path__)}
+    if name in names:
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'unlearnkit.viz' has no attribute {name!r}")

@@ -1,0 +1,116 @@
+"""The base every interactive explorer in the course builds on.
+
+An explorer owns its controls (ipywidgets), one or more plotly ``FigureWidget``s, and an update method.
+What it guarantees a student:
+
+- **Bad input never dumps a traceback.** Every callback runs through :meth:`Explorer.guard`: a
+  ``ValueError`` (our validation messages name the parameter, its value and the valid range) is shown in
+  place in a red message box and the explorer keeps working; the last good figure stays on screen.
+  Unexpected exceptions are shown the same way, with their type, and logged.
+- **Redraws are batched and throttled**: :meth:`Explorer.throttled` lets a live loop redraw at most
+  ``max_fps`` times a second, and figure updates happen inside ``FigureWidget.batch_update()``.
+- **Headless testing**: everything is plain Python state, so pytest can set ``explorer.slider.value = 3``
+  and read ``explorer.fig.data[0].y`` back with no browser and no kernel.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import time
+from typing import Any, Callable
+
+import ipywidgets as W
+
+__all__ = ["Explorer"]
+
+log = logging.getLogger("unlearnkit.viz")
+
+
+class Explorer:
+    """Base class: subclasses build ``self.controls`` and figures, then call ``self._layout(...)``.
+
+    Subclass contract
+    -----------------
+    - build widgets and figures in ``__init__``, then call ``self.refresh()`` once;
+    - register observers with ``self.observe(widget, self.refresh)`` (or any method): they are guarded;
+    - implement ``update()``: read control values, compute, redraw; raise ``ValueError`` for bad input;
+    - ``widget()`` returns the top-level box to display (notebooks just show the explorer itself).
+    """
+
+    max_fps: float = 10.0
+
+    def __init__(self) -> None:
+        self.message = W.HTML(value="", layout=W.Layout(min_height="0px"))
+        self.status = W.HTML(value="")
+        self.last_error: str | None = None
+        self.n_updates = 0
+        self._last_draw = 0.0
+        self._box: W.Widget | None = None
+
+    # -- error handling ------------------------------------------------------------------------------------
+    def show_error(self, text: str) -> None:
+        self.last_error = text
+        self.message.value = (
+            "<div style='color:#a00;background:#fee;border:1px solid #e99;padding:4px 8px;border-radius:4px'>"
+            f"&#9888; {html.escape(text)}</div>"
+        )
+
+    def clear_error(self) -> None:
+        self.last_error = None
+        self.message.value = ""
+
+    def guard(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run ``fn``; show a ``ValueError`` (or anything else) in place instead of raising."""
+        try:
+            out = fn(*args, **kwargs)
+        except ValueError as exc:
+            self.show_error(str(exc))
+            return None
+        except Exception as exc:  # a widget must never die on a student
+            log.exception("explorer update failed")
+            self.show_error(f"{type(exc).__name__}: {exc}")
+            return None
+        self.clear_error()
+        return out
+
+    def observe(self, widget: W.Widget, fn: Callable[[], Any] | None = None, names: str = "value") -> None:
+        """Call ``fn`` (default :meth:`refresh`) whenever ``widget``'s trait ``names`` changes, guarded."""
+        fn = fn or self.update
+        widget.observe(lambda _change: self.guard(self._counted, fn), names=names)
+
+    def _counted(self, fn: Callable[[], Any]) -> Any:
+        out = fn()
+        self.n_updates += 1
+        return out
+
+    def refresh(self) -> None:
+        """Recompute and redraw now (guarded)."""
+        self.guard(self._counted, self.update)
+
+    def update(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- throttling ----------------------------------------------------------------------------------------
+    def throttled(self, force: bool = False) -> bool:
+        """True when a live loop may redraw now (at most ``max_fps`` per second)."""
+        now = time.perf_counter()
+        if force or now - self._last_draw >= 1.0 / self.max_fps:
+            self._last_draw = now
+            return True
+        return False
+
+    # -- display -------------------------------------------------------------------------------------------
+    def _layout(self, *children: W.Widget) -> W.Widget:
+        self._box = W.VBox([*children, self.message, self.status])
+        return self._box
+
+    def widget(self) -> W.Widget:
+        if self._box is None:
+            raise RuntimeError("the explorer did not build its layout")
+        return self._box
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget())
