@@ -1,1 +1,16 @@
-"""(being written)"""
+"""Data: offline datasets, federations of clients, forget requests and backdoors.
+
+>>> import unlearnkit as uk
+>>> ds = uk.data.load("digits", device="cpu")
+>>> ds.input_shape, ds.n_classes
+((1, 8, 8), 10)
+"""
+
+from .datasets import (DATASETS, Dataset, DatasetUnavailableError, available, data_root, load, read_cifar10_batch,
+                       read_idx, scale_to_unit_ball)
+from .federated import (Backdoor, Federation, add_backdoor, forget_class, forget_client, forget_samples, partition,
+                        stamp_trigger)
+
+__all__ = ["DATASETS", "Dataset", "DatasetUnavailableError", "available", "data_root", "load", "read_idx",
+           "read_cifar10_batch", "scale_to_unit_ball", "Federation", "partition", "forget_samples",
+           "forget_class", "forget_client", "Backdoor", "add_backdoor", "stamp_trigger"]

@@ -1,0 +1,361 @@
+"""Datasets: the bundled digits (default, offline), synthetic convex data, and MNIST / CIFAR-10 parsers.
+
+Nothing downloads unless asked. ``load("mnist")`` and ``load("cifar10")`` read the standard files from a local
+folder with our own parsers (no torchvision: it has no CPU build here) and download them only with
+``download=True``; offline or with files missing they raise :class:`DatasetUnavailableError`, whose message
+says where to put the files.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import pickle
+import struct
+import tarfile
+import urllib.request
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .._validate import check_choice, check_int, check_positive, check_probability
+
+__all__ = [
+    "Dataset",
+    "DatasetUnavailableError",
+    "load",
+    "available",
+    "data_root",
+    "scale_to_unit_ball",
+    "read_idx",
+    "read_cifar10_batch",
+    "DATASETS",
+]
+
+DATASETS = ("digits", "synthetic", "mnist", "cifar10")
+
+
+class DatasetUnavailableError(RuntimeError):
+    """A dataset's files are not on disk and downloading was not requested (or is impossible offline)."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A train/test split as tensors.
+
+    Attributes
+    ----------
+    x_train, x_test:
+        Features, shape ``(n, *input_shape)``, float32.
+    y_train, y_test:
+        Integer labels, shape ``(n,)``, int64.
+    n_classes:
+        Number of classes (2 for the synthetic binary problem).
+    input_shape:
+        Shape of one example, e.g. ``(1, 8, 8)`` for digits, ``(dim,)`` for synthetic data.
+    info:
+        Provenance (source, normalisation, constants known analytically).
+    """
+
+    name: str
+    x_train: Tensor
+    y_train: Tensor
+    x_test: Tensor
+    y_test: Tensor
+    n_classes: int
+    input_shape: tuple[int, ...]
+    info: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def n_train(self) -> int:
+        return int(self.x_train.shape[0])
+
+    @property
+    def n_test(self) -> int:
+        return int(self.x_test.shape[0])
+
+    @property
+    def device(self) -> torch.device:
+        return self.x_train.device
+
+    def train_subset(self, indices: Sequence[int] | np.ndarray | Tensor) -> tuple[Tensor, Tensor]:
+        """``(x, y)`` of the given training indices."""
+        idx = torch.as_tensor(np.asarray(indices, dtype=np.int64), device=self.x_train.device)
+        return self.x_train[idx], self.y_train[idx]
+
+    def to(self, device) -> "Dataset":
+        device = torch.device(device)
+        return replace(self, x_train=self.x_train.to(device), y_train=self.y_train.to(device),
+                       x_test=self.x_test.to(device), y_test=self.y_test.to(device))
+
+    def with_train(self, x_train: Tensor, y_train: Tensor, **info) -> "Dataset":
+        """A copy with a different training split (e.g. a poisoned one)."""
+        return replace(self, x_train=x_train, y_train=y_train, info={**self.info, **info})
+
+    def __repr__(self) -> str:
+        return (f"Dataset({self.name!r}, train={self.n_train}, test={self.n_test}, "
+                f"input_shape={self.input_shape}, n_classes={self.n_classes}, device={self.device})")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Where files live
+# --------------------------------------------------------------------------------------------------------
+
+def data_root(root: str | os.PathLike | None = None) -> Path:
+    """The folder for downloaded datasets: ``root``, else ``$UNLEARNKIT_DATA``, else ``~/.cache/unlearnkit``."""
+    if root is not None:
+        return Path(root).expanduser()
+    env = os.environ.get("UNLEARNKIT_DATA")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "unlearnkit"
+
+
+_MNIST_FILES = {
+    "x_train": "train-images-idx3-ubyte.gz",
+    "y_train": "train-labels-idx1-ubyte.gz",
+    "x_test": "t10k-images-idx3-ubyte.gz",
+    "y_test": "t10k-labels-idx1-ubyte.gz",
+}
+_MNIST_MIRROR = "https://ossci-datasets.s3.amazonaws.com/mnist/"
+_CIFAR_ARCHIVE = "cifar-10-python.tar.gz"
+_CIFAR_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+
+
+def available(root: str | os.PathLike | None = None) -> dict[str, bool]:
+    """Which datasets can be loaded right now without a download."""
+    base = data_root(root)
+    mnist = all((base / "mnist" / f).exists() for f in _MNIST_FILES.values())
+    cifar = (base / "cifar10" / _CIFAR_ARCHIVE).exists() or (base / "cifar10" / "cifar-10-batches-py").is_dir()
+    return {"digits": True, "synthetic": True, "mnist": mnist, "cifar10": cifar}
+
+
+def _download(url: str, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(dest.suffix + ".part")
+    try:
+        with urllib.request.urlopen(url, timeout=30) as resp, open(tmp, "wb") as fh:
+            while chunk := resp.read(1 << 20):
+                fh.write(chunk)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise DatasetUnavailableError(
+            f"could not download {url} ({exc}). Are you offline? Put the file at {dest} by hand "
+            "and call load(...) again without download=True."
+        ) from None
+    tmp.replace(dest)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Parsers for the standard formats
+# --------------------------------------------------------------------------------------------------------
+
+_IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"),
+               0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+
+
+def read_idx(path: str | os.PathLike) -> np.ndarray:
+    """Parse an IDX file (optionally gzip-compressed), the format of MNIST's files.
+
+    The header is two zero bytes, a type code, the number of dimensions, then one big-endian uint32 per
+    dimension; the data follow in C order.
+    """
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
+        raw = fh.read()
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
+        raise ValueError(f"{path} is not an IDX file (bad magic number)")
+    code, ndim = raw[2], raw[3]
+    if code not in _IDX_DTYPES:
+        raise ValueError(f"{path}: unknown IDX type code 0x{code:02x}")
+    dims = struct.unpack(f">{ndim}I", raw[4:4 + 4 * ndim])
+    dtype = np.dtype(_IDX_DTYPES[code])
+    data = np.frombuffer(raw, dtype=dtype, offset=4 + 4 * ndim)
+    expected = int(np.prod(dims)) if dims else 1
+    if data.size != expected:
+        raise ValueError(f"{path}: header says {dims} ({expected} values) but the file holds {data.size}")
+    return data.reshape(dims).astype(dtype.newbyteorder("="))
+
+
+def read_cifar10_batch(fileobj) -> tuple[np.ndarray, np.ndarray]:
+    """Parse one pickled CIFAR-10 python batch: ``(images (n, 3, 32, 32) uint8, labels (n,) int64)``."""
+    batch = pickle.load(fileobj, encoding="bytes")
+    data = batch.get(b"data", batch.get("data"))
+    labels = batch.get(b"labels", batch.get("labels"))
+    if data is None or labels is None:
+        raise ValueError("not a CIFAR-10 batch: it has no 'data' and 'labels' entries")
+    data = np.asarray(data, dtype=np.uint8).reshape(-1, 3, 32, 32)
+    return data, np.asarray(labels, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Loaders
+# --------------------------------------------------------------------------------------------------------
+
+def _tensors(x_tr, y_tr, x_te, y_te, device) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    f = lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=torch.float32, device=device)  # noqa: E731
+    i = lambda a: torch.as_tensor(np.asarray(a), dtype=torch.int64, device=device)  # noqa: E731
+    return f(x_tr), i(y_tr), f(x_te), i(y_te)
+
+
+def _load_digits(device, seed: int, test_fraction: float = 0.25) -> Dataset:
+    from sklearn.datasets import load_digits
+
+    check_probability("test_fraction", test_fraction, allow_zero=False, allow_one=False)
+    bunch = load_digits()
+    x = (bunch.data.astype(np.float32) / 16.0).reshape(-1, 1, 8, 8)
+    y = bunch.target.astype(np.int64)
+    # a stratified split from an explicit generator, so the split is the same on every machine
+    rng = np.random.default_rng(seed)
+    test = np.zeros(len(y), dtype=bool)
+    for c in range(10):
+        idx = np.flatnonzero(y == c)
+        rng.shuffle(idx)
+        test[idx[: int(round(test_fraction * len(idx)))]] = True
+    tr, te = np.flatnonzero(~test), np.flatnonzero(test)
+    return Dataset("digits", *_tensors(x[tr], y[tr], x[te], y[te], device), n_classes=10, input_shape=(1, 8, 8),
+                   info={"source": "scikit-learn load_digits (UCI optdigits test set), bundled, offline",
+                         "scaling": "pixel / 16 -> [0, 1]", "seed": seed})
+
+
+def _load_synthetic(device, seed: int, n_train: int = 2000, n_test: int = 1000, dim: int = 20,
+                    separation: float = 1.0, flip: float = 0.05) -> Dataset:
+    """Two Gaussian classes, features scaled into the unit ball, a fraction ``flip`` of labels flipped.
+
+    Every row satisfies ``||x|| <= 1``, so binary logistic loss has Lipschitz constant (in theta) at most 1
+    and smoothness at most 1/4, known analytically (the convex theory of digests 003 and 001 needs them).
+    """
+    n_train = check_int("n_train", n_train, low=2)
+    n_test = check_int("n_test", n_test, low=1)
+    dim = check_int("dim", dim, low=1)
+    check_positive("separation", separation, allow_zero=True)
+    check_probability("flip", flip, allow_one=False)
+    rng = np.random.default_rng(seed)
+    direction = rng.standard_normal(dim)
+    direction /= np.linalg.norm(direction)
+    n = n_train + n_test
+    y = rng.integers(0, 2, size=n)
+    x = rng.standard_normal((n, dim)) + np.outer(2 * y - 1, direction) * separation * 1.5
+    flipped = rng.random(n) < flip
+    y = np.where(flipped, 1 - y, y)
+    x /= np.linalg.norm(x[:n_train], axis=1).max()
+    x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1.0)  # test rows too
+    return Dataset("synthetic", *_tensors(x[:n_train], y[:n_train], x[n_train:], y[n_train:], device),
+                   n_classes=2, input_shape=(dim,),
+                   info={"source": "Gaussian mixture, unlearnkit.data.load('synthetic')", "max_norm": 1.0,
+                         "lipschitz_logistic": 1.0, "smoothness_logistic": 0.25, "seed": seed,
+                         "separation": separation, "flip": flip})
+
+
+def _load_mnist(device, root: Path, download: bool) -> Dataset:
+    folder = root / "mnist"
+    missing = [f for f in _MNIST_FILES.values() if not (folder / f).exists()]
+    if missing and download:
+        for f in missing:
+            _download(_MNIST_MIRROR + f, folder / f)
+        missing = []
+    if missing:
+        raise DatasetUnavailableError(
+            f"MNIST is not on disk: missing {', '.join(missing)} in {folder}. Either put the four standard "
+            f"IDX .gz files ({', '.join(_MNIST_FILES.values())}) there (or set UNLEARNKIT_DATA to a folder "
+            "with an mnist/ subfolder), or call load('mnist', download=True) when online (as on Binder)."
+        )
+    arrays = {k: read_idx(folder / f) for k, f in _MNIST_FILES.items()}
+    x_tr = arrays["x_train"].astype(np.float32)[:, None] / 255.0
+    x_te = arrays["x_test"].astype(np.float32)[:, None] / 255.0
+    return Dataset("mnist", *_tensors(x_tr, arrays["y_train"], x_te, arrays["y_test"], device), n_classes=10,
+                   input_shape=(1, 28, 28), info={"source": str(folder), "scaling": "pixel / 255 -> [0, 1]"})
+
+
+def _load_cifar10(device, root: Path, download: bool) -> Dataset:
+    folder = root / "cifar10"
+    archive = folder / _CIFAR_ARCHIVE
+    unpacked = folder / "cifar-10-batches-py"
+    if not archive.exists() and not unpacked.is_dir():
+        if not download:
+            raise DatasetUnavailableError(
+                f"CIFAR-10 is not on disk: expected {archive} (the python version, {_CIFAR_ARCHIVE}) or its "
+                f"unpacked folder {unpacked}. Put it there (or set UNLEARNKIT_DATA), or call "
+                "load('cifar10', download=True) when online (as on Binder)."
+            )
+        _download(_CIFAR_URL, archive)
+    train_names = [f"data_batch_{i}" for i in range(1, 6)]
+    xs, ys = {}, {}
+    if unpacked.is_dir():
+        for name in [*train_names, "test_batch"]:
+            with open(unpacked / name, "rb") as fh:
+                xs[name], ys[name] = read_cifar10_batch(fh)
+    else:
+        with tarfile.open(archive, "r:gz") as tar:
+            for member in tar.getmembers():
+                name = Path(member.name).name
+                if name in [*train_names, "test_batch"]:
+                    xs[name], ys[name] = read_cifar10_batch(tar.extractfile(member))
+    missing = [n for n in [*train_names, "test_batch"] if n not in xs]
+    if missing:
+        raise DatasetUnavailableError(f"CIFAR-10 archive at {folder} lacks {missing}: re-download it")
+    x_tr = np.concatenate([xs[n] for n in train_names]).astype(np.float32) / 255.0
+    y_tr = np.concatenate([ys[n] for n in train_names])
+    mean = x_tr.mean(axis=(0, 2, 3), keepdims=True)
+    std = x_tr.std(axis=(0, 2, 3), keepdims=True)
+    x_te = (xs["test_batch"].astype(np.float32) / 255.0 - mean) / std
+    x_tr = (x_tr - mean) / std
+    return Dataset("cifar10", *_tensors(x_tr, y_tr, x_te, ys["test_batch"], device), n_classes=10,
+                   input_shape=(3, 32, 32), info={"source": str(folder), "scaling": "per-channel standardised"})
+
+
+def load(name: str = "digits", *, device=None, seed: int = 0, download: bool = False,
+         root: str | os.PathLike | None = None, **kwargs) -> Dataset:
+    """Load a dataset by name as tensors on ``device`` (default: :func:`unlearnkit.device`).
+
+    Parameters
+    ----------
+    name:
+        ``"digits"`` (default; scikit-learn's bundled 8x8 handwritten digits, offline), ``"synthetic"``
+        (binary Gaussian mixture in the unit ball; kwargs ``n_train``, ``n_test``, ``dim``, ``separation``,
+        ``flip``), ``"mnist"`` or ``"cifar10"`` (standard files from ``root``).
+    seed:
+        Seeds the digits train/test split and the synthetic data.
+    download:
+        Allow downloading MNIST / CIFAR-10 when they are not on disk.
+    root:
+        Folder holding ``mnist/`` and ``cifar10/`` (default ``$UNLEARNKIT_DATA`` or ``~/.cache/unlearnkit``).
+
+    Raises
+    ------
+    DatasetUnavailableError
+        MNIST or CIFAR-10 files are missing and ``download`` is False (or the download failed).
+    """
+    check_choice("name", name, DATASETS)
+    if device is None:
+        from .. import device as default_device
+
+        device = default_device()
+    if name == "digits":
+        return _load_digits(device, seed, **kwargs)
+    if name == "synthetic":
+        return _load_synthetic(device, seed, **kwargs)
+    if kwargs:
+        raise ValueError(f"load({name!r}) takes no extra options, got {sorted(kwargs)}")
+    base = data_root(root)
+    if name == "mnist":
+        return _load_mnist(device, base, download)
+    return _load_cifar10(device, base, download)
+
+
+def scale_to_unit_ball(dataset: Dataset) -> Dataset:
+    """Scale all features by the largest training-row norm, so every training row has ``||x|| <= 1``.
+
+    Test rows are scaled by the same factor and then clipped to the unit ball. The convex theory's
+    constants (Lipschitz, smoothness) assume bounded features; this makes the bound 1.
+    """
+    flat_tr = dataset.x_train.reshape(dataset.n_train, -1)
+    scale = float(flat_tr.norm(dim=1).max().clamp_min(1e-12))
+    x_tr = dataset.x_train / scale
+    x_te = dataset.x_test / scale
+    norms = x_te.reshape(dataset.n_test, -1).norm(dim=1).clamp_min(1.0)
+    x_te = x_te / norms.view(-1, *([1] * (x_te.dim() - 1)))
+    return replace(dataset, x_train=x_tr, x_test=x_te, info={**dataset.info, "max_norm": 1.0, "unit_ball_scale": scale})
