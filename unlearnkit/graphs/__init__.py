@@ -1,1 +1,29 @@
-"""(being written)"""
+"""Graphs of clients: topologies, mixing matrices, random walks and dynamic (per-round) topologies.
+
+- :mod:`~unlearnkit.graphs.topology`: ``make_graph(name, n)`` for ring, path, star, grid, torus, complete,
+  Erdos-Renyi, random regular, small world, exponential and two-clusters-with-a-bridge; stable positions.
+- :mod:`~unlearnkit.graphs.mixing`: ``mixing_matrix(G, rule)``, ``validate_mixing``, ``spectral_gap``,
+  ``mixing_time`` and influence propagation ``W^k`` (digest 001, Lemma 1).
+- :mod:`~unlearnkit.graphs.walks`: simple walk, RR-DU routing (digest 000, Algorithm 4), visit counts,
+  first-observation delays, the segment view.
+- :mod:`~unlearnkit.graphs.dynamic`: per-round graphs (i.i.d. Erdos-Renyi, edge churn, one-peer exponential,
+  random k-out) with a mixing matrix per round and window-connectivity checks.
+"""
+
+from .mixing import (MIXING_RULES, eigenvalues, influence, influence_distance, influence_from, mixing_matrix,
+                     mixing_time, slem, spectral_gap, validate_mixing)
+from .topology import (TOPOLOGIES, complete, erdos_renyi, exponential, from_networkx, grid, make_graph, path,
+                       positions, random_regular, ring, small_world, star, torus, two_clusters, validate_graph)
+from .walks import (Segments, crosses_only_edges, first_observation_delays, observer_probability, rrdu_graph_walk,
+                    rrdu_route, segments, simple_walk, stationary_distribution, transition_matrix, uniform_route,
+                    visit_counts)
+
+__all__ = [
+    "MIXING_RULES", "eigenvalues", "influence", "influence_distance", "influence_from", "mixing_matrix",
+    "mixing_time", "slem", "spectral_gap", "validate_mixing",
+    "TOPOLOGIES", "complete", "erdos_renyi", "exponential", "from_networkx", "grid", "make_graph", "path",
+    "positions", "random_regular", "ring", "small_world", "star", "torus", "two_clusters", "validate_graph",
+    "Segments", "crosses_only_edges", "first_observation_delays", "observer_probability", "rrdu_graph_walk",
+    "rrdu_route", "segments", "simple_walk", "stationary_distribution", "transition_matrix", "uniform_route",
+    "visit_counts",
+]

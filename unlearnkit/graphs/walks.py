@@ -1,0 +1,251 @@
+"""Random walks of a token over the clients, and the statistics privacy arguments are built on.
+
+A *route* is a 1-D integer array ``route[t]`` = the client that holds the token, and updates the model,
+at hop ``t = 0 .. T-1``. Route generators (all take an explicit ``numpy.random.Generator``):
+
+- :func:`simple_walk`: the token moves to a uniformly random neighbour (digest 000, Algorithm 2).
+- :func:`rrdu_route`: RR-DU routing (digest 000, Algorithm 4, line "Routing"): at every hop, independently of
+  where the token is, go to the unlearning client ``u`` with probability ``p``, else to a uniformly random
+  client of ``V \\ {u}``. This *jumps*: it abstracts a complete graph with self-loops (digest 000, P1).
+- :func:`rrdu_graph_walk`: our edge-respecting variant (not in the paper): a Metropolis-Hastings walk on
+  ``G`` whose stationary distribution is RR-DU's, ``pi_u = p`` and ``pi_v = (1 - p) / (N - 1)``. It only
+  crosses edges of ``G``; its long-run visit frequencies match RR-DU's, but visits are correlated in time
+  (neighbours of ``u`` see the token sooner).
+- :func:`uniform_route`: i.i.d. uniform clients (Algorithm 3, NetDP).
+
+Statistics: :func:`visit_counts`, :func:`first_observation_delays` (the geometric delay ``K ~ Geom(q)``,
+``q = (1 - p)/(N - 1)``, before an observer sees the model after a sensitive visit; digest 000 section 2.5),
+:func:`segments` (the geometric runs of descent hops between visits to ``u``; digest 000 section 2.4) and
+:func:`transition_matrix` for exact stationary distributions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+
+from .._validate import check_int, check_probability
+from .topology import validate_graph
+
+__all__ = [
+    "simple_walk",
+    "rrdu_route",
+    "rrdu_graph_walk",
+    "uniform_route",
+    "transition_matrix",
+    "stationary_distribution",
+    "crosses_only_edges",
+    "visit_counts",
+    "first_observation_delays",
+    "Segments",
+    "segments",
+    "observer_probability",
+]
+
+
+def _rng(rng: np.random.Generator) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator (use unlearnkit.numpy_generator(seed)), "
+                         f"got {type(rng).__name__}")
+    return rng
+
+
+def _check_node(name: str, v: int, n: int) -> int:
+    return check_int(name, v, low=0, high=n - 1)
+
+
+def _csr(G: nx.Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n = G.number_of_nodes()
+    nbrs = [sorted(G.neighbors(v)) for v in range(n)]
+    deg = np.array([len(a) for a in nbrs], dtype=np.int64)
+    indptr = np.concatenate([[0], np.cumsum(deg)])
+    flat = np.array([w for a in nbrs for w in a], dtype=np.int64)
+    return indptr, flat, deg
+
+
+def simple_walk(G: nx.Graph, hops: int, *, start: int | None = None, rng: np.random.Generator) -> np.ndarray:
+    """The simple random walk on ``G``: ``route[0] = start`` (uniform when ``None``), then each hop moves to
+    a uniformly random neighbour of the current client. Returns ``hops`` client ids."""
+    validate_graph(G)
+    rng = _rng(rng)
+    hops = check_int("hops", hops, low=0)
+    n = G.number_of_nodes()
+    cur = int(rng.integers(n)) if start is None else _check_node("start", start, n)
+    indptr, flat, deg = _csr(G)
+    u = rng.random(hops)
+    route = np.empty(hops, dtype=np.int64)
+    for t in range(hops):
+        route[t] = cur
+        cur = flat[indptr[cur] + int(u[t] * deg[cur])]
+    return route
+
+
+def rrdu_route(n: int, u: int, p: float, hops: int, *, rng: np.random.Generator) -> np.ndarray:
+    """RR-DU routing (digest 000, Algorithm 4): ``hops`` i.i.d. draws, each ``u`` with probability ``p``,
+    else uniform on ``V \\ {u}``. The current location is irrelevant (the routing is memoryless), so the
+    token's start does not matter either."""
+    n = check_int("n", n, low=2)
+    u = _check_node("u", u, n)
+    p = check_probability("p", p)
+    hops = check_int("hops", hops, low=0)
+    rng = _rng(rng)
+    hit = rng.random(hops) < p
+    other = rng.integers(0, n - 1, size=hops)
+    other = other + (other >= u)  # uniform on {0..n-1} \ {u}
+    return np.where(hit, u, other).astype(np.int64)
+
+
+def uniform_route(n: int, hops: int, *, rng: np.random.Generator) -> np.ndarray:
+    """I.i.d. uniform clients, as NetDP (digest 000, Algorithm 3) picks them."""
+    n = check_int("n", n, low=2)
+    return _rng(rng).integers(0, n, size=check_int("hops", hops, low=0)).astype(np.int64)
+
+
+def _rrdu_pi(n: int, u: int, p: float) -> np.ndarray:
+    pi = np.full(n, (1.0 - p) / (n - 1))
+    pi[u] = p
+    return pi
+
+
+def transition_matrix(G: nx.Graph | None = None, *, kind: str = "simple", n: int | None = None,
+                      u: int | None = None, p: float | None = None) -> np.ndarray:
+    """Row-stochastic transition matrix ``P[i, j] = Pr(next = j | current = i)`` of a route generator.
+
+    ``kind="simple"``: ``1/deg(i)`` on ``G``'s edges. ``kind="rrdu"``: every row equals RR-DU's routing
+    distribution (needs ``n``, ``u``, ``p``). ``kind="rrdu_graph"``: the Metropolis-Hastings walk of
+    :func:`rrdu_graph_walk` on ``G`` (needs ``u``, ``p``).
+    """
+    if kind == "rrdu":
+        n = check_int("n", n, low=2)
+        u = _check_node("u", u, n)
+        p = check_probability("p", p)
+        return np.tile(_rrdu_pi(n, u, p), (n, 1))
+    validate_graph(G)
+    n = G.number_of_nodes()
+    A = nx.to_numpy_array(G, nodelist=range(n))
+    deg = A.sum(axis=1)
+    if kind == "simple":
+        return A / deg[:, None]
+    if kind != "rrdu_graph":
+        raise ValueError(f"kind={kind!r} is not valid: expected one of 'simple', 'rrdu', 'rrdu_graph'")
+    u = _check_node("u", u, n)
+    p = check_probability("p", p, allow_zero=False, allow_one=False)
+    pi = _rrdu_pi(n, u, p)
+    # propose a uniform neighbour, accept with min(1, pi_j deg_i / (pi_i deg_j)): detailed balance w.r.t. pi
+    accept = np.minimum(1.0, (pi[None, :] * deg[:, None]) / (pi[:, None] * deg[None, :]))
+    P = A / deg[:, None] * accept
+    P[np.diag_indices(n)] = 1.0 - P.sum(axis=1)
+    return P
+
+
+def stationary_distribution(P: np.ndarray) -> np.ndarray:
+    """The stationary distribution ``pi P = pi`` of an irreducible row-stochastic ``P``."""
+    P = np.asarray(P, dtype=float)
+    vals, vecs = np.linalg.eig(P.T)
+    v = np.real(vecs[:, np.argmin(np.abs(vals - 1))])
+    return v / v.sum()
+
+
+def rrdu_graph_walk(G: nx.Graph, u: int, p: float, hops: int, *, start: int | None = None,
+                    rng: np.random.Generator) -> np.ndarray:
+    """RR-DU routing that respects ``G``'s edges (our variant, not in the paper).
+
+    A Metropolis-Hastings walk: propose a uniform neighbour ``j`` of the current client ``i``, move with
+    probability ``min(1, pi_j deg_i / (pi_i deg_j))``, otherwise stay (the stay is a hop at ``i``). Its
+    stationary distribution is RR-DU's (``pi_u = p``, others ``(1 - p)/(N - 1)``), so in the long run a
+    fraction ``p`` of hops are at ``u``; on the complete graph it is *not* identical to :func:`rrdu_route`
+    (it never jumps twice into the same non-``u`` client by proposal, only by rejection).
+    """
+    P = transition_matrix(G, kind="rrdu_graph", u=u, p=p)
+    rng = _rng(rng)
+    hops = check_int("hops", hops, low=0)
+    n = P.shape[0]
+    cum = np.cumsum(P, axis=1)
+    cum[:, -1] = 1.0
+    cur = int(rng.integers(n)) if start is None else _check_node("start", start, n)
+    r = rng.random(hops)
+    route = np.empty(hops, dtype=np.int64)
+    for t in range(hops):
+        route[t] = cur
+        cur = int(np.searchsorted(cum[cur], r[t], side="right"))
+    return route
+
+
+def crosses_only_edges(route: np.ndarray, G: nx.Graph, *, allow_stay: bool = False) -> bool:
+    """True when every consecutive pair of ``route`` is an edge of ``G`` (or equal, if ``allow_stay``)."""
+    route = np.asarray(route)
+    for a, b in zip(route[:-1], route[1:]):
+        if a == b:
+            if not allow_stay:
+                return False
+        elif not G.has_edge(int(a), int(b)):
+            return False
+    return True
+
+
+def visit_counts(route: np.ndarray, n: int) -> np.ndarray:
+    """How many hops each of the ``n`` clients held the token."""
+    n = check_int("n", n, low=1)
+    route = np.asarray(route, dtype=np.int64)
+    if route.size and (route.min() < 0 or route.max() >= n):
+        raise ValueError(f"route has client ids outside [0, {n - 1}]")
+    return np.bincount(route, minlength=n)
+
+
+def first_observation_delays(route: np.ndarray, u: int, v: int) -> np.ndarray:
+    """For each hop at ``u`` (a sensitive visit), the number of hops ``K >= 1`` until observer ``v`` next
+    holds the token (digest 000, section 2.5: ``K ~ Geom(q)`` on ``{1, 2, ...}`` with ``q = (1-p)/(N-1)``
+    under RR-DU routing). Visits to ``u`` that ``v`` never follows before the route ends are dropped
+    (censored)."""
+    route = np.asarray(route, dtype=np.int64)
+    if int(u) == int(v):
+        raise ValueError(f"observer v={v} must differ from the unlearning client u={u}")
+    tu = np.flatnonzero(route == u)
+    tv = np.flatnonzero(route == v)
+    nxt = np.searchsorted(tv, tu, side="right")
+    ok = nxt < len(tv)
+    return (tv[nxt[ok]] - tu[ok]).astype(np.int64)
+
+
+def observer_probability(n: int, p: float) -> float:
+    """``q = (1 - p) / (N - 1)``: the per-hop probability that a given observer ``v != u`` holds the token
+    under RR-DU routing (digest 000, section 2.5)."""
+    n = check_int("n", n, low=2)
+    return (1.0 - check_probability("p", p)) / (n - 1)
+
+
+@dataclass(frozen=True)
+class Segments:
+    """The segment view of a route with respect to client ``u`` (digest 000, section 2.4).
+
+    Attributes
+    ----------
+    descent_hops:
+        For each visit to ``u``, the number of hops elsewhere since the previous visit to ``u`` (or since
+        the start, for the first one). Under RR-DU routing these are i.i.d. ``Geom(p)`` on ``{0, 1, ...}``
+        with mean ``(1 - p)/p``: the memoryless routing makes the first run look like all the others.
+    tail:
+        Hops after the last visit to ``u`` (a run cut off by the end of the route, not followed by ``u``).
+    visit_times:
+        The hops at which ``u`` held the token.
+    """
+
+    descent_hops: np.ndarray
+    tail: int
+    visit_times: np.ndarray
+
+    @property
+    def n_visits(self) -> int:
+        return int(self.visit_times.size)
+
+
+def segments(route: np.ndarray, u: int) -> Segments:
+    """Cut ``route`` into segments "some descent hops elsewhere, then one hop at ``u``"."""
+    route = np.asarray(route, dtype=np.int64)
+    tu = np.flatnonzero(route == int(u))
+    prev = np.concatenate([[-1], tu[:-1]])
+    runs = (tu - prev - 1).astype(np.int64)
+    tail = int(route.size - 1 - tu[-1]) if tu.size else int(route.size)
+    return Segments(descent_hops=runs, tail=tail, visit_times=tu)
