@@ -1,0 +1,186 @@
+"""Command line: ``python -m unlearnkit {doctor, run, reproduce, bench, list}``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    import importlib.metadata as md
+    import platform
+
+    import unlearnkit as uk
+
+    print(f"unlearnkit {uk.__version__} on Python {platform.python_version()} ({platform.platform()})")
+    for pkg in ["torch", "numpy", "scipy", "networkx", "plotly", "anywidget", "ipywidgets", "jupyterlab",
+                "scikit-learn", "tqdm", "dp-accounting", "opacus", "nbval", "hypothesis", "playwright"]:
+        try:
+            print(f"  {pkg:14s} {md.version(pkg)}")
+        except md.PackageNotFoundError:
+            print(f"  {pkg:14s} (not installed)")
+    try:
+        dev = uk.device()
+        extra = ""
+        if dev.type == "cuda":
+            import torch
+
+            extra = f" ({torch.cuda.get_device_name(dev)})"
+        print(f"device: {dev}{extra}")
+    except ValueError as exc:
+        print(f"device: ERROR {exc}")
+    from unlearnkit.data import available, data_root
+
+    avail = available()
+    print(f"datasets (root {data_root()}): " + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in avail.items()))
+    try:
+        from jupyter_core.paths import jupyter_path
+
+        dirs = [Path(p) for p in jupyter_path("labextensions")]
+        for name in ["jupyterlab-plotly", "@jupyter-widgets/jupyterlab-manager", "anywidget"]:
+            found = any((d / name / "package.json").exists() for d in dirs)
+            print(f"  lab extension {name}: {'installed' if found else 'MISSING (pip install the package)'}")
+    except ImportError:
+        print("  lab extensions: jupyter is not installed (pip install jupyterlab)")
+    from unlearnkit.experiments import available_methods, discovery_errors
+
+    print("methods: " + ", ".join(available_methods()))
+    for mod, err in discovery_errors().items():
+        print(f"  WARNING: unlearnkit.methods.{mod} failed to import: {err}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from unlearnkit.benchmarks import available_benches
+    from unlearnkit.experiments import available_methods
+
+    print("methods (python -m unlearnkit run NAME):")
+    for name, spec in available_methods().items():
+        print(f"  {name:22s} profiles: {', '.join(spec.profiles):14s} {spec.description}")
+    print("benchmarks (python -m unlearnkit bench NAME):")
+    for name, spec in available_benches().items():
+        print(f"  {name:22s} {spec.description}")
+    return 0
+
+
+def _print_result(result: dict) -> None:
+    print(f"\n{result['method']} [{result['profile']}] on {result['dataset']}: {result.get('request', '')}")
+    m = result["metrics"]
+    rows = [("test accuracy", "test_acc"), ("forget accuracy", "forget_acc"), ("retain accuracy", "retain_acc"),
+            ("membership-inference AUC", "mia_auc"), ("backdoor success", "backdoor_asr")]
+    print(f"  {'metric':26s} {'unlearned':>10s} {'retrained':>10s} {'original':>10s}")
+    for label, key in rows:
+        if key in m:
+            vals = [m.get(key), m.get(f"retrain_{key}"), m.get(f"original_{key}")]
+            print(f"  {label:26s} " + " ".join(f"{v:10.4f}" if isinstance(v, float) else f"{'-':>10s}" for v in vals))
+    if "dist_to_retrain" in m:
+        print(f"  distance to retrain: {m['dist_to_retrain']:.4f} (original model: "
+              f"{m.get('original_dist_to_retrain', float('nan')):.4f})")
+    c = result["cost"]
+    print(f"  cost: {c['grad_evals']} gradient evaluations, {c['seconds']:.2f} s "
+          f"(retraining: {c['retrain_grad_evals']}, {c['retrain_seconds']:.2f} s)")
+    cert = result.get("certificate")
+    if cert:
+        print(f"  certificate [{cert['mode']}]: ({cert['epsilon']:.4g}, {cert['delta']:.3g}), sigma={cert.get('sigma')}"
+              f" from {cert.get('source', '-')}")
+    else:
+        print("  certificate: none (heuristic)")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from unlearnkit.experiments import get_method
+
+    try:
+        spec = get_method(args.method)
+        t0 = time.perf_counter()
+        result = spec.run(args.profile, seed=args.seed, progress=not args.no_progress)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:
+        from unlearnkit.data import DatasetUnavailableError
+
+        if isinstance(exc, DatasetUnavailableError):
+            print(f"error: {exc}", file=sys.stderr)
+            return 3
+        raise
+    result.setdefault("wall_seconds", time.perf_counter() - t0)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "result.json").write_text(json.dumps(result, indent=2, default=float))
+    _print_result(result)
+    print(f"\nwrote {out / 'result.json'}")
+    return 0
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    try:
+        from unlearnkit.reproduce import run_reproduction
+    except ImportError as exc:
+        print(f"error: reproduction is not available ({exc})", file=sys.stderr)
+        return 2
+    try:
+        run_reproduction(args.paper, profile=args.profile, out=args.out, seed=args.seed, progress=not args.no_progress)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from unlearnkit.benchmarks import run_benches
+
+    try:
+        run_benches(args.names, quick=args.quick, out=args.out)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m unlearnkit",
+                                description="Certified machine unlearning, centralized and decentralized.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    d = sub.add_parser("doctor", help="versions, device, datasets, JupyterLab extensions")
+    d.set_defaults(fn=_doctor)
+
+    ls = sub.add_parser("list", help="registered methods and benchmarks")
+    ls.set_defaults(fn=_list)
+
+    r = sub.add_parser("run", help="train, unlearn with METHOD, retrain on the same request, write result.json")
+    r.add_argument("method")
+    r.add_argument("--profile", default="quick", help="quick (seconds on CPU) or paper (the paper's settings)")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--out", default="artifacts/run", help="output folder for result.json")
+    r.add_argument("--no-progress", action="store_true", help="no progress bars")
+    r.set_defaults(fn=_run)
+
+    rp = sub.add_parser("reproduce", help="run a paper's experiments and print ours next to the paper's numbers")
+    rp.add_argument("paper", help="rrdu, newton, pdudt, d2d_r2d or noisy_finetune")
+    rp.add_argument("--profile", default="quick")
+    rp.add_argument("--seed", type=int, default=0)
+    rp.add_argument("--out", default="artifacts/reproduce")
+    rp.add_argument("--no-progress", action="store_true")
+    rp.set_defaults(fn=_reproduce)
+
+    b = sub.add_parser("bench", help="benchmarks: print a table, write JSON with machine info")
+    b.add_argument("names", nargs="*", help="benchmark names (default: all)")
+    b.add_argument("--out", default=None, help="JSON file to write")
+    b.add_argument("--quick", action="store_true", help="smaller sizes (for smoke tests)")
+    b.set_defaults(fn=_bench)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.fn(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

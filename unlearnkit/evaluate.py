@@ -1,0 +1,162 @@
+"""How we measure forgetting: accuracies, membership inference, backdoor success, distance to retraining.
+
+- **Forget accuracy**: accuracy on the samples that were to be forgotten. Retraining sets the reference:
+  for a forgotten class it is near 0 (the model never saw the class); for random samples it is near the
+  test accuracy (they look like unseen data).
+- **Membership inference (MIA)**: the loss-threshold attack (Yeom et al. 2018). A model's loss is lower on
+  its training samples; the attack's AUC for telling forget samples from held-out test samples is 0.5 when
+  they look the same (good unlearning) and approaches 1 when the model still remembers them.
+- **Backdoor attack success**: the fraction of triggered non-target test images classified as the target.
+- **Distance to retraining**: ``||theta - theta_retrain||_2``, the quantity certified unlearning bounds.
+
+:func:`report` collects them into the dictionary that the CLI writes as ``result.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+import numpy as np
+import torch
+from torch import Tensor
+
+__all__ = ["accuracy", "mia_auc", "auc", "backdoor_success", "distance", "report", "format_report", "consensus"]
+
+
+def consensus(params: Tensor) -> Tensor:
+    """A single model from ``params``: itself for ``(d,)``, the average over clients for ``(N, d)``."""
+    return params.mean(dim=0) if params.dim() == 2 else params
+
+
+def accuracy(flat, params: Tensor, x: Tensor, y: Tensor) -> float:
+    """Top-1 accuracy of the model ``params`` on ``(x, y)`` (``nan`` for an empty set)."""
+    if x.shape[0] == 0:
+        return float("nan")
+    pred = flat.predict(consensus(params), x)
+    return float((pred == y.to(pred.device)).float().mean())
+
+
+def auc(pos: np.ndarray, neg: np.ndarray) -> float:
+    """Area under the ROC curve for scores ``pos`` (positives) against ``neg`` (Mann-Whitney U, ties = 1/2)."""
+    pos, neg = np.asarray(pos, dtype=float), np.asarray(neg, dtype=float)
+    if pos.size == 0 or neg.size == 0:
+        return float("nan")
+    scores = np.concatenate([pos, neg])
+    order = scores.argsort(kind="mergesort")
+    ranks = np.empty(len(scores))
+    sorted_scores = scores[order]
+    # average ranks for ties
+    i = 0
+    while i < len(scores):
+        j = i
+        while j + 1 < len(scores) and sorted_scores[j + 1] == sorted_scores[i]:
+            j += 1
+        ranks[order[i:j + 1]] = 0.5 * (i + j) + 1.0
+        i = j + 1
+    u = ranks[: pos.size].sum() - pos.size * (pos.size + 1) / 2.0
+    return float(u / (pos.size * neg.size))
+
+
+def mia_auc(flat, params: Tensor, x_forget: Tensor, y_forget: Tensor, x_test: Tensor, y_test: Tensor) -> float:
+    """AUC of the loss-threshold membership attack: forget samples (positives) against test samples.
+
+    The attack scores each sample by its negative loss (members have low loss). 0.5 means the forget set
+    looks like unseen data; 1.0 means it is perfectly recognisable as training data.
+    """
+    theta = consensus(params)
+    with torch.no_grad():
+        s_forget = -flat.sample_losses(theta, x_forget, y_forget).cpu().numpy()
+        s_test = -flat.sample_losses(theta, x_test, y_test).cpu().numpy()
+    return auc(s_forget, s_test)
+
+
+def backdoor_success(flat, params: Tensor, backdoor) -> float:
+    """Attack success rate: fraction of triggered non-target test images classified as the target."""
+    return accuracy(flat, params, backdoor.x_test_triggered, backdoor.y_test_triggered)
+
+
+def distance(a: Tensor, b: Tensor) -> float:
+    """``||a - b||_2`` between two models (client averages for ``(N, d)`` stacks)."""
+    return float((consensus(a) - consensus(b)).norm())
+
+
+def report(flat, params: Tensor, dataset, request, *, retrained: Optional[Tensor] = None,
+           original: Optional[Tensor] = None, backdoor=None, train_indices: Optional[np.ndarray] = None,
+           mia_reference: Optional[tuple[Tensor, Tensor]] = None) -> dict[str, float]:
+    """All forgetting metrics for ``params`` after a forget ``request``.
+
+    Parameters
+    ----------
+    retrained:
+        Parameters of the model retrained without the forget set: gives ``dist_to_retrain`` and the
+        ``retrain_*`` reference columns.
+    original:
+        Parameters before unlearning: gives ``original_*`` columns, including ``original_dist_to_retrain``.
+    backdoor:
+        A :class:`unlearnkit.data.Backdoor`: adds ``backdoor_asr`` (and for the references).
+    train_indices:
+        The training indices used (for ``retain_acc``); all of the training split when ``None``.
+    mia_reference:
+        ``(x, y)`` of non-member samples for the MIA (default: the test split, or the test samples of the
+        forgotten class for a class request).
+    """
+    idx_all = np.arange(dataset.n_train) if train_indices is None else np.asarray(train_indices)
+    xf, yf = dataset.train_subset(request.indices)
+    retain = request.retain(idx_all)
+    xr, yr = dataset.train_subset(retain)
+    if mia_reference is not None:
+        xt, yt = mia_reference
+    elif request.kind == "class" and request.label is not None:
+        # a forgotten class is compared with unseen samples *of that class*: against the whole test set the
+        # attack would only detect "this class is poorly classified", which retraining also shows
+        mask = dataset.y_test == request.label
+        xt, yt = dataset.x_test[mask], dataset.y_test[mask]
+    else:
+        xt, yt = dataset.x_test, dataset.y_test
+
+    def metrics(p: Tensor) -> dict[str, float]:
+        out = {
+            "test_acc": accuracy(flat, p, dataset.x_test, dataset.y_test),
+            "retain_acc": accuracy(flat, p, xr, yr),
+            "forget_acc": accuracy(flat, p, xf, yf),
+            "mia_auc": mia_auc(flat, p, xf, yf, xt, yt),
+        }
+        if request.kind == "class" and request.label is not None:
+            mask = dataset.y_test == request.label
+            out["forget_class_test_acc"] = accuracy(flat, p, dataset.x_test[mask], dataset.y_test[mask])
+        if backdoor is not None:
+            out["backdoor_asr"] = backdoor_success(flat, p, backdoor)
+        return out
+
+    res = metrics(params)
+    if retrained is not None:
+        res["dist_to_retrain"] = distance(params, retrained)
+        res.update({f"retrain_{k}": v for k, v in metrics(retrained).items()})
+    if original is not None:
+        res.update({f"original_{k}": v for k, v in metrics(original).items()})
+        if retrained is not None:
+            res["original_dist_to_retrain"] = distance(original, retrained)
+    return res
+
+
+def format_report(rows: Mapping[str, Mapping[str, Any]], keys: Optional[list[str]] = None) -> str:
+    """A plain-text table: one row per model (e.g. ``{"unlearned": {...}, "retrained": {...}}``)."""
+    keys = keys or sorted({k for r in rows.values() for k in r})
+    name_w = max(len("model"), *(len(n) for n in rows))
+    widths = {k: max(len(k), 8) for k in keys}
+    head = "model".ljust(name_w) + "  " + "  ".join(k.rjust(widths[k]) for k in keys)
+    lines = [head, "-" * len(head)]
+    for name, r in rows.items():
+        cells = []
+        for k in keys:
+            v = r.get(k)
+            cells.append(("-" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v)).rjust(widths[k]))
+        lines.append(name.ljust(name_w) + "  " + "  ".join(cells))
+    return "\n".join(lines)
+
+
+def audit(*args: Any, **kwargs: Any):
+    """Empirical audit of a certificate; see :func:`unlearnkit.audit.audit`."""
+    from .audit import audit as _audit
+
+    return _audit(*args, **kwargs)

@@ -1,0 +1,210 @@
+"""Baselines every certified method is measured against.
+
+- :class:`Retrain`: retrain from scratch on the retain data, the gold standard of *exact* unlearning (its
+  output distribution is, by definition, the one unlearning should imitate), and the most expensive.
+- :class:`Finetune`: keep training on the retain data only, hoping the forget set fades. Cheap, uncertified:
+  "catastrophic forgetting" is slow for what the model memorised well.
+- :class:`GradientAscent`: climb the loss on the forget set until a stopping rule fires. Cheap, uncertified,
+  and easy to overshoot (the model is damaged on the retain data too).
+
+Each returns a :class:`~unlearnkit.methods.base.Result` whose ``cost`` counts per-sample gradient evaluations,
+so the three compare with certified methods on the same axis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import torch
+
+from .._validate import check_int, check_positive
+from ..evaluate import accuracy
+from ..experiments import register_method, run_centralized
+from ..models import project_l2_ball
+from ..privacy import Certificate
+from ..train import SGDConfig, run_sgd
+from .base import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
+
+__all__ = ["Retrain", "RetrainConfig", "Finetune", "FinetuneConfig", "GradientAscent", "GradientAscentConfig"]
+
+
+def _retain_xy(state: TrainedState, request: Request):
+    retain = request.retain(state.train_indices)
+    if retain.size == 0:
+        raise ValueError("the request removes every training sample: nothing is left to retrain on")
+    return state.dataset.train_subset(retain)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetrainConfig:
+    """Retrain with the original training config (``train=None``) or another one.
+
+    ``same_init=True`` starts from the original initialisation (so distances to the original model measure
+    the effect of the data alone); ``False`` draws a fresh initialisation from the generator.
+    """
+
+    train: Optional[SGDConfig] = None
+    same_init: bool = True
+
+
+class Retrain:
+    """Exact unlearning: train again from scratch without the forget set."""
+
+    name = "retrain"
+
+    def unlearn(self, state: TrainedState, request: Request, config: RetrainConfig = RetrainConfig(), *,
+                generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        cfg = config.train or state.config
+        if cfg is None:
+            raise ValueError("Retrain needs a training config: the state has none and config.train is None")
+        x, y = _retain_xy(state, request)
+        if config.same_init and "init" in state.extras:
+            init = state.extras["init"]
+        else:
+            from ..models import _init_from_generator
+
+            _init_from_generator(state.flat.module, generator)
+            init = state.flat.init().to(x.device)
+        theta, cost, history = run_sgd(state.flat, init, x, y, cfg, generator=generator, callback=callback,
+                                       progress=progress, desc="retraining")
+        cert = Certificate(0.0, 0.0, None, "retraining from scratch", "exact unlearning (definition)", "sound",
+                           note="the retrained model is the reference distribution itself")
+        return Result(theta, cert, history, cost)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FinetuneConfig:
+    """Fine-tune on the retain data: ``steps`` of SGD with this learning rate and batch size."""
+
+    steps: int = 100
+    lr: float = 0.1
+    batch_size: int = 32
+    weight_decay: float = 0.0
+
+    def __post_init__(self) -> None:
+        SGDConfig(steps=self.steps, lr=self.lr, batch_size=self.batch_size, weight_decay=self.weight_decay)
+
+
+class Finetune:
+    """Continue training on the retain data only (no certificate)."""
+
+    name = "finetune"
+
+    def unlearn(self, state: TrainedState, request: Request, config: FinetuneConfig = FinetuneConfig(), *,
+                generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        x, y = _retain_xy(state, request)
+        sgd = SGDConfig(steps=config.steps, lr=config.lr, batch_size=config.batch_size,
+                        weight_decay=config.weight_decay, sampling="without_replacement",
+                        radius=getattr(state.config, "radius", float("inf")))
+        theta, cost, history = run_sgd(state.flat, state.params, x, y, sgd, generator=generator, callback=callback,
+                                       progress=progress, desc="fine-tuning")
+        return Result(theta, None, history, cost)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GradientAscentConfig:
+    """Gradient ascent on the forget set with a stopping rule.
+
+    Attributes
+    ----------
+    max_steps:
+        Hard cap on ascent steps.
+    lr:
+        Ascent step size.
+    batch_size:
+        Forget-set minibatch size (the whole forget set if it is smaller).
+    stop_forget_acc:
+        Stop once the forget accuracy is at most this. ``None`` (default) uses the rule "the forget set
+        should look unseen": stop once the forget accuracy is at most the model's test accuracy minus
+        ``margin`` for a sample request, or at most ``1 / n_classes`` for a class request (chance level).
+    margin:
+        See ``stop_forget_acc``.
+    max_grad_norm:
+        Gradients are clipped to this norm (ascent on cross-entropy is unbounded; clipping keeps one
+        confident sample from blowing the model up).
+    check_every:
+        Evaluate the stopping rule every k steps (a forward pass over the forget set, not counted as
+        gradient evaluations).
+    """
+
+    max_steps: int = 200
+    lr: float = 0.05
+    batch_size: int = 32
+    stop_forget_acc: Optional[float] = None
+    margin: float = 0.0
+    max_grad_norm: float = 5.0
+    check_every: int = 1
+
+    def __post_init__(self) -> None:
+        check_int("max_steps", self.max_steps, low=1)
+        check_positive("lr", self.lr)
+        check_int("batch_size", self.batch_size, low=1)
+        if self.stop_forget_acc is not None and not 0 <= self.stop_forget_acc <= 1:
+            raise ValueError(f"stop_forget_acc={self.stop_forget_acc!r} is out of range: expected [0, 1] or None")
+        check_positive("margin", self.margin, allow_zero=True)
+        check_positive("max_grad_norm", self.max_grad_norm)
+        check_int("check_every", self.check_every, low=1)
+
+
+class GradientAscent:
+    """Ascend the loss on the forget set until the stopping rule fires (no certificate)."""
+
+    name = "gradient_ascent"
+
+    def unlearn(self, state: TrainedState, request: Request, config: GradientAscentConfig = GradientAscentConfig(), *,
+                generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        flat, ds = state.flat, state.dataset
+        xf, yf = ds.train_subset(request.indices)
+        if config.stop_forget_acc is not None:
+            target = config.stop_forget_acc
+        elif request.kind == "class":
+            target = 1.0 / ds.n_classes
+        else:
+            target = accuracy(flat, state.params, ds.x_test, ds.y_test) - config.margin
+        theta = state.params.detach().clone()
+        radius = getattr(state.config, "radius", float("inf"))
+        history: list[dict[str, float]] = []
+        grad_evals, stopped_at = 0, None
+        b = min(config.batch_size, xf.shape[0])
+        with Stopwatch() as sw:
+            for step in range(1, config.max_steps + 1):
+                idx = torch.randint(0, xf.shape[0], (b,), generator=generator).to(xf.device)
+                g = flat.grad(theta, xf[idx], yf[idx])
+                norm = float(g.norm())
+                if norm > config.max_grad_norm:
+                    g = g * (config.max_grad_norm / norm)
+                theta = project_l2_ball(theta + config.lr * g, radius=radius)
+                grad_evals += b
+                if step % config.check_every == 0:
+                    f_acc = accuracy(flat, theta, xf, yf)
+                    history.append({"step": step, "forget_acc": f_acc})
+                    emit(callback, "step", step, forget_acc=f_acc)
+                    if f_acc <= target:
+                        stopped_at = step
+                        break
+        return Result(theta, None, history, Cost(grad_evals=grad_evals, seconds=sw.seconds),
+                      extras={"stopped_at": stopped_at, "target_forget_acc": target})
+
+
+# ---------------------------------------------------------------------------------------------------------
+# CLI experiments
+# ---------------------------------------------------------------------------------------------------------
+
+@register_method("retrain", profiles=("quick",), description="retrain from scratch without the forget set (exact)")
+def _run_retrain(*, profile: str, seed: int, progress: bool, **kw):
+    return run_centralized(Retrain(), RetrainConfig(), profile=profile, seed=seed, progress=progress, **kw)
+
+
+@register_method("finetune", profiles=("quick",), description="fine-tune on the retain data (uncertified)")
+def _run_finetune(*, profile: str, seed: int, progress: bool, **kw):
+    return run_centralized(Finetune(), FinetuneConfig(steps=100, lr=0.1), profile=profile, seed=seed,
+                           progress=progress, **kw)
+
+
+@register_method("gradient_ascent", profiles=("quick",),
+                 description="gradient ascent on the forget set with a stopping rule (uncertified)")
+def _run_ga(*, profile: str, seed: int, progress: bool, **kw):
+    return run_centralized(GradientAscent(), GradientAscentConfig(), profile=profile, seed=seed, progress=progress,
+                           **kw)
