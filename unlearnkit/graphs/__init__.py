@@ -10,6 +10,9 @@
   random k-out) with a mixing matrix per round and window-connectivity checks.
 """
 
+from .dynamic import (DYNAMIC_TOPOLOGIES, DynamicTopology, EdgeChurnSchedule, ErdosRenyiSchedule,
+                      OnePeerExponentialSchedule, RandomKOutSchedule, StaticSchedule, make_schedule, union_graph,
+                      window_connected)
 from .mixing import (MIXING_RULES, eigenvalues, influence, influence_distance, influence_from, mixing_matrix,
                      mixing_time, slem, spectral_gap, validate_mixing)
 from .topology import (TOPOLOGIES, complete, erdos_renyi, exponential, from_networkx, grid, make_graph, path,
@@ -19,6 +22,8 @@ from .walks import (Segments, crosses_only_edges, first_observation_delays, obse
                     visit_counts)
 
 __all__ = [
+    "DYNAMIC_TOPOLOGIES", "DynamicTopology", "EdgeChurnSchedule", "ErdosRenyiSchedule", "OnePeerExponentialSchedule",
+    "RandomKOutSchedule", "StaticSchedule", "make_schedule", "union_graph", "window_connected",
     "MIXING_RULES", "eigenvalues", "influence", "influence_distance", "influence_from", "mixing_matrix",
     "mixing_time", "slem", "spectral_gap", "validate_mixing",
     "TOPOLOGIES", "complete", "erdos_renyi", "exponential", "from_networkx", "grid", "make_graph", "path",
