@@ -1,0 +1,249 @@
+"""The five papers' reference numbers, stored as data, each with the table (or text passage) and page it comes from.
+
+Every number was copied from the paper digests in ``shared/papers/digests`` and re-checked against the paper
+texts (``shared/papers/seeds/00N_*.txt``). Pages: only the PDUDT text keeps its page breaks (its running head
+repeats on every page, so its pages are counted exactly); the other four texts are HTML/LaTeX renderings with
+no page breaks, so for them ``page`` is ``None`` and ``locator`` gives the section and the line of the seed
+text instead of inventing a page number.
+
+``ours`` names how our number is read from a runner's result dict (see :data:`EXTRACTORS`); ``None`` means
+"nothing in our pipelines measures this" (the row is shown for context only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional
+
+__all__ = ["PaperInfo", "RefValue", "PAPERS", "REFERENCES", "EXTRACTORS", "ANALOG", "references"]
+
+
+@dataclass(frozen=True)
+class PaperInfo:
+    key: str
+    title: str
+    venue: str
+    seed: str
+    method_hints: tuple[str, ...]
+    """Substrings of registered method names (or their ``paper`` field) that belong to this paper."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RefValue:
+    """One number from a paper, and where it is.
+
+    ``metric`` is the paper's own wording; ``unit`` one of "%", "pp", "s", "AUC", "sigma", "steps", "epochs".
+    ``method`` is the paper's name for the method; ``match`` the substrings that find our registered method.
+    """
+
+    paper: str
+    id: str
+    table: str
+    page: Optional[int]
+    locator: str
+    dataset: str
+    setting: str
+    method: str
+    metric: str
+    value: float
+    unit: str
+    std: Optional[float] = None
+    ours: Optional[str] = None
+    match: tuple[str, ...] = ()
+    note: str = ""
+
+
+PAPERS: dict[str, PaperInfo] = {
+    "rrdu": PaperInfo("rrdu", "Fully Decentralized Certified Unlearning (RR-DU)", "Lamri & Maniatakos, arXiv 2512.08443",
+                      "000_4625d6f8a7f20cb9.txt", ("rrdu", "rr_du", "rr-du")),
+    "newton": PaperInfo("newton", "Certified Unlearning in Decentralized Federated Learning (Newton / Fisher)",
+                        "Wu, Tao et al., arXiv 2601.06436", "001_19dabd322852999c.txt", ("newton", "fisher", "dfl")),
+    "pdudt": PaperInfo("pdudt", "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies",
+                       "Qiao et al., ICML 2025 (PMLR 267)", "002_ec794a64ae02facd.txt", ("pdudt",)),
+    "d2d_r2d": PaperInfo("d2d_r2d", "Descend or Rewind? Stochastic Gradient Descent Unlearning",
+                         "Mu & Klabjan, arXiv 2511.15983", "003_509f983bd5bcfc49.txt", ("d2d", "r2d", "descend")),
+    "noisy_finetune": PaperInfo("noisy_finetune", "Certified Unlearning for Neural Networks (noisy fine-tuning)",
+                                "Koloskova, Allouah, Jha, Guerraoui, Koyejo, ICML 2025", "004_bde5511889a0be4d.txt",
+                                ("noisy", "finetune_gc", "finetune_mc", "gradient_clip", "model_clip", "koloskova")),
+}
+
+# The dataset of the paper's that a quick-profile run stands in for (digits is 8x8 handwritten digits, the
+# offline stand-in for MNIST; the convex synthetic task stands in for the tabular eICU task of Mu & Klabjan).
+ANALOG: dict[str, dict[str, str]] = {
+    "rrdu": {"digits": "mnist"},
+    "newton": {"digits": "mnist", "synthetic": "mnist"},
+    "pdudt": {"digits": "mnist"},
+    "d2d_r2d": {"digits": "eicu", "synthetic": "eicu"},
+    "noisy_finetune": {"digits": "mnist"},
+}
+
+
+def _get(d: Mapping[str, Any], *path: str) -> Optional[float]:
+    for p in path:
+        if not isinstance(d, Mapping) or d.get(p) is None:
+            return None
+        d = d[p]
+    try:
+        return float(d)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+
+
+def _pct(x: Optional[float]) -> Optional[float]:
+    return None if x is None else 100.0 * x
+
+
+def _saved(part: Optional[float], whole: Optional[float]) -> Optional[float]:
+    if part is None or whole is None or whole <= 0:
+        return None
+    return 100.0 * (1.0 - part / whole)
+
+
+def _delta(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    return None if a is None or b is None else 100.0 * (a - b)
+
+
+EXTRACTORS: dict[str, Callable[[Mapping[str, Any]], Optional[float]]] = {
+    "test_acc_pct": lambda r: _pct(_get(r, "metrics", "test_acc")),
+    "retrain_test_acc_pct": lambda r: _pct(_get(r, "metrics", "retrain_test_acc")),
+    "forget_acc_pct": lambda r: _pct(_get(r, "metrics", "forget_acc")),
+    "backdoor_asr_pct": lambda r: _pct(_get(r, "metrics", "backdoor_asr")),
+    "mia_auc_pct": lambda r: _pct(_get(r, "metrics", "mia_auc")),
+    "mia_auc": lambda r: _get(r, "metrics", "mia_auc"),
+    "delta_acc_pp": lambda r: _delta(_get(r, "metrics", "test_acc"), _get(r, "metrics", "retrain_test_acc")),
+    "time_saved_pct": lambda r: _saved(_get(r, "cost", "seconds"), _get(r, "cost", "retrain_seconds")),
+    "grad_evals_saved_pct": lambda r: _saved(_get(r, "cost", "grad_evals"), _get(r, "cost", "retrain_grad_evals")),
+    "seconds": lambda r: _get(r, "cost", "seconds"),
+    "retrain_seconds": lambda r: _get(r, "cost", "retrain_seconds"),
+    "sigma": lambda r: _get(r, "certificate", "sigma"),
+}
+
+_NO_PAGES = "seed text has no page breaks"
+
+
+def _r(paper: str, **kw: Any) -> RefValue:
+    return RefValue(paper=paper, **kw)
+
+
+REFERENCES: tuple[RefValue, ...] = (
+    # ---------------------------------------------------------------- RR-DU (seed 000) -------------------------
+    _r("rrdu", id="t3_mnist_rrdu_acc", table="Table 3", page=None, locator=f"§6, Table 3, seed line 355 ({_NO_PAGES})",
+       dataset="mnist", setting="BadNets m=1000 at 1 of N=10 clients, p=0.1, no projection, no noise, 3 seeds",
+       method="RR-DU", metric="test accuracy", value=99.18, std=0.04, unit="%", ours="test_acc_pct", match=("rrdu",)),
+    _r("rrdu", id="t3_mnist_rrdu_asr", table="Table 3", page=None, locator="§6, Table 3, seed line 355",
+       dataset="mnist", setting="as above", method="RR-DU", metric="backdoor accuracy (ASR)", value=10.33, std=0.09,
+       unit="%", ours="backdoor_asr_pct", match=("rrdu",),
+       note="ASR over all triggered test images, so a clean model scores about 10 (digest P17)"),
+    _r("rrdu", id="t3_mnist_p1_acc", table="Table 3", page=None, locator="§6, Table 3, seed line 356",
+       dataset="mnist", setting="p=1 (continuous unlearning)", method="RR-DU p=1", metric="test accuracy",
+       value=10.10, std=0.50, unit="%", note="over-unlearning: the model collapses"),
+    _r("rrdu", id="t3_cifar_rrdu_acc", table="Table 3", page=None, locator="§6, Table 3, seed line 358",
+       dataset="cifar10", setting="ResNet-18, p=0.1, 3 seeds", method="RR-DU", metric="test accuracy",
+       value=88.30, std=0.35, unit="%", ours="test_acc_pct", match=("rrdu",)),
+    _r("rrdu", id="t3_cifar_rrdu_asr", table="Table 3", page=None, locator="§6, Table 3, seed line 358",
+       dataset="cifar10", setting="ResNet-18, p=0.1, 3 seeds", method="RR-DU", metric="backdoor accuracy (ASR)",
+       value=11.20, std=0.59, unit="%", ours="backdoor_asr_pct", match=("rrdu",)),
+    _r("rrdu", id="t16_mnist_eps01_asr", table="Table 16", page=None, locator="App. E, Table 16, seed line 1107",
+       dataset="mnist", setting="eps=0.1, delta=1e-5, 1 seed", method="RR-DU", metric="ASR", value=60.60, unit="%",
+       note="more noise leaves the backdoor in place"),
+    _r("rrdu", id="t16_mnist_eps2_asr", table="Table 16", page=None, locator="App. E, Table 16, seed line 1109",
+       dataset="mnist", setting="eps=2, delta=1e-5, 1 seed", method="RR-DU", metric="ASR", value=10.20, unit="%"),
+    # ---------------------------------------------------------------- Newton / Fisher (seed 001) ---------------
+    _r("newton", id="t1_er_mnist_du_acc", table="Table I", page=None, locator=f"§VI-B, Table I, seed line 340 ({_NO_PAGES})",
+       dataset="mnist", setting="sample-wise, IID, ER graph, 10% of each client's data, logistic regression",
+       method="DU (Newton)", metric="test accuracy", value=86.63, std=0.04, unit="%", ours="test_acc_pct",
+       match=("newton", "fisher")),
+    _r("newton", id="t1_er_mnist_rt_acc", table="Table I", page=None, locator="§VI-B, Table I, seed line 339",
+       dataset="mnist", setting="as above", method="RT (retrain)", metric="test accuracy", value=86.25, std=0.10,
+       unit="%", ours="retrain_test_acc_pct", match=("newton", "fisher")),
+    _r("newton", id="t1_er_mnist_dacc", table="Table I (derived)", page=None, locator="§VI-B, Table I, DU - RT",
+       dataset="mnist", setting="as above", method="DU - RT", metric="accuracy gap", value=0.38, unit="pp",
+       ours="delta_acc_pp", match=("newton", "fisher")),
+    _r("newton", id="t1_er_mnist_du_mia", table="Table I", page=None, locator="§VI-B, Table I, seed line 340",
+       dataset="mnist", setting="as above", method="DU (Newton)", metric="MIA accuracy", value=51.51, std=0.42,
+       unit="%", ours="mia_auc_pct", match=("newton", "fisher"),
+       note="paper: attack accuracy (attack unspecified); ours: loss-threshold AUC; 50 = no signal for both"),
+    _r("newton", id="t1_ring_mnist_du_acc", table="Table I", page=None, locator="§VI-B, Table I, seed line 334",
+       dataset="mnist", setting="sample-wise, IID, ring graph", method="DU (Newton)", metric="test accuracy",
+       value=86.63, std=0.04, unit="%"),
+    _r("newton", id="t3_er_mnist_class_du", table="Table III", page=None, locator="§VI-B, Table III",
+       dataset="mnist", setting="class-wise (class 0 at every client), IID, ER", method="DU (Newton)",
+       metric="test accuracy", value=84.00, std=0.14, unit="%",
+       note="above RT (77.71): incomplete forgetting of class 0 (digest §5.2)"),
+    _r("newton", id="fig2_time_saving", table="Fig. 2 / abstract", page=None, locator="abstract and §VI-C (Fig. 2 bars)",
+       dataset="mnist", setting="IID + ER, all unlearning types", method="DU (Newton)",
+       metric="time saved vs retraining", value=97.0, unit="%", ours="time_saved_pct", match=("newton", "fisher"),
+       note="'up to 97%'; ours times unlearning against our own retraining on the same machine"),
+    # ---------------------------------------------------------------- PDUDT (seed 002, paginated) --------------
+    _r("pdudt", id="t2_mnist_pdudt_time", table="Table 2", page=8, locator="§5, Table 2 (p. 8)",
+       dataset="mnist", setting="10 clients, random MH graphs, t1=100, CNN", method="PDUDT",
+       metric="unlearning time", value=3.0, unit="s", ours="seconds", match=("pdudt",),
+       note="RTX 3090 cluster in the paper; our time is on this machine"),
+    _r("pdudt", id="t2_mnist_retrain_time", table="Table 2", page=8, locator="§5, Table 2 (p. 8)",
+       dataset="mnist", setting="as above", method="Retrain", metric="unlearning time", value=1322.2, unit="s",
+       ours="retrain_seconds", match=("pdudt",)),
+    _r("pdudt", id="t2_mnist_saved", table="Table 2 (derived)", page=8, locator="§5, Table 2: 1 - 3.0/1322.2",
+       dataset="mnist", setting="as above", method="PDUDT", metric="time saved vs retraining", value=99.77, unit="%",
+       ours="time_saved_pct", match=("pdudt",)),
+    _r("pdudt", id="t3_mnist_pdudt_mia", table="Table 3", page=8, locator="§5, Table 3 (p. 8)",
+       dataset="mnist", setting="100 attacks", method="PDUDT", metric="MIA attack precision", value=49.9, std=0.6,
+       unit="%", ours="mia_auc_pct", match=("pdudt",),
+       note="paper: attack precision; ours: loss-threshold AUC; 50 = no signal for both"),
+    _r("pdudt", id="t3_mnist_origin_mia", table="Table 3", page=8, locator="§5, Table 3 (p. 8)",
+       dataset="mnist", setting="100 attacks", method="Origin (no unlearning)", metric="MIA attack precision",
+       value=65.3, std=0.9, unit="%"),
+    _r("pdudt", id="t3_mnist_retrain_mia", table="Table 3", page=8, locator="§5, Table 3 (p. 8)",
+       dataset="mnist", setting="100 attacks", method="Retrain", metric="MIA attack precision", value=49.4, std=1.3,
+       unit="%"),
+    _r("pdudt", id="t5_yahoo_pdudt_time", table="Table 5", page=29, locator="App. I.4, Table 5 (p. 29)",
+       dataset="yahoo", setting="20 clients, BERT-tiny", method="PDUDT", metric="unlearning time", value=11.8, unit="s"),
+    # ---------------------------------------------------------------- D2D / R2D (seed 003) ---------------------
+    _r("d2d_r2d", id="t3_r2d14_mia", table="Table 3", page=None, locator=f"App. B.3, Table 3 ({_NO_PAGES})",
+       dataset="eicu", setting="MLP 467-256-64-2, PSGD R=10, 14% rewind", method="R2D 14%",
+       metric="classic MIA AUC", value=0.495783, std=0.025725, unit="AUC", ours="mia_auc", match=("r2d",),
+       note="eICU needs credentialed access; ours runs the convex stand-in"),
+    _r("d2d_r2d", id="t3_r2d35_mia", table="Table 3", page=None, locator="App. B.3, Table 3",
+       dataset="eicu", setting="35% rewind", method="R2D 35%", metric="classic MIA AUC", value=0.496954,
+       std=0.026146, unit="AUC"),
+    _r("d2d_r2d", id="t3_retrain_mia", table="Table 3", page=None, locator="App. B.3, Table 3",
+       dataset="eicu", setting="noiseless retrain (R2D 100%)", method="Retrain", metric="classic MIA AUC",
+       value=0.5060, std=0.0285, unit="AUC"),
+    _r("d2d_r2d", id="t3_pabi14_mia", table="Table 3", page=None, locator="App. B.3, Table 3",
+       dataset="eicu", setting="PABI at 14% compute", method="PABI (noisy fine-tuning)", metric="classic MIA AUC",
+       value=0.507510, std=0.028092, unit="AUC"),
+    _r("d2d_r2d", id="t3_r2d14_du_auc", table="Table 3", page=None, locator="App. B.3, Table 3 (column 4 = D_u)",
+       dataset="eicu", setting="14% rewind", method="R2D 14%", metric="model AUC on the unlearned set",
+       value=0.716691, unit="AUC", note="original model: 0.739546"),
+    # ---------------------------------------------------------------- noisy fine-tuning (seed 004) -------------
+    _r("noisy_finetune", id="t2_gc_40", table="Table 2", page=None, locator=f"§5.2, Table 2, seed line 223 ({_NO_PAGES})",
+       dataset="cifar10", setting="(1, 1e-5), 20k-param CNN, target accuracy 40%", method="Gradient clipping",
+       metric="compute saved vs retraining", value=44.0, unit="%", ours="grad_evals_saved_pct",
+       match=("gc", "gradient_clip"),
+       note="paper: epochs to a target accuracy; ours: gradient evaluations of the unlearning run"),
+    _r("noisy_finetune", id="t2_mc_40", table="Table 2", page=None, locator="§5.2, Table 2, seed line 223",
+       dataset="cifar10", setting="target accuracy 40%", method="Model clipping", metric="compute saved vs retraining",
+       value=44.0, unit="%", ours="grad_evals_saved_pct", match=("mc", "model_clip")),
+    _r("noisy_finetune", id="t2_retrain_40", table="Table 2", page=None, locator="§5.2, Table 2, seed line 223",
+       dataset="cifar10", setting="target accuracy 40%", method="Retrain", metric="epochs to target", value=18,
+       unit="epochs"),
+    _r("noisy_finetune", id="t7_gc_sigma_b7", table="Table 7", page=None, locator="App. B, Table 7, seed line 641",
+       dataset="cifar10", setting="lambda=50, C1=10, gamma=0.01, C0=20, eps=1 (budget 7, also Fig. 2)",
+       method="Gradient clipping", metric="noise sigma (paper mode)", value=0.256790, unit="sigma",
+       note="T=11 steps; reproduced by the paper-mode calibrator, which certifies only about (7.08, 1e-5) (digest §3.4)"),
+    _r("noisy_finetune", id="t5_gc_sigma_mnist", table="Table 5", page=None, locator="App. B, Table 5, seed line 615",
+       dataset="mnist", setting="lambda=10, C1=100, gamma=1e-4, C0=0.01, eps=1", method="Gradient clipping",
+       metric="noise sigma (paper mode)", value=0.028270, unit="sigma", ours="sigma", match=("gc", "gradient_clip"),
+       note="ours: the sigma our run's certificate used (different constants unless the profile copies them)"),
+    _r("noisy_finetune", id="t9_op_sigma", table="Table 9", page=None, locator="App. B, Table 9, seed line 677",
+       dataset="cifar10", setting="output perturbation, C0=1, (1, 1e-5)", method="Output perturbation",
+       metric="noise sigma", value=9.689610, unit="sigma",
+       note="= 2 C0 sqrt(2 ln(1.25/delta)) / eps, the classic Gaussian mechanism at sensitivity 2 C0"),
+)
+
+
+def references(paper: str) -> list[RefValue]:
+    """The reference numbers of one paper, in table order."""
+    from .._validate import check_choice
+
+    check_choice("paper", paper, tuple(PAPERS))
+    return [r for r in REFERENCES if r.paper == paper]

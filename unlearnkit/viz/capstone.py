@@ -1,0 +1,220 @@
+"""Capstone figures (pure: data -> plotly Figure) and the capstone explorer.
+
+- :func:`reproduction_table` / :func:`reproduction_figure`: the papers' numbers next to ours;
+- :func:`frontier_figure`: the privacy-utility frontier (test accuracy against epsilon, one trace per method);
+- :func:`cost_figure`: unlearning cost against retraining (gradient evaluations and seconds);
+- :func:`audit_figure`: the audit panel (empirical lower bound on epsilon against the certificate) and
+  :func:`audit_histogram` (the two worlds' statistics and the chosen threshold);
+- :class:`CapstoneExplorer`: one widget over a precomputed table of runs (pick epsilon, the method, the metric).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .._validate import check_choice
+from ._explorer import Explorer
+
+__all__ = ["reproduction_table", "reproduction_figure", "frontier_figure", "cost_figure", "audit_figure",
+           "audit_histogram", "CapstoneExplorer", "METRICS"]
+
+PAPER_COLOR, OURS_COLOR = "#636EFA", "#EF553B"
+METRICS = {"test_acc": "test accuracy", "forget_acc": "forget accuracy", "mia_auc": "MIA AUC (0.5 = no signal)",
+           "dist_to_retrain": "distance to the retrained model"}
+
+
+def _fmt(v: Any) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def reproduction_table(rows: Sequence[Mapping[str, Any]], *, title: str = "") -> go.Figure:
+    """A plotly table: where each number is (table, page), the paper's value and ours, side by side."""
+    cols = ["table", "page", "dataset", "method", "metric", "unit", "paper", "ours", "our run", "note"]
+    cells = [[r["table"] for r in rows], [_fmt(r.get("page")) for r in rows], [str(r["dataset"]) for r in rows],
+             [r["method"] for r in rows], [r["metric"] for r in rows], [r["unit"] for r in rows],
+             [_fmt(r["paper"]) + ("" if r.get("paper_std") is None else f" ± {r['paper_std']:.2g}") for r in rows],
+             [_fmt(r["ours"]) for r in rows],
+             ["-" if r.get("ours_method") is None else f"{r['ours_method']} on {r['ours_dataset']}" for r in rows],
+             [r.get("note", "") for r in rows]]
+    fig = go.Figure(go.Table(header=dict(values=cols, fill_color="#eef", align="left"),
+                             cells=dict(values=cells, align="left")))
+    fig.update_layout(title=title or "paper vs ours", height=120 + 28 * max(len(rows), 1),
+                      margin=dict(l=10, r=10, t=50, b=10))
+    return fig
+
+
+def reproduction_figure(rows: Sequence[Mapping[str, Any]], *, title: str = "") -> go.Figure:
+    """Dumbbells: for every row with a number, the paper's value and ours on one line, one panel per unit."""
+    rows = [r for r in rows if r.get("paper") is not None or r.get("ours") is not None]
+    units = list(dict.fromkeys(r["unit"] for r in rows)) or ["-"]
+    fig = make_subplots(rows=len(units), cols=1, subplot_titles=[f"unit: {u}" for u in units],
+                        vertical_spacing=0.25 / max(len(units), 1))
+    for i, unit in enumerate(units, start=1):
+        sub = [r for r in rows if r["unit"] == unit]
+        labels = [f"{r['table']} · {r['method']} · {r['metric']} ({r['dataset']})" for r in sub]
+        for key, name, color, symbol in (("paper", "paper", PAPER_COLOR, "diamond"), ("ours", "ours", OURS_COLOR, "circle")):
+            fig.add_trace(go.Scatter(
+                x=[r[key] for r in sub], y=labels, mode="markers", name=name, legendgroup=name, showlegend=i == 1,
+                marker=dict(color=color, symbol=symbol, size=11),
+                hovertext=[r.get("locator", "") if key == "paper" else f"{r.get('ours_method')} on {r.get('ours_dataset')}"
+                           for r in sub]), row=i, col=1)
+        for r, lab in zip(sub, labels):
+            if r.get("paper") is not None and r.get("ours") is not None:
+                fig.add_trace(go.Scatter(x=[r["paper"], r["ours"]], y=[lab, lab], mode="lines", showlegend=False,
+                                         line=dict(color="#bbb", width=2), hoverinfo="skip"), row=i, col=1)
+    fig.update_layout(title=title or "paper vs ours", height=220 + 32 * max(len(rows), 1),
+                      margin=dict(l=10, r=10, t=60, b=10))
+    return fig
+
+
+def frontier_figure(points: Iterable[Mapping[str, Any]], *, metric: str = "test_acc",
+                    retrain: float | None = None, title: str = "") -> go.Figure:
+    """Privacy-utility frontier: ``metric`` against epsilon, one line per method (log-x).
+
+    ``points`` are dicts with ``method``, ``epsilon`` and the metric; points without a finite epsilon
+    (heuristics with no certificate) are drawn as horizontal dashed lines labelled "no certificate".
+    """
+    check_choice("metric", metric, tuple(METRICS))
+    points = list(points)
+    fig = go.Figure()
+    for method in dict.fromkeys(p["method"] for p in points):
+        pts = [p for p in points if p["method"] == method and p.get(metric) is not None]
+        cert = sorted((p for p in pts if p.get("epsilon") is not None and math.isfinite(p["epsilon"])),
+                      key=lambda p: p["epsilon"])
+        if cert:
+            fig.add_trace(go.Scatter(x=[p["epsilon"] for p in cert], y=[p[metric] for p in cert],
+                                     mode="lines+markers", name=method))
+        elif pts:
+            fig.add_hline(y=float(np.mean([p[metric] for p in pts])), line_dash="dash",
+                          annotation_text=f"{method} (no certificate)", annotation_position="bottom right")
+    if retrain is not None:
+        fig.add_hline(y=retrain, line_color="black", annotation_text="retrain (exact, eps = 0)")
+    fig.update_xaxes(type="log", title="certified epsilon (delta fixed)")
+    fig.update_yaxes(title=METRICS[metric])
+    fig.update_layout(title=title or "privacy-utility frontier", height=420)
+    return fig
+
+
+def cost_figure(rows: Iterable[Mapping[str, Any]], *, title: str = "") -> go.Figure:
+    """Unlearning cost as a fraction of retraining (gradient evaluations and seconds), one bar pair per method."""
+    rows = list(rows)
+    names = [r["method"] for r in rows]
+
+    def ratio(a: Any, b: Any) -> float | None:
+        return None if a is None or not b else float(a) / float(b)
+
+    fig = go.Figure([
+        go.Bar(x=names, y=[ratio(r.get("grad_evals"), r.get("retrain_grad_evals")) for r in rows],
+               name="gradient evaluations / retraining"),
+        go.Bar(x=names, y=[ratio(r.get("seconds"), r.get("retrain_seconds")) for r in rows],
+               name="seconds / retraining"),
+    ])
+    fig.add_hline(y=1.0, line_dash="dot", annotation_text="retraining")
+    fig.update_yaxes(type="log", title="cost relative to retraining")
+    fig.update_layout(title=title or "unlearning cost against retraining", barmode="group", height=420)
+    return fig
+
+
+def audit_figure(results: Iterable[Any], *, title: str = "") -> go.Figure:
+    """The audit panel: each audit's lower bound (with its confidence) against its certified epsilon.
+
+    ``results`` are :class:`unlearnkit.audit.AuditResult` objects (or their ``to_dict()``). A red bar is a
+    violation: the certificate is refuted at the audit's confidence.
+    """
+    res = [r.to_dict() if hasattr(r, "to_dict") else dict(r) for r in results]
+    labels = [f"{r.get('label', '')} [{r.get('mode') or '-'}]" for r in res]
+    colors = ["#d62728" if r.get("violation") else "#2ca02c" for r in res]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=labels, y=[r["epsilon_lower"] for r in res], marker_color=colors,
+                         name="audit lower bound (1 - alpha)",
+                         hovertext=[r.get("verdict", "") for r in res]))
+    fig.add_trace(go.Scatter(x=labels, y=[r.get("certified_epsilon") for r in res], mode="markers",
+                             marker=dict(symbol="line-ew-open", size=36, line=dict(width=3, color="black")),
+                             name="certified epsilon"))
+    fig.update_yaxes(title="epsilon")
+    fig.update_layout(title=title or "audit: empirical lower bound vs certificate (red = refuted)", height=420)
+    return fig
+
+
+def audit_histogram(result: Any, *, title: str = "") -> go.Figure:
+    """The held-out statistic in both worlds and the threshold the audit chose."""
+    fig = go.Figure([go.Histogram(x=np.asarray(result.stat_a), name="world A (unlearned)", opacity=0.6),
+                     go.Histogram(x=np.asarray(result.stat_b), name="world B (certifier)", opacity=0.6)])
+    fig.add_vline(x=result.threshold, line_dash="dash", annotation_text="threshold")
+    fig.update_layout(barmode="overlay", title=title or f"{result.label}: eps >= {result.epsilon_lower:.2f}",
+                      xaxis_title="1-D statistic", height=360)
+    return fig
+
+
+class CapstoneExplorer(Explorer):
+    """All methods under one (epsilon, delta): a table and a frontier, from a precomputed list of runs.
+
+    ``points`` are dicts ``{"method", "epsilon", "test_acc", "forget_acc", "mia_auc", "dist_to_retrain",
+    "grad_evals", "retrain_grad_evals", ...}`` (one per method and epsilon; heuristics have epsilon None).
+    The epsilon slider picks the budget shown in the table and marked on the frontier; the metric dropdown
+    changes the frontier's y-axis. Nothing is recomputed, so it responds instantly.
+    """
+
+    def __init__(self, points: Sequence[Mapping[str, Any]], *, retrain: Mapping[str, float] | None = None):
+        import ipywidgets as W
+
+        super().__init__()
+        if not points:
+            raise ValueError("points is empty: run at least one method before exploring")
+        self.points = [dict(p) for p in points]
+        self.retrain = dict(retrain or {})
+        eps = sorted({float(p["epsilon"]) for p in self.points
+                      if p.get("epsilon") is not None and math.isfinite(float(p["epsilon"]))})
+        self.epsilons = eps or [1.0]
+        self.slider = W.SelectionSlider(options=[(f"{e:g}", e) for e in self.epsilons],
+                                        value=self.epsilons[len(self.epsilons) // 2], description="epsilon")
+        self.metric = W.Dropdown(options=[(v, k) for k, v in METRICS.items()], value="test_acc", description="metric")
+        self.fig = go.FigureWidget(frontier_figure(self.points, metric="test_acc", retrain=self.retrain.get("test_acc")))
+        self.table = W.HTML()
+        self.observe(self.slider)
+        self.observe(self.metric)
+        self._layout(W.HBox([self.slider, self.metric]), self.fig, self.table)
+        self.refresh()
+
+    def rows_at(self, epsilon: float) -> list[dict[str, Any]]:
+        """For each method, its run at ``epsilon`` (heuristics and exact retraining: their only run)."""
+        out = []
+        for method in dict.fromkeys(p["method"] for p in self.points):
+            pts = [p for p in self.points if p["method"] == method]
+            cert = [p for p in pts if p.get("epsilon") is not None and math.isfinite(float(p["epsilon"]))]
+            pick = min(cert, key=lambda p: abs(math.log(float(p["epsilon"])) - math.log(epsilon))) if cert else pts[0]
+            out.append(pick)
+        return out
+
+    def update(self) -> None:
+        metric = self.metric.value
+        eps = float(self.slider.value)
+        if not (eps > 0):
+            raise ValueError(f"epsilon={eps!r} is out of range: expected epsilon in (0, inf)")
+        check_choice("metric", metric, tuple(METRICS))
+        new = frontier_figure(self.points, metric=metric, retrain=self.retrain.get(metric))
+        with self.fig.batch_update():
+            self.fig.data = ()
+            for tr in new.data:
+                self.fig.add_trace(tr)
+            self.fig.layout.shapes = new.layout.shapes
+            self.fig.layout.annotations = new.layout.annotations
+            self.fig.layout.yaxis.title = new.layout.yaxis.title
+            self.fig.layout.title = f"{METRICS[metric]} against epsilon (table at epsilon = {eps:g})"
+        rows = self.rows_at(eps)
+        head = "".join(f"<th>{h}</th>" for h in ("method", "epsilon", "test acc", "forget acc", "MIA AUC",
+                                                  "dist. to retrain", "grad evals / retrain"))
+        body = ""
+        for p in rows:
+            ratio = (p.get("grad_evals") / p["retrain_grad_evals"]) if p.get("grad_evals") is not None and p.get("retrain_grad_evals") else None
+            body += "<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in (
+                p["method"], p.get("epsilon"), p.get("test_acc"), p.get("forget_acc"), p.get("mia_auc"),
+                p.get("dist_to_retrain"), ratio)) + "</tr>"
+        self.table.value = f"<table><tr>{head}</tr>{body}</table>"
