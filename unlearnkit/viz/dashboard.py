@@ -1,0 +1,194 @@
+"""Explorers of the first two notebooks: how data is split among clients, and forgetting baselines live.
+
+- :class:`PartitionExplorer`: choose the number of clients, the split (IID, Dirichlet, shards) and alpha;
+  see each client's label histogram.
+- :class:`ForgettingDashboard`: choose a baseline (retrain, fine-tune, gradient ascent) and a forget request,
+  press Run, and watch forget accuracy, test accuracy and membership-inference AUC move towards (or away from)
+  retraining's, chunk by chunk, on a gradient-evaluation axis.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import ipywidgets as W
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import data as D
+from .. import make_generator
+from ..evaluate import report
+from ..experiments import CentralProfile, centralized_setup
+from ..methods.base import Request
+from ..methods.baselines import (Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain,
+                                 RetrainConfig)
+from ..train import SGDConfig
+from ._explorer import Explorer
+from .figures import forgetting_curves, label_histogram, metrics_bars
+
+__all__ = ["PartitionExplorer", "ForgettingDashboard"]
+
+
+class PartitionExplorer(Explorer):
+    """Sliders for the number of clients, the scheme and Dirichlet's alpha; a heatmap of labels per client."""
+
+    def __init__(self, dataset: D.Dataset, *, n_clients: int = 10, seed: int = 0) -> None:
+        super().__init__()
+        self.dataset = dataset
+        self.seed = seed
+        self.n_clients = W.IntSlider(value=n_clients, min=2, max=50, description="clients")
+        self.scheme = W.Dropdown(options=["iid", "dirichlet", "shards"], value="dirichlet", description="scheme")
+        self.alpha = W.FloatLogSlider(value=0.5, base=10, min=-2, max=2, step=0.1, description="alpha")
+        self.fig = go.FigureWidget(label_histogram(np.zeros((n_clients, dataset.n_classes))))
+        self.federation: Optional[D.Federation] = None
+        for w in (self.n_clients, self.scheme, self.alpha):
+            self.observe(w)
+        self._layout(W.HBox([self.n_clients, self.scheme, self.alpha]), self.fig)
+        self.refresh()
+
+    def update(self) -> None:
+        fed = D.partition(self.dataset, self.n_clients.value, self.scheme.value, alpha=self.alpha.value,
+                          seed=self.seed)
+        self.federation = fed
+        counts = fed.label_histogram()
+        new = label_histogram(counts, title=f"{fed.n_clients} clients, {fed.scheme}"
+                              + (f" (alpha={self.alpha.value:.2g})" if fed.scheme == "dirichlet" else ""))
+        with self.fig.batch_update():
+            self.fig.data[0].z = new.data[0].z
+            self.fig.data[0].y = new.data[0].y
+            self.fig.layout.title.text = new.layout.title.text
+            self.fig.layout.height = new.layout.height
+        sizes = fed.sizes
+        self.status.value = f"client sizes: min {sizes.min()}, max {sizes.max()}, total {sizes.sum()}"
+
+
+_METHODS = {
+    "retrain": "retrain from scratch (exact, expensive)",
+    "finetune": "fine-tune on the retain data",
+    "gradient_ascent": "gradient ascent on the forget set",
+}
+
+
+class ForgettingDashboard(Explorer):
+    """Run a baseline on a forget request and watch the forgetting metrics live.
+
+    The original model is trained once (quick profile, digits MLP). Each run proceeds in ``chunks``: after
+    every chunk of steps the metrics are recomputed and the curves redrawn, so the learner sees forgetting
+    happen (or not). Dashed lines are the retrained model's values: the target.
+
+    Parameters
+    ----------
+    profile:
+        The :class:`~unlearnkit.experiments.CentralProfile` to train the original model with.
+    chunks:
+        How many times per run the metrics are recomputed and drawn.
+    """
+
+    def __init__(self, profile: CentralProfile | str = "quick", *, seed: int = 0, chunks: int = 8,
+                 setup: Any = None) -> None:
+        super().__init__()
+        self.seed = seed
+        self.chunks = chunks
+        self.state, default_request = setup if setup is not None else centralized_setup(profile, seed=seed)
+        ds = self.state.dataset
+        self.method = W.Dropdown(options=[(v, k) for k, v in _METHODS.items()], value="finetune", description="method")
+        self.kind = W.ToggleButtons(options=["class", "samples"], value="class", description="forget")
+        self.label = W.IntSlider(value=3, min=0, max=ds.n_classes - 1, description="class")
+        self.m = W.IntSlider(value=30, min=1, max=300, description="samples")
+        self.steps = W.IntSlider(value=160, min=8, max=1200, step=8, description="steps")
+        self.lr = W.FloatText(value=0.1, description="lr", layout=W.Layout(width="160px"))
+        self.run_button = W.Button(description="Run", button_style="primary", icon="play")
+        self.fig = go.FigureWidget(forgetting_curves([], reference=None))
+        self.bars = go.FigureWidget(metrics_bars({}))
+        self.results: dict[str, dict[str, float]] = {}
+        self.history: list[dict[str, float]] = []
+        self.run_button.on_click(lambda _b: self.guard(self.run))
+        self.observe(self.kind, self._sync_controls)
+        self._layout(W.HBox([self.method, self.kind]), W.HBox([self.label, self.m]),
+                     W.HBox([self.steps, self.lr, self.run_button]), self.fig, self.bars)
+        self._sync_controls()
+        self._retrain_cache: dict[tuple, Any] = {}
+
+    def _sync_controls(self) -> None:
+        self.label.disabled = self.kind.value != "class"
+        self.m.disabled = self.kind.value != "samples"
+
+    def request(self) -> Request:
+        ds = self.state.dataset
+        if self.kind.value == "class":
+            return D.forget_class(ds, self.label.value)
+        rng = np.random.default_rng(self.seed)
+        if self.m.value > ds.n_train:
+            raise ValueError(f"samples={self.m.value} is out of range: expected 1..{ds.n_train}")
+        return Request("samples", rng.choice(ds.n_train, size=self.m.value, replace=False))
+
+    def _reference(self, request: Request):
+        key = (request.kind, request.label, request.m)
+        if key not in self._retrain_cache:
+            self._retrain_cache[key] = Retrain().unlearn(self.state, request, RetrainConfig(),
+                                                          generator=make_generator(self.seed + 7)).params
+        return self._retrain_cache[key]
+
+    def _chunk(self, name: str, current, request: Request, steps: int, gen):
+        """One chunk of ``steps`` steps of the chosen baseline, starting from ``current``."""
+        lr = float(self.lr.value)
+        if not lr > 0:
+            raise ValueError(f"lr={lr!r} is out of range: expected lr in (0, inf)")
+        if name == "retrain":
+            train = SGDConfig(steps=steps, lr=self.state.config.lr, batch_size=self.state.config.batch_size,
+                              weight_decay=self.state.config.weight_decay)
+            st = self.state.replace(extras={**self.state.extras, "init": current})
+            return Retrain().unlearn(st, request, RetrainConfig(train=train), generator=gen)
+        st = self.state.replace(params=current)
+        if name == "finetune":
+            return Finetune().unlearn(st, request, FinetuneConfig(steps=steps, lr=lr), generator=gen)
+        return GradientAscent().unlearn(st, request, GradientAscentConfig(max_steps=steps, lr=lr,
+                                                                          stop_forget_acc=0.0), generator=gen)
+
+    def run(self) -> dict[str, float]:
+        """Run the selected baseline now (the Run button calls this); returns its final metrics."""
+        name = self.method.value
+        request = self.request()
+        reference = self._reference(request)
+        ds, flat = self.state.dataset, self.state.flat
+        ref_metrics = report(flat, reference, ds, request)
+        gen = make_generator(self.seed + 1)
+        current = self.state.extras["init"] if name == "retrain" else self.state.params
+        per_chunk = max(1, self.steps.value // self.chunks)
+        grad_evals = 0
+        self.history = [{"grad_evals": 0, **report(flat, current, ds, request)}]
+        self._draw(ref_metrics, name, request, force=True)
+        for _ in range(self.chunks):
+            res = self._chunk(name, current, request, per_chunk, gen)
+            current = res.params
+            grad_evals += res.cost.grad_evals
+            self.history.append({"grad_evals": grad_evals, **report(flat, current, ds, request)})
+            self._draw(ref_metrics, name, request)
+        self._draw(ref_metrics, name, request, force=True)
+        final = dict(self.history[-1])
+        self.results[name] = final
+        self.results["retrain (reference)"] = ref_metrics
+        with self.bars.batch_update():
+            new = metrics_bars(self.results)
+            self.bars.data = []
+            for tr in new.data:
+                self.bars.add_trace(tr)
+        self.status.value = (f"<b>{name}</b> on '{request.describe()}': forget accuracy "
+                             f"{final['forget_acc']:.2f} (retrain {ref_metrics['forget_acc']:.2f}), test accuracy "
+                             f"{final['test_acc']:.2f}, MIA AUC {final['mia_auc']:.2f}, {grad_evals} gradient evaluations")
+        self.params = current
+        return final
+
+    def _draw(self, ref: dict, name: str, request: Request, force: bool = False) -> None:
+        if not self.throttled(force):
+            return
+        new = forgetting_curves(self.history, reference=ref, title=f"{name}: {request.describe()}")
+        with self.fig.batch_update():
+            if len(self.fig.data) != len(new.data):
+                self.fig.data = []
+                for tr in new.data:
+                    self.fig.add_trace(tr)
+            else:
+                for old, tr in zip(self.fig.data, new.data):
+                    old.x, old.y = tr.x, tr.y
+            self.fig.layout.title.text = new.layout.title.text
