@@ -1,1 +1,15 @@
-"""(being written)"""
+"""Simulators of decentralized training, the whole network in one process.
+
+- :mod:`~unlearnkit.decentral.gossip`: D-PSGD (parameter gossip), all clients as one ``(N, d)`` tensor,
+  gradients by one ``vmap`` call, mixing by one matmul; a per-client loop reference.
+- :mod:`~unlearnkit.decentral.gradient_gossip`: gradient-gossip DSGD as PDUDT trains, with the per-client
+  caches PDUDT's correction needs (running sums in O(N d) per client, or the full history).
+- :mod:`~unlearnkit.decentral.token`: random-walk token SGD (RR-DU's Algorithm 2) and the noisy projected
+  NetDP variant (Algorithm 3), with a per-hop hook for custom steps at chosen clients.
+"""
+
+from ._engine import ClientSampler, MixingSource, batched_loss_and_grad, consensus_distance
+from .gossip import GossipConfig, gossip_step, gossip_step_loop, run_gossip, simulate_averaging
+
+__all__ = ["ClientSampler", "MixingSource", "batched_loss_and_grad", "consensus_distance",
+           "GossipConfig", "gossip_step", "gossip_step_loop", "run_gossip", "simulate_averaging"]
