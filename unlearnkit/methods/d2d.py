@@ -1,0 +1,276 @@
+"""Descent-to-Delete (D2D): keep descending from the final model on the retain set, then add noise.
+
+Two certified versions, both for strongly convex losses only (D2D has **no** guarantee on convex or
+nonconvex losses: it can stall at a stationary point; digest 003 section 3.5):
+
+- **SGD-D2D** (Mu & Klabjan 2025, Theorem 4.10; digest 003 section 3.4). The seed lost the statement; we use
+  the explicit *derived* second-moment bound of the digest (independent runs, with-replacement batches,
+  ``eta <= 1/(2L)``): with ``q = 1 - eta mu``, ``R0^2 = 2 F0 / mu``, SGD noise ball ``N = 4 eta L F0 / (b mu)``
+  and ``beta_m = (m / (n mu)) sqrt(2 L F0) (1 + sqrt(L/mu))``::
+
+      E_T      = 2 (q^T R0^2 + N) + 2 beta_m^2
+      Delta_2^2 = 2 (q^K E_T + N) + 2 (q^T R0^2 + N)
+
+  then Lemma 4.4 (second moment). The floor ``2 q^T R0^2 + 4N`` does not vanish as K grows: the "constant
+  term that cannot be eliminated" of the paper.
+- **Full-batch D2D** (Neel, Roth & Sharifi-Malvajerdi, ALT 2021, perturbed projected GD). ``mode="paper"`` is
+  the widely copied formula (peers.md A.4, ``descent-to-delete`` ``compute_sigma``; ``gamma = (L - mu)/(L + mu)``,
+  ``M = G``) ``sigma = 4 sqrt(2) M gamma^I / (mu n (1 - gamma^I) (sqrt(ln(1/delta) + eps) - sqrt(ln(1/delta))))``,
+  scaled by ``m`` for a batch of m deletions (the formula is per single deletion). ``mode="sound"`` is our
+  derived single-request bound: training ``T`` projected GD steps from a start in the ball of radius R, then
+  ``I`` steps on ``D'``, against retraining ``T`` steps on ``D'``:
+  ``||u - w'_T|| <= gamma^I (2R gamma^T + 2 G m / (mu n)) + 2R gamma^T`` (deterministic), analytic Gaussian.
+
+Publishing modes (Neel et al.'s distinction, peers.md A.4): ``"imperfect"`` continues from the *secret*
+un-noised state; ``"perfect"`` continues from the *published noisy* model, so no secret state exists. For
+"perfect" the noise ``Z`` already added enters the sensitivity; we solve ``sigma = s * Delta(sigma)`` exactly
+(second moment: ``E||Z||^2 = d sigma^2``; deterministic: a Gaussian norm tail ``||Z|| <= sigma (sqrt d +
+sqrt(2 ln(1/delta_z)))`` except with probability ``delta_z``, charged to delta) [derived].
+
+``epsilon=None`` gives **D2D without noise = the fine-tuning baseline** (no certificate).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Optional
+
+import torch
+
+from .._validate import check_choice, check_int, check_positive, check_probability
+from ..constants import NOT_CERTIFIED_NOTE, Constants
+from ..privacy.certificate import Certificate
+from .base import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
+from .r2d import calibrate_sigma, noise
+
+__all__ = ["sgd_d2d_sensitivity_derived", "neel_sigma", "neel_initial_iterations", "gd_d2d_sensitivity",
+           "D2DConfig", "d2d_certificate", "unlearn"]
+
+PAPER_SGD = "Mu & Klabjan 2025, Thm 4.10 (derived substitute, digest 003 3.4) + Lemma 4.4"
+PAPER_NEEL = "Neel, Roth & Sharifi-Malvajerdi 2021, Thm 3.1 (descent-to-delete compute_sigma)"
+
+
+def _gd_gamma(eta: float, L: float, mu: float) -> float:
+    # contraction of one GD step on an L-smooth mu-strongly convex function: max(|1 - eta mu|, |1 - eta L|);
+    # equals (L - mu)/(L + mu) at eta = 2/(L + mu), Neel et al.'s step
+    if eta > 2.0 / (L + mu) * (1 + 1e-12):
+        raise ValueError(f"eta={eta!r} is out of range: full-batch D2D needs eta in (0, 2/(L+mu)] = "
+                         f"(0, {2.0 / (L + mu):.6g}]")
+    return max(abs(1.0 - eta * mu), abs(1.0 - eta * L))
+
+
+def sgd_d2d_sensitivity_derived(*, L: float, mu: float, F0: float, eta: float, b: int, T: int, K: int, m: int,
+                                n: int, extra_init_var: float = 0.0) -> float:
+    """``Delta_2 >= sqrt(E||u_K - w'_T||^2)`` for SGD-D2D (digest 003 section 3.4) [derived].
+
+    ``extra_init_var`` adds ``E||Z||^2`` to the start of unlearning (perfect publishing mode).
+    """
+    check_positive("L", L)
+    check_positive("mu", mu)
+    check_positive("F0", F0, allow_zero=True)
+    check_positive("eta", eta)
+    check_int("b", b, low=1)
+    check_int("T", T, low=1)
+    check_int("K", K, low=0)
+    check_int("n", n, low=2)
+    check_int("m", m, low=1, high=n - 1)
+    if eta > 1.0 / (2.0 * L):
+        raise ValueError(f"eta={eta!r} is out of range: the derived SGD-D2D bound needs eta in (0, 1/(2L)] = "
+                         f"(0, {1.0 / (2.0 * L):.6g}]")
+    q = 1.0 - eta * mu
+    R0sq = 2.0 * F0 / mu
+    N = 4.0 * eta * L * F0 / (b * mu)
+    beta_m = (m / (n * mu)) * math.sqrt(2.0 * L * F0) * (1.0 + math.sqrt(L / mu))
+    E_T = 2.0 * (q**T * R0sq + N) + 2.0 * beta_m**2
+    return math.sqrt(2.0 * (q**K * (E_T + extra_init_var) + N) + 2.0 * (q**T * R0sq + N))
+
+
+def gd_d2d_sensitivity(*, G: float, L: float, mu: float, eta: float, radius: float, T: int, I: int, m: int,
+                       n: int, extra_init: float = 0.0) -> float:
+    """Deterministic ``||u_I - w'_T||`` for full-batch projected GD-D2D, one request of m deletions [derived].
+
+    ``gamma^I (2R gamma^T + 2 G m / (mu n) + extra_init) + 2R gamma^T``: training and retraining each end within
+    ``2R gamma^T`` of their (constrained) minimisers, the minimisers differ by at most ``2 G m / (mu n)``, and
+    the I unlearning steps contract the gap by ``gamma^I``. ``extra_init`` is a bound on the norm of noise
+    already added to the start (perfect publishing).
+    """
+    check_positive("G", G)
+    check_positive("radius", radius)
+    check_int("T", T, low=1)
+    check_int("I", I, low=0)
+    check_int("n", n, low=2)
+    check_int("m", m, low=1, high=n - 1)
+    g = _gd_gamma(eta, L, mu)
+    gT = 2.0 * radius * g**T
+    return g**I * (gT + 2.0 * G * m / (mu * n) + extra_init) + gT
+
+
+def neel_initial_iterations(*, G: float, L: float, mu: float, n: int, I: int, radius: float) -> int:
+    """Training length Neel et al. assume: ``I + log(D mu n / (2 M)) / log(1/gamma)`` with ``D = 2R`` (DescDel)."""
+    g = (L - mu) / (L + mu)
+    extra = math.log(max(2 * radius * mu * n / (2 * G), 1.0)) / math.log(1.0 / g)
+    return int(math.ceil(I + extra))
+
+
+def neel_sigma(epsilon: float, delta: float, *, G: float, L: float, mu: float, n: int, I: int, m: int = 1) -> float:
+    """The paper-mode D2D noise (peers.md A.4): ``4 sqrt2 M g^I / (mu n (1-g^I) (sqrt(ln 1/d + e) - sqrt(ln 1/d)))``.
+
+    ``g = (L - mu)/(L + mu)``, ``M = G``; times ``m`` for m deletions at once (our extension, named here).
+    """
+    check_positive("epsilon", epsilon)
+    check_probability("delta", delta, allow_zero=False, allow_one=False)
+    check_positive("mu", mu)
+    check_int("I", I, low=1)
+    g = (L - mu) / (L + mu)
+    lg = math.log(1.0 / delta)
+    return m * 4.0 * math.sqrt(2.0) * G * g**I / (mu * n * (1.0 - g**I) * (math.sqrt(lg + epsilon) - math.sqrt(lg)))
+
+
+@dataclass(frozen=True, kw_only=True)
+class D2DConfig:
+    """How to unlearn with D2D.
+
+    Attributes
+    ----------
+    K:
+        Unlearning steps on the retain set, starting from the final model.
+    epsilon, delta:
+        Target; ``epsilon=None`` is noise-free fine-tuning (the uncertified baseline).
+    constants:
+        :class:`~unlearnkit.constants.Constants` (strongly convex regime required for a certificate).
+    theorem:
+        ``"auto"`` (``"neel"`` for full-batch training, else ``"sgd_derived"``), ``"sgd_derived"``, ``"neel"``.
+    mode:
+        ``"paper"`` or ``"sound"`` (see the module docstring).
+    publish:
+        ``"imperfect"`` (continue from the secret un-noised state) or ``"perfect"`` (from the noisy model).
+    published_sigma:
+        Noise that was on the published model (perfect mode); default: the same sigma (fixed point).
+    """
+
+    K: int
+    epsilon: Optional[float] = 1.0
+    delta: float = 1e-5
+    constants: Optional[Constants] = None
+    theorem: str = "auto"
+    mode: str = "sound"
+    publish: str = "imperfect"
+    sigma: Optional[float] = None
+
+    def __post_init__(self) -> None:
+        check_int("K", self.K, low=0)
+        if self.epsilon is not None:
+            check_positive("epsilon", self.epsilon)
+        check_probability("delta", self.delta, allow_zero=False, allow_one=False)
+        check_choice("theorem", self.theorem, ("auto", "sgd_derived", "neel"))
+        check_choice("mode", self.mode, ("paper", "sound"))
+        check_choice("publish", self.publish, ("imperfect", "perfect"))
+        if self.sigma is not None:
+            check_positive("sigma", self.sigma, allow_zero=True)
+        if self.epsilon is not None and self.constants is None:
+            raise ValueError("constants=None: a certified D2D run needs the loss constants (unlearnkit.constants)")
+
+
+def d2d_certificate(config: D2DConfig, train_cfg, *, m: int, n: int, d: int) -> tuple[float, Optional[Certificate]]:
+    """sigma and certificate of a D2D run (``None`` certificate for the noise-free fine-tuning baseline)."""
+    if config.epsilon is None:
+        return (config.sigma or 0.0), None
+    c = config.constants
+    if c.regime != "strongly_convex":
+        raise ValueError(f"constants.regime={c.regime!r}: D2D is only certified for strongly convex losses "
+                         "(use R2D, or epsilon=None for the uncertified fine-tuning baseline)")
+    theorem = config.theorem
+    if theorem == "auto":
+        theorem = "neel" if train_cfg.sampling == "full" else "sgd_derived"
+    if theorem == "neel" and train_cfg.sampling != "full":
+        raise ValueError(f"theorem='neel' is full-batch GD: train with sampling='full', got {train_cfg.sampling!r}")
+    if theorem == "neel" and not math.isfinite(train_cfg.radius):
+        raise ValueError("theorem='neel' needs projected GD: train with a finite radius")
+    eps, delta = config.epsilon, config.delta
+    T, eta, b = train_cfg.steps, train_cfg.lr, train_cfg.batch_size
+    perfect = config.publish == "perfect"
+    consts = {**c.as_dict(), "eta": eta, "T": T, "K": config.K, "m": m, "n": n, "publish": config.publish}
+    if theorem == "neel" and config.mode == "paper":
+        if perfect:
+            raise ValueError("publish='perfect' with mode='paper': Neel et al.'s perfect-unlearning iteration count "
+                             "is not reproduced here; use mode='sound' (derived fixed point)")
+        T0 = neel_initial_iterations(G=c.G, L=c.L, mu=c.mu, n=n, I=max(config.K, 1), radius=train_cfg.radius)
+        if T < T0:
+            raise ValueError(f"steps={T!r}: Neel et al.'s formula assumes at least T0={T0} training steps")
+        sigma = neel_sigma(eps, delta, G=c.G, L=c.L, mu=c.mu, n=n, I=max(config.K, 1), m=m)
+        source, provenance, kind, dsum = PAPER_NEEL, "paper (code formula, x m)", "zCDP Gaussian", math.nan
+    elif theorem == "neel":
+        delta_z = delta / 2 if perfect else 0.0
+        unit = calibrate_sigma(1.0, eps, delta - delta_z, kind="deterministic", mode="sound")
+        base = gd_d2d_sensitivity(G=c.G, L=c.L, mu=c.mu, eta=eta, radius=train_cfg.radius, T=T, I=config.K, m=m, n=n)
+        slope = 0.0
+        if perfect:  # Delta(sigma) = base + gamma^K sigma (sqrt d + sqrt(2 ln(1/delta_z)))
+            slope = _gd_gamma(eta, c.L, c.mu) ** config.K * (math.sqrt(d) + math.sqrt(2 * math.log(1 / delta_z)))
+        if unit * slope >= 1:
+            raise ValueError(f"K={config.K!r} is too small for publish='perfect': the published noise is not "
+                             "contracted enough (need gamma^K * (sqrt d + ...) * sigma-per-unit < 1)")
+        sigma = unit * base / (1.0 - unit * slope)
+        dsum = base + slope * sigma
+        source, provenance, kind = "full-batch projected GD-D2D, derived single-request bound", "derived", "deterministic"
+    else:
+        kind = "second"
+        unit = calibrate_sigma(1.0, eps, delta, kind="second", mode=config.mode)
+        base = sgd_d2d_sensitivity_derived(L=c.L, mu=c.mu, F0=c.F0, eta=eta, b=b, T=T, K=config.K, m=m, n=n)
+        if perfect:  # Delta^2 = base^2 + 2 q^K d sigma^2
+            coef = 2.0 * (1.0 - eta * c.mu) ** config.K * d
+            if unit**2 * coef >= 1:
+                raise ValueError(f"K={config.K!r} is too small for publish='perfect': 2 q^K d sigma-per-unit^2 >= 1")
+            sigma = unit * base / math.sqrt(1.0 - unit**2 * coef)
+            dsum = math.sqrt(base**2 + coef * sigma**2)
+        else:
+            sigma, dsum = unit * base, base
+        source, provenance = PAPER_SGD, "derived"
+    if train_cfg.sampling == "without_replacement":
+        cert_mode, note = "none", "batches without replacement: not certified"
+    elif not c.certified:
+        cert_mode, note = "none", NOT_CERTIFIED_NOTE
+    else:
+        cert_mode, note = config.mode, f"{provenance} bound, {config.publish} publishing"
+    consts.update({"Delta": dsum, "moment": kind, "provenance": provenance})
+    if config.sigma is not None:
+        note += f"; sigma overridden to {config.sigma:g} (certificate is for the calibrated sigma {sigma:.4g})"
+        cert_mode = "none" if config.sigma < sigma else cert_mode
+        sigma = config.sigma
+    return float(sigma), Certificate(epsilon=eps if cert_mode != "none" else math.inf, delta=delta,
+                                     sigma=float(sigma), mechanism="Gaussian output noise", source=source,
+                                     mode=cert_mode, constants=consts, note=note)
+
+
+def unlearn(state: TrainedState, request: Request, config: D2DConfig, *, generator: torch.Generator,
+            callback: Optional[Callback] = None, progress: bool = False,
+            published: Optional[torch.Tensor] = None) -> Result:
+    """SGD-D2D / GD-D2D (Algorithm 2b): K steps on the retain set from the final model, then noise.
+
+    ``publish="perfect"`` starts from ``published`` (the noisy model that was released; drawn here with the
+    same sigma when not given). ``extras["noiseless"]`` holds the iterate before the final noise.
+    """
+    from ..train import run_sgd
+
+    cfg = state.config
+    if cfg is None:
+        raise ValueError("state.config is None: D2D needs the training config (step size, batch size, radius)")
+    retain = request.retain(state.train_indices)
+    n = len(state.train_indices)
+    m = max(n - len(retain), 1)
+    sigma, cert = d2d_certificate(config, cfg, m=m, n=n, d=state.params.numel())
+    with Stopwatch() as sw:
+        start = state.params
+        if config.publish == "perfect":
+            start = published if published is not None else noise(state.params, sigma, generator)
+        x, y = state.dataset.train_subset(retain)
+        if config.K > 0:
+            u, cost, hist = run_sgd(state.flat, start, x, y, replace(cfg, checkpoint_every=0), generator=generator,
+                                    steps=config.K, start_step=cfg.steps, callback=callback, progress=progress,
+                                    desc="D2D")
+        else:
+            u, cost, hist = start.clone(), Cost(), []
+        out = noise(u, sigma, generator)
+    emit(callback, "noise", cfg.steps + config.K, sigma=sigma, noise_norm=float((out - u).norm()))
+    return Result(params=out, certificate=cert, history=hist, cost=Cost(grad_evals=cost.grad_evals, seconds=sw.seconds),
+                  extras={"noiseless": u, "sigma": sigma})
