@@ -44,7 +44,7 @@ Certificates (:func:`certify`):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional, Sequence
 
 import networkx as nx
@@ -55,11 +55,11 @@ from torch import Tensor, nn
 from .. import curvature as cv
 from .._validate import check_choice, check_int, check_positive, check_probability
 from ..privacy.certificate import Certificate
+from ..decentral.gossip import GossipConfig, run_gossip
 from .base import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
 
 __all__ = [
     "NewtonConfig",
-    "DPSGDConfig",
     "Newton",
     "Flood",
     "flood",
@@ -168,30 +168,6 @@ class NewtonConfig:
             check_int("cg_max_iter", self.cg_max_iter, low=1)
         if self.chunk_size is not None:
             check_int("chunk_size", self.chunk_size, low=1)
-
-
-@dataclass(frozen=True, kw_only=True)
-class DPSGDConfig:
-    """D-PSGD as the paper's experiments run it (section VI-A): rounds of local SGD, then gossip.
-
-    Each round every client takes ``local_steps`` minibatch steps of size ``batch_size`` (drawn with
-    replacement from its own data; ``batch_size=0`` = full local batch) on the regularised loss, then
-    averages with its neighbours through the mixing matrix (adapt-then-combine; digest 2.1 proposal).
-    """
-
-    rounds: int = 50
-    lr: float = 0.5
-    local_steps: int = 1
-    batch_size: int = 0
-    weight_decay: float = 1e-2
-    mixing: str = "metropolis"
-
-    def __post_init__(self) -> None:
-        check_int("rounds", self.rounds, low=0)
-        check_positive("lr", self.lr)
-        check_int("local_steps", self.local_steps, low=1)
-        check_int("batch_size", self.batch_size, low=0)
-        check_positive("weight_decay", self.weight_decay, allow_zero=True)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -429,80 +405,26 @@ def certify(config: NewtonConfig, *, kind: str, fractions: Mapping[int, tuple[in
 # Training: D-PSGD and an exact convex oracle
 # ----------------------------------------------------------------------------------------------------------
 
-def _mixing(G: nx.Graph, rule: str) -> np.ndarray:
-    from ..graphs.mixing import mixing_matrix
-
-    return mixing_matrix(G, rule)
-
-
-def _dpsgd(flat, dataset, client_indices: Sequence[np.ndarray], W: np.ndarray, thetas: Tensor,
-           config: DPSGDConfig, *, rounds: int, generator: torch.Generator, callback: Optional[Callback] = None,
-           progress: bool = False, round_offset: int = 0) -> tuple[Tensor, int]:
-    """``rounds`` rounds of adapt-then-combine D-PSGD on an ``(N, d)`` stack; returns it and the grad evals.
-
-    NOTE: a private minimum of the substrate's gossip engine (``unlearnkit.decentral.gossip``), which had
-    not landed when this module was written; it should become a call into that engine.
-    """
-    N, d = thetas.shape
-    if len(client_indices) != N or W.shape != (N, N):
-        raise ValueError(f"{len(client_indices)} clients and a {W.shape} mixing matrix for {N} models")
-    dev, dt = thetas.device, thetas.dtype
-    Wt = torch.as_tensor(W, dtype=dt, device=dev)
-    X = dataset.x_train.to(device=dev, dtype=dt)
-    Y = dataset.y_train.to(dev)
-    sizes = torch.tensor([len(ix) for ix in client_indices], device=dev)
-    if bool((sizes == 0).any()):
-        raise ValueError(f"client {int(torch.nonzero(sizes == 0)[0])} holds no data; D-PSGD needs every client "
-                         "to hold at least one sample")
-    table = torch.zeros(N, int(sizes.max()), dtype=torch.long, device=dev)
-    for i, ix in enumerate(client_indices):
-        table[i, :len(ix)] = torch.as_tensor(np.asarray(ix), dtype=torch.long, device=dev)
-    wd, b = config.weight_decay, config.batch_size
-    evals = 0
-    it = range(rounds)
-    if progress:
-        from tqdm.auto import tqdm
-
-        it = tqdm(it, desc="D-PSGD", leave=False)
-    for r in it:
-        for _ in range(config.local_steps):
-            if b == 0:
-                g = torch.stack([flat.grad(thetas[i], X[table[i, :int(sizes[i])]], Y[table[i, :int(sizes[i])]],
-                                           weight_decay=wd) for i in range(N)])
-                evals += int(sizes.sum())
-            else:
-                u = torch.rand(N, b, generator=generator, device=generator.device).to(dev)
-                pos = (u * sizes[:, None]).long().clamp_max(sizes[:, None] - 1)
-                idx = table.gather(1, pos)
-                g = flat.batched_grad(thetas, X[idx], Y[idx], weight_decay=wd)
-                evals += N * b
-            thetas = thetas - config.lr * g
-        thetas = Wt @ thetas
-        emit(callback, "round", round_offset + r)
-    return thetas, evals
-
-
-def train_dpsgd(flat, federation, G: nx.Graph, config: DPSGDConfig = DPSGDConfig(), *, generator: torch.Generator,
+def train_dpsgd(flat, federation, G: nx.Graph, config: GossipConfig, *, generator: torch.Generator,
                 init: Optional[Tensor] = None, callback: Optional[Callback] = None,
                 progress: bool = False) -> TrainedState:
-    """Train every client by D-PSGD on its own data over ``G`` (digest 001 section 2.1) from a common init.
+    """D-PSGD training from a common initialisation (digest 001 section 2.1), by the substrate's gossip engine.
 
-    Returns a :class:`TrainedState` with ``params`` ``(N, d)``, the federation, the graph as ``network``,
-    ``extras = {"mixing": W, "init": theta0}`` and the cost (gossip sends ``2|E|`` model vectors a round).
+    A thin wrapper of :func:`unlearnkit.decentral.gossip.run_gossip` that checks the graph first and keeps
+    the initialisation in ``extras["init"]``, so that retraining (the paper's RT baseline) starts from it.
     """
     _check_network(G)
-    if G.number_of_nodes() != federation.n_clients:
-        raise ValueError(f"the network has {G.number_of_nodes()} clients but the federation {federation.n_clients}")
-    W = _mixing(G, config.mixing)
     theta0 = flat.init() if init is None else init.detach().clone()
-    thetas = theta0.expand(federation.n_clients, -1).clone()
-    with Stopwatch() as sw:
-        thetas, evals = _dpsgd(flat, federation.dataset, federation.client_indices, W, thetas, config,
-                               rounds=config.rounds, generator=generator, callback=callback, progress=progress)
-    cost = Cost(grad_evals=evals, messages=config.rounds * 2 * G.number_of_edges(), seconds=sw.seconds)
-    train_idx = np.sort(np.concatenate([np.asarray(ix) for ix in federation.client_indices]))
-    return TrainedState(flat=flat, params=thetas, dataset=federation.dataset, train_indices=train_idx, config=config,
-                        federation=federation, network=G, extras={"mixing": W, "init": theta0}, cost=cost)
+    state = run_gossip(flat, federation, G, config, generator=generator, init=theta0, callback=callback,
+                       progress=progress)
+    state.extras["init"] = theta0
+    return state
+
+
+def _train_config(state: TrainedState) -> GossipConfig:
+    if not isinstance(state.config, GossipConfig):
+        raise ValueError("state.config must be the GossipConfig the clients trained with (use train_dpsgd)")
+    return state.config
 
 
 def exact_minimizer(flat, parts: Sequence[tuple[Tensor, Tensor]], *, weight_decay: float,
@@ -666,7 +588,7 @@ class Newton:
         if X.dim() != 2 or X.shape[0] != fed.n_clients:
             raise ValueError(f"state.params has shape {tuple(X.shape)}; expected ({fed.n_clients}, d)")
         N, d = X.shape
-        train_cfg = state.config if isinstance(state.config, DPSGDConfig) else DPSGDConfig()
+        train_cfg = _train_config(state)
         wd = train_cfg.weight_decay
         client_kind = request.kind == "client"
         G_after = _remove_node(G, request.client) if client_kind else G
@@ -783,16 +705,19 @@ class Newton:
                 fed_after = Federation(ds, tuple(fed.client_indices[i] for i in keep_rows), fed.scheme)
             else:
                 fed_after = fed.without(request)
-            W_after = _mixing(G_after, train_cfg.mixing)
+            ft_state = None
             if config.finetune_rounds:
-                new, e = _dpsgd(flat, ds, fed_after.client_indices, W_after, new, train_cfg,
-                                rounds=config.finetune_rounds, generator=generator, callback=callback)
-                evals += e
-                messages += config.finetune_rounds * 2 * G_after.number_of_edges()
+                # Remark 1: standard D-PSGD on retained data only (post-processing of the certified output)
+                ft_state = run_gossip(flat, fed_after, G_after, replace(train_cfg, rounds=config.finetune_rounds),
+                                      generator=generator, init=new, callback=callback)
+                new = ft_state.params
+                evals += ft_state.cost.grad_evals
+                messages += ft_state.cost.messages
         cost = Cost(grad_evals=evals, messages=messages, seconds=sw.seconds)
         train_idx = np.sort(np.concatenate([np.asarray(ix) for ix in fed_after.client_indices]))
+        extras = {**state.extras, **(ft_state.extras if ft_state is not None else {})}
         new_state = state.replace(params=new, federation=fed_after, network=G_after, train_indices=train_idx,
-                                  extras={**state.extras, "mixing": W_after})
+                                  extras=extras)
         emit(callback, "done", 0, messages=messages, grad_evals=evals)
         return Result(params=new, certificate=cert, history=history, cost=cost,
                       extras={"state": new_state, "floods": floods, "x_delta": x_delta, "sigmas": sigmas,
@@ -826,11 +751,9 @@ def retrain(state: TrainedState, request: Request, *, generator: torch.Generator
     (and, client-wise, on the network without the departing client)."""
     reqs = _requesters(state, request)  # validates the request against the federation
     del reqs
-    cfg = state.config if isinstance(state.config, DPSGDConfig) else DPSGDConfig()
+    cfg = _train_config(state)
     if rounds is not None:
-        from dataclasses import replace as _replace
-
-        cfg = _replace(cfg, rounds=check_int("rounds", rounds, low=0))
+        cfg = replace(cfg, rounds=check_int("rounds", rounds, low=1))
     fed = state.federation
     if request.kind == "client":
         from ..data.federated import Federation
