@@ -1,0 +1,169 @@
+"""RR-DU algorithm: routing, noise placement, freshness, trust ball, alignment modes (digest 000, 2.3-2.6)."""
+
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+import torch
+
+import unlearnkit as uk
+from unlearnkit.methods.base import TrainedState
+from unlearnkit.methods.rrdu import (RRDU, RRDUConfig, WalkData, expected_update, retrain_gradient, route_next,
+                                     rrdu_unlearn)
+from unlearnkit.models import FlatParams, logreg
+
+
+@pytest.fixture(scope="module")
+def problem():
+    ds = uk.data.load("synthetic", device="cpu", n_train=300, n_test=50, dim=4, seed=1)
+    fed = uk.data.partition(ds, 5, seed=0)
+    req = uk.data.forget_samples(fed, 2, m=20, seed=0)
+    flat = FlatParams(logreg((4,), 1), loss="logistic")
+    theta0 = torch.tensor([0.3, -0.2, 0.5, 0.1, 0.05])
+    state = TrainedState(flat=flat, params=theta0, dataset=ds, train_indices=np.arange(ds.n_train), federation=fed)
+    return state, req, WalkData.from_state(state, req)
+
+
+def test_routing_frequencies_match_p():
+    g = uk.make_generator(0)
+    N, u, p = 6, 2, 0.3
+    hops = [route_next(0, u, N, p, g) for _ in range(6000)]
+    counts = np.bincount(hops, minlength=N) / len(hops)
+    assert abs(counts[u] - p) < 0.02
+    others = np.delete(counts, u)
+    assert np.allclose(others, (1 - p) / (N - 1), atol=0.02)
+
+
+def test_walk_with_restart_follows_edges():
+    g = uk.make_generator(1)
+    G = nx.cycle_graph(8)
+    nbrs = [np.array(sorted(G.neighbors(v))) for v in range(8)]
+    cur = 0
+    for _ in range(500):
+        nxt = route_next(cur, 5, 8, 0.1, g, routing="walk_with_restart", neighbours=nbrs)
+        assert nxt == 5 or G.has_edge(cur, nxt)
+        cur = nxt
+
+
+def test_noise_only_at_u_and_trust_ball(problem):
+    state, req, data = problem
+    cfg = RRDUConfig(T_unlearn=40, p=0.3, s=2, batch_size=8, lr=0.5, rho=0.4, clip_L=1.0)
+    theta, hist, cost, path = rrdu_unlearn(state.flat, state.params, data, cfg, sigma=2.0,
+                                           generator=uk.make_generator(3))
+    noisy = [h for h in hist if h["node"] == data.u]
+    quiet = [h for h in hist if h["node"] != data.u]
+    assert noisy and quiet
+    assert all(h["noise_norm"] > 0 and h["noisy"] == 1 for h in noisy)
+    assert all(h["noise_norm"] == 0 and h["noisy"] == 0 for h in quiet)
+    # the big noise pushes past rho; every u-step ends inside the ball
+    assert max(h["step_norm"] for h in noisy) > cfg.rho
+    assert all(h["dist_ref"] <= cfg.rho + 1e-6 for h in noisy)
+    assert cost.messages == 40 and cost.grad_evals > 0
+
+
+def test_noise_is_fresh_each_visit(problem):
+    state, req, data = problem
+    # p = 1, no projection, tiny clipping: each hop moves by lr*(g_u + Z) with ||g_u|| <= 1e-9
+    cfg = RRDUConfig(T_unlearn=1, p=1.0, lr=1.0, project=False, clip_L=1e-9)
+    g = uk.make_generator(4)
+    t1, *_ = rrdu_unlearn(state.flat, state.params, data, cfg, sigma=1.0, generator=g)
+    t2, *_ = rrdu_unlearn(state.flat, t1, data, cfg, sigma=1.0, generator=g)
+    z1, z2 = t1 - state.params, t2 - t1
+    assert not torch.allclose(z1, z2)
+    assert z1.norm() > 0.1 and z2.norm() > 0.1
+    # many visits: the increments have std sigma per coordinate
+    zs, th = [], t2
+    for _ in range(100):
+        nxt, *_ = rrdu_unlearn(state.flat, th, data, cfg, sigma=1.0, generator=g)
+        zs.append(nxt - th)
+        th = nxt
+    zs = torch.stack(zs)
+    assert 0.85 < zs.std().item() < 1.15
+    assert abs(zs.mean().item()) < 0.15
+
+
+def _mc_mean_update(state, data, mode, p, n=500, seed=0):
+    cfg = RRDUConfig(T_unlearn=1, p=p, s=8, batch_size=16, lr=1.0, project=False, clip_L=math.inf, mode=mode,
+                     u_batch="full")
+    g = uk.make_generator(seed)
+    acc = torch.zeros_like(state.params)
+    for _ in range(n):
+        t, *_ = rrdu_unlearn(state.flat, state.params, data, cfg, sigma=0.0, generator=g)
+        acc += t - state.params
+    return acc / n
+
+
+def test_exact_mode_expected_update_is_retraining_gradient(problem):
+    """Paper eq. (13): with p = 1/N the exact-mode mean update is -grad L_{\\f} (checked by Monte Carlo)."""
+    state, req, data = problem
+    p = 1 / data.n_nodes
+    target = -retrain_gradient(state.flat, state.params, data)
+    mc = _mc_mean_update(state, data, "exact", p)
+    assert torch.allclose(expected_update(state.flat, state.params, data, "exact", p), target, atol=1e-6)
+    assert (mc - target).norm() < 0.1 * target.norm()
+
+
+def test_lightweight_biased_corrected_within_m_over_n(problem):
+    state, req, data = problem
+    p = 1 / data.n_nodes
+    flat, th = state.flat, state.params
+    target = -retrain_gradient(flat, th, data)
+    ratio = data.m / data.n_u
+    g_ret = flat.grad(th, data.x[data.retained], data.y[data.retained])
+    g_f = flat.grad(th, data.x[data.forget], data.y[data.forget])
+    gap_light = (expected_update(flat, th, data, "lightweight", p) - target).norm()
+    gap_corr = (expected_update(flat, th, data, "corrected", p) - target).norm()
+    # digest 2.6: lightweight gap = (1/N) ||ratio g_f + g_ret||; corrected gap = (1/N) ratio ||g_ret||
+    assert gap_light == pytest.approx(((ratio * g_f + g_ret).norm() / data.n_nodes).item(), rel=1e-4)
+    assert gap_corr == pytest.approx((ratio * g_ret.norm() / data.n_nodes).item(), rel=1e-4)
+    assert gap_corr < gap_light
+    mc = _mc_mean_update(state, data, "lightweight", p, seed=5)
+    assert (mc - expected_update(flat, th, data, "lightweight", p)).norm() < 0.1 * target.norm()
+
+
+def test_adam_option_and_certificate_labels(problem):
+    state, req, data = problem
+    cfg = RRDUConfig(T_unlearn=20, p=0.2, optimizer="adam", lr=0.01, clip_L=1.0, rho=1.0)
+    res = RRDU().unlearn(state, req, cfg, generator=uk.make_generator(0))
+    assert res.certificate.mode == "none" and math.isinf(res.certificate.epsilon)
+    assert "Adam" in res.certificate.note
+    res_sgd = RRDU().unlearn(state, req, RRDUConfig(T_unlearn=20, p=0.2, clip_L=1.0, accountant="C"),
+                             generator=uk.make_generator(0))
+    assert res_sgd.certificate.mode == "sound"
+    assert res_sgd.certificate.epsilon == pytest.approx(1.0, rel=1e-6)
+    assert res_sgd.extras["sigma"] > 0 and len(res_sgd.extras["path"]) == 20
+
+
+def test_events_per_hop(problem):
+    state, req, data = problem
+    events = []
+    cfg = RRDUConfig(T_unlearn=15, p=0.3, clip_L=1.0, eval_every=5)
+    RRDU().unlearn(state, req, cfg, generator=uk.make_generator(0), callback=events.append,
+                   monitor=lambda th: {"norm": float(th.norm())})
+    hops = [e for e in events if e.kind == "hop"]
+    assert [e.step for e in hops] == list(range(1, 16))
+    assert sum(e.kind == "eval" for e in events) == 3
+    assert all("dist_ref" in e.values for e in hops)
+
+
+def test_same_seed_same_result(problem):
+    state, req, data = problem
+    cfg = RRDUConfig(T_unlearn=10, p=0.3, clip_L=1.0)
+    a = RRDU().unlearn(state, req, cfg, generator=uk.make_generator(7)).params
+    b = RRDU().unlearn(state, req, cfg, generator=uk.make_generator(7)).params
+    assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("field,value", [("p", 1.5), ("s", 0), ("mode", "fast"), ("rho", -1.0),
+                                         ("accountant", "E"), ("optimizer", "rmsprop")])
+def test_config_validation_names_field(field, value):
+    with pytest.raises(ValueError, match=field):
+        RRDUConfig(**{field: value})
+
+
+def test_request_must_belong_to_u(problem):
+    state, req, data = problem
+    other = uk.methods.base.Request("samples", state.federation.client_indices[0][:3], client=2)
+    with pytest.raises(ValueError, match="does not hold"):
+        WalkData.from_state(state, other)

@@ -1,0 +1,364 @@
+"""Certificates for RR-DU and its DDP baseline: accountants A, B, C, D and the per-observer ledger.
+
+The paper (Lamri & Maniatakos, Thm 5.1 and Cor. 5.2; App. C.5) only states the noise *scaling*
+``sigma = Theta(L/eps sqrt(p T_u ln(1/delta) ln N / N))``. Digest 000 section 3.4 turns it into four
+explicit accountants; all of them bound what one honest-but-curious observer ``v != u`` sees (the model
+each time the token reaches ``v``), relative to a certifier that never saw D_f, **counting only the
+per-visit gradient difference at u** (like the paper, none accounts for the gap between the two starting
+models A(D) and A(D \\ D_f), digest P15).
+
+=====  =========================================================  ===========  ===============================
+name   what it computes                                           ``mode``     sound when
+=====  =========================================================  ===========  ===============================
+A      Cor. 5.2 literally: ``C_A L/eps sqrt(p T_u ln(1/d) lnN/N)``  ``paper``    never shown: C_A is a free
+       (``C_A`` a free constant, default 1)                                    constant the paper leaves out
+B      App. C.5 with explicit constants: per visit                ``paper``    only if *every* hop between u and
+       ``min(1,(1+c)E[1/K]) alpha Delta^2/(2 sigma^2)`` (network               v were a noisy contraction
+       amplification, Lemma A.11 + Prop A.10), composed over                    (false for RR-DU: non-u hops are
+       the (1-delta/4)-quantile of Bin(T_u, p) visits                          noiseless, digest P4)
+C      no network amplification: ``alpha Delta^2/(2 sigma^2)``    ``sound``    for any single observer, even one
+       per visit, composed over the visit quantile                             that sees the model right after
+                                                                               every u-visit
+D      sampled Gaussian (Mironov-Talwar-Zhang): each of the T_u   ``paper``    if the observer cannot tell which
+       hops is a Gaussian step with probability p                              hops went to u (a reading of the
+                                                                               abstract's "subsampled Gaussian")
+=====  =========================================================  ===========  ===============================
+
+The per-visit sensitivity is ``Delta = sens_factor * L`` (digest P11; 2 for replace-one with per-example
+clipping at L). B and C convert RDP to (eps, delta) with Prop. A.8 at ``delta/2`` (the visit-count tail costs
+``delta/4``); their RDP is linear in alpha, so the optimum over alpha is closed form (digest 3.4):
+``eps = a + 2 sqrt(a b)`` with ``a = K/sigma^2``, ``b = ln(1/delta_conv)``, and conversely
+``sigma = sqrt(K) / (sqrt(b + eps) - sqrt(b))``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import numpy as np
+from scipy import stats
+from scipy.special import gammaln, logsumexp
+
+from .._validate import check_choice, check_int, check_positive, check_probability, check_range
+from ..privacy.certificate import Certificate
+
+__all__ = [
+    "ACCOUNTANTS",
+    "DDP_CALIBRATIONS",
+    "observer_hit_prob",
+    "expected_inverse_delay",
+    "visit_quantile",
+    "linear_rdp_epsilon",
+    "linear_rdp_sigma",
+    "epsilon",
+    "calibrate",
+    "certify",
+    "ddp_sigma",
+    "ddp_certify",
+    "ObserverLedger",
+]
+
+ACCOUNTANTS = ("A", "B", "C", "D")
+DDP_CALIBRATIONS = ("alg3", "netdp_group_m", "netdp_rdp", "group_sound")
+_ORDERS = np.arange(2, 257, dtype=float)
+
+_SOURCES = {
+    "A": "Lamri & Maniatakos, Cor. 5.2 eq. (18), constant C_A (digest 000 s3.4 accountant A)",
+    "B": "Lamri & Maniatakos, App. C.5 (Lemma A.11, Prop. A.10, A.8) with explicit constants (digest 3.4 B)",
+    "C": "per-visit Gaussian RDP composed over the Binomial visit quantile, Prop. A.8 (digest 3.4 C)",
+    "D": "sampled Gaussian RDP (Mironov, Talwar & Zhang 2019) over T_u hops, rate p (digest 3.4 D)",
+}
+_NOTES = {
+    "A": "paper scaling with a free constant C_A: a claim, not a proof",
+    "B": "assumes every hop between u and the observer is noisy (false for RR-DU, digest P4)",
+    "C": "sound per-visit accounting for any single observer; ignores the start-model gap (P15)",
+    "D": "assumes the observer cannot tell which hops went to u; add/remove-style SGM bound",
+}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Random-walk quantities (complete graph, RR-DU routing; digest 2.5)
+# ----------------------------------------------------------------------------------------------------------
+
+def observer_hit_prob(p: float, n_nodes: int) -> float:
+    """``q = (1 - p)/(N - 1)``: per-hop probability that a given observer ``v != u`` gets the token (s4.3)."""
+    check_probability("p", p)
+    check_int("n_nodes", n_nodes, low=2)
+    return (1.0 - p) / (n_nodes - 1)
+
+
+def expected_inverse_delay(p: float, n_nodes: int) -> float:
+    """``E[1/K]`` for ``K ~ Geom(q)`` on {1,2,...}: ``q/(1-q) ln(1/q)`` (digest 2.5, derived).
+
+    The network-amplification factor of accountant B; equals ``ln N/(N-1)`` at ``p = 1/N``.
+    """
+    q = observer_hit_prob(p, n_nodes)
+    if q <= 0:
+        return 0.0
+    if q >= 1:
+        return 1.0
+    return q / (1 - q) * math.log(1 / q)
+
+
+def visit_quantile(T_u: int, p: float, delta: float) -> int:
+    """The ``(1 - delta/4)``-quantile of ``M_u ~ Bin(T_u, p)`` (digest P21: exact, not Chernoff)."""
+    check_int("T_u", T_u, low=1)
+    check_probability("p", p)
+    check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    return int(stats.binom.ppf(1 - delta / 4, T_u, p))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Linear-in-alpha RDP: closed-form conversion and inversion (Prop. A.8, digest 3.4)
+# ----------------------------------------------------------------------------------------------------------
+
+def linear_rdp_epsilon(K: float, sigma: float, delta_conv: float) -> float:
+    """``min_{alpha>1} alpha K/sigma^2 + ln(1/delta_conv)/(alpha-1) = a + 2 sqrt(a b)``."""
+    if sigma <= 0:
+        return math.inf
+    a, b = K / sigma**2, math.log(1 / delta_conv)
+    return a + 2 * math.sqrt(a * b)
+
+
+def linear_rdp_sigma(K: float, epsilon: float, delta_conv: float) -> float:
+    """Inverse of :func:`linear_rdp_epsilon`: ``sigma = sqrt(K) / (sqrt(b + eps) - sqrt(b))``."""
+    b = math.log(1 / delta_conv)
+    # (sqrt(b+e) - sqrt(b)) written as e/(sqrt(b+e)+sqrt(b)) to stay accurate for tiny epsilon
+    root = epsilon / (math.sqrt(b + epsilon) + math.sqrt(b))
+    return math.sqrt(K) / root
+
+
+_K = np.arange(_ORDERS.size + 2, dtype=float)
+_A = _ORDERS[:, None]
+_MASK = _K[None, :] <= _A
+_LOGBINOM = np.where(_MASK, gammaln(_A + 1) - gammaln(_K + 1) - gammaln(np.maximum(_A - _K, 0) + 1), -np.inf)
+
+
+def _sgm_rdp(q: float, z: float, orders: np.ndarray = _ORDERS) -> np.ndarray:
+    """RDP of the Poisson-sampled Gaussian at integer orders (Mironov, Talwar & Zhang 2019, integer-alpha sum),
+    vectorised over orders. PRIVATE STOP-GAP: should become ``unlearnkit.privacy``'s subsampled-Gaussian RDP."""
+    orders = np.asarray(orders, dtype=float)
+    if q == 0:
+        return np.zeros(orders.size)
+    if q == 1:
+        return orders / (2 * z**2)
+    rows = np.searchsorted(_ORDERS, orders)
+    a = _A[rows]
+    with np.errstate(invalid="ignore"):
+        terms = (_LOGBINOM[rows] + (a - _K) * math.log1p(-q) + _K * math.log(q) + (_K * _K - _K) / (2 * z**2))
+    terms = np.where(_MASK[rows], terms, -np.inf)
+    return logsumexp(terms, axis=1) / (orders - 1)
+
+
+def _validate(p: float, n_nodes: int, T_u: int, L: float, sens_factor: float, delta: float) -> None:
+    check_probability("p", p)
+    check_int("n_nodes", n_nodes, low=2)
+    check_int("T_u", T_u, low=1)
+    check_positive("L", L)
+    check_positive("sens_factor", sens_factor)
+    check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+
+
+def _linear_K(accountant: str, *, p: float, n_nodes: int, T_u: int, L: float, sens_factor: float, delta: float,
+              c: float = 1.0) -> float:
+    """``K`` with RDP ``alpha K / sigma^2`` for accountants B and C."""
+    Delta = sens_factor * L
+    M = visit_quantile(T_u, p, delta)
+    if accountant == "C":
+        return M * Delta**2 / 2
+    # capped at 1: the view is post-processing of the per-visit releases, so the unamplified bound (C) always
+    # holds too; the weak-convexity factor (1+c) E[1/K] exceeds 1 on small networks (N <= 3 or so)
+    return min(1.0, (1 + c) * expected_inverse_delay(p, n_nodes)) * M * Delta**2 / 2
+
+
+def epsilon(accountant: str, *, sigma: float, delta: float, n_nodes: int, p: float, T_u: int, L: float,
+            sens_factor: float = 2.0, C_A: float = 1.0) -> float:
+    """The epsilon that ``accountant`` certifies for gradient-noise std ``sigma`` (see the module table)."""
+    check_choice("accountant", accountant, ACCOUNTANTS)
+    _validate(p, n_nodes, T_u, L, sens_factor, delta)
+    check_positive("sigma", sigma, allow_zero=True)
+    if p == 0:
+        return 0.0
+    if sigma == 0:
+        return math.inf
+    if accountant == "A":
+        return C_A * L / sigma * math.sqrt(p * T_u * math.log(1 / delta) * math.log(n_nodes) / n_nodes)
+    if accountant in ("B", "C"):
+        K = _linear_K(accountant, p=p, n_nodes=n_nodes, T_u=T_u, L=L, sens_factor=sens_factor, delta=delta)
+        return linear_rdp_epsilon(K, sigma, delta / 2)
+    rdp = T_u * _sgm_rdp(p, sigma / (sens_factor * L), _ORDERS)
+    return float(np.min(rdp + math.log(1 / delta) / (_ORDERS - 1)))
+
+
+def calibrate(accountant: str, *, epsilon: float, delta: float, n_nodes: int, p: float, T_u: int, L: float,
+              sens_factor: float = 2.0, C_A: float = 1.0) -> float:
+    """The gradient-noise std ``sigma`` that ``accountant`` needs for ``(epsilon, delta)``.
+
+    Closed form for A, B, C (digest 3.4); bisection on a log scale for D. ``p = 0`` needs no noise.
+    """
+    check_choice("accountant", accountant, ACCOUNTANTS)
+    _validate(p, n_nodes, T_u, L, sens_factor, delta)
+    eps = check_positive("epsilon", epsilon)
+    if p == 0:
+        return 0.0
+    if accountant == "A":
+        return C_A * L / eps * math.sqrt(p * T_u * math.log(1 / delta) * math.log(n_nodes) / n_nodes)
+    if accountant in ("B", "C"):
+        K = _linear_K(accountant, p=p, n_nodes=n_nodes, T_u=T_u, L=L, sens_factor=sens_factor, delta=delta)
+        return linear_rdp_sigma(K, eps, delta / 2)
+    f = lambda s: globals()["epsilon"]("D", sigma=s, delta=delta, n_nodes=n_nodes, p=p, T_u=T_u,  # noqa: E731
+                                       L=L, sens_factor=sens_factor)
+    lo, hi = 1e-3 * sens_factor * L, 1e3 * sens_factor * L
+    while f(hi) > eps:
+        hi *= 10
+    while f(lo) < eps and lo > 1e-12:
+        lo /= 10
+    while hi / lo > 1 + 1e-7:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if f(mid) <= eps else (mid, hi)
+    return hi
+
+
+def certify(accountant: str, *, sigma: float, delta: float, n_nodes: int, p: float, T_u: int, L: float,
+            sens_factor: float = 2.0, C_A: float = 1.0) -> Certificate:
+    """A :class:`Certificate` for RR-DU run with noise ``sigma``, with the accountant's provenance."""
+    eps = epsilon(accountant, sigma=sigma, delta=delta, n_nodes=n_nodes, p=p, T_u=T_u, L=L,
+                  sens_factor=sens_factor, C_A=C_A)
+    constants = {"accountant": accountant, "N": n_nodes, "p": p, "T_u": T_u, "L": L, "delta": delta}
+    if accountant == "A":
+        constants["C_A"] = C_A
+    else:
+        constants["sens_factor"] = sens_factor
+        constants["M_quantile"] = visit_quantile(T_u, p, delta)
+    if accountant == "B":
+        constants["E_inv_K"] = expected_inverse_delay(p, n_nodes)
+    return Certificate(epsilon=eps, delta=delta, sigma=sigma,
+                       mechanism="Gaussian noise on the corrective gradient at u, observed on client views",
+                       source=_SOURCES[accountant], mode="sound" if accountant == "C" else "paper",
+                       constants=constants, note=_NOTES[accountant])
+
+
+# ----------------------------------------------------------------------------------------------------------
+# DDP / NetDP baseline calibrations (digest 3.5, pitfall P6)
+# ----------------------------------------------------------------------------------------------------------
+
+def ddp_sigma(calibration: str, *, epsilon: float, delta: float, L: float, m: int = 1, T: int = 100,
+              n_nodes: int = 10, sens_factor: float = 2.0) -> float:
+    """Per-hop gradient-noise std of the DDP baseline (every hop noisy).
+
+    - ``"alg3"``: Algorithm 3 as printed, ``sigma^2 = 8 L^2 ln(1.25/delta)/eps^2`` (one Gaussian mechanism,
+      no composition over T, no group factor m: *not* a guarantee for the walk; reproduces Figure 1).
+    - ``"netdp_group_m"``: proof of Thm 3.5, step 3, ``m L/eps sqrt(T ln N ln(1/delta)/N)`` (constant 1).
+    - ``"netdp_rdp"``: Lemma A.11 explicit: per visit ``(1+c) E[1/K] alpha (m Delta)^2/(2 sigma^2)`` with
+      ``q = 1/N`` (uniform routing), over the visit quantile of Bin(T, 1/N) (amplification by iteration:
+      needs convex smooth losses).
+    - ``"group_sound"``: as ``netdp_rdp`` without amplification (sensitivity ``m Delta``: group privacy for
+      a Gaussian mechanism, digest P14).
+    """
+    check_choice("calibration", calibration, DDP_CALIBRATIONS)
+    eps = check_positive("epsilon", epsilon)
+    check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    check_positive("L", L)
+    check_int("m", m, low=1)
+    check_int("T", T, low=1)
+    check_int("n_nodes", n_nodes, low=2)
+    if calibration == "alg3":
+        return math.sqrt(8 * L**2 * math.log(1.25 / delta)) / eps
+    if calibration == "netdp_group_m":
+        return m * L / eps * math.sqrt(T * math.log(n_nodes) * math.log(1 / delta) / n_nodes)
+    M = visit_quantile(T, 1.0 / n_nodes, delta)
+    K = M * (m * sens_factor * L) ** 2 / 2
+    if calibration == "netdp_rdp":
+        q = 1.0 / n_nodes
+        K *= 2 * q / (1 - q) * math.log(1 / q)
+    return linear_rdp_sigma(K, eps, delta / 2)
+
+
+def ddp_certify(calibration: str, *, sigma: float, epsilon: float, delta: float, L: float, m: int, T: int,
+                n_nodes: int) -> Certificate:
+    """The certificate the DDP baseline claims under ``calibration`` (Prop. C.1: DP gives unlearning)."""
+    sound = calibration == "group_sound"
+    notes = {
+        "alg3": "Algorithm 3's one-shot formula: no composition over hops, no group factor m",
+        "netdp_group_m": "scaling of Thm 3.5's proof with constant 1 (group privacy linear in m)",
+        "netdp_rdp": "amplification by iteration (Lemma A.11) needs convex smooth losses",
+        "group_sound": "Gaussian group privacy (sensitivity m*Delta) per visit to u, no amplification",
+    }
+    return Certificate(epsilon=epsilon, delta=delta, sigma=sigma, mechanism="noisy token SGD (network DP)",
+                       source=f"Lamri & Maniatakos App. B.2 / C.1, calibration '{calibration}'",
+                       mode="sound" if sound else "paper",
+                       constants={"L": L, "m": m, "T": T, "N": n_nodes, "calibration": calibration},
+                       note=notes[calibration])
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Per-observer ledger of a realised walk
+# ----------------------------------------------------------------------------------------------------------
+
+@dataclass
+class ObserverLedger:
+    """Renyi budget of what each client observes along one realised RR-DU path.
+
+    A noisy u-visit is charged to observer ``v`` when ``v`` next receives the token (that is when the
+    released model reaches v's view). ``accountant="C"`` charges ``alpha Delta^2/(2 sigma^2)`` per visit;
+    ``"B"`` multiplies by ``min(1, (1+c)/K)`` where ``K`` is the number of hops the token took to reach ``v`` (the
+    amplification-by-iteration weight whose mean is ``E[1/K]``; optimistic for RR-DU, digest P4). The
+    unlearning client ``u`` is not an adversary and has no entry (``nan``).
+    """
+
+    n_nodes: int
+    u: int
+    sigma: float
+    Delta: float
+    accountant: str = "C"
+    c: float = 1.0
+    weight: np.ndarray = field(init=False)
+    _pending: list = field(init=False, default_factory=list)
+    hop: int = field(init=False, default=0)
+
+    def __post_init__(self) -> None:
+        check_choice("accountant", self.accountant, ("B", "C"))
+        check_int("n_nodes", self.n_nodes, low=2)
+        check_int("u", self.u, low=0, high=self.n_nodes - 1)
+        check_positive("sigma", self.sigma, allow_zero=True)
+        self.weight = np.zeros(self.n_nodes)
+        # per observer: hops of noisy u-visits not yet seen
+        self._pending = [[] for _ in range(self.n_nodes)]
+
+    def record(self, node: int, noisy: bool) -> None:
+        """Account for one hop that went to ``node`` (``noisy`` when it was a noisy u-step)."""
+        self.hop += 1
+        if node != self.u and self._pending[node]:
+            for t in self._pending[node]:
+                k = self.hop - t
+                self.weight[node] += 1.0 if self.accountant == "C" else min(1.0, (1 + self.c) / k)
+            self._pending[node] = []
+        if node == self.u and noisy:
+            for v in range(self.n_nodes):
+                if v != self.u:
+                    self._pending[v].append(self.hop)
+
+    def rdp(self, alpha: float | np.ndarray) -> np.ndarray:
+        """Per-client RDP at order ``alpha`` (array over clients; ``nan`` at u)."""
+        per = np.inf if self.sigma == 0 else self.Delta**2 / (2 * self.sigma**2)
+        out = np.asarray(alpha, dtype=float)[..., None] * self.weight * per
+        out = np.where(self.weight == 0, 0.0, out)
+        out[..., self.u] = np.nan
+        return out
+
+    def epsilons(self, delta: float) -> np.ndarray:
+        """Per-client epsilon at ``delta`` (Prop. A.8, optimised over alpha in closed form)."""
+        out = np.array([linear_rdp_epsilon(w * self.Delta**2 / 2, self.sigma, delta) if w > 0 else 0.0
+                        for w in self.weight])
+        out[self.u] = np.nan
+        return out
+
+    @classmethod
+    def from_path(cls, path: Sequence[int], *, n_nodes: int, u: int, sigma: float, Delta: float,
+                  accountant: str = "C") -> "ObserverLedger":
+        led = cls(n_nodes=n_nodes, u=u, sigma=sigma, Delta=Delta, accountant=accountant)
+        for v in path:
+            led.record(int(v), v == u)
+        return led
