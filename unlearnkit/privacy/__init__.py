@@ -7,9 +7,37 @@ The public names other modules rely on are imported here eagerly (numpy and scip
   :func:`relaxed_gaussian_sigma`;
 - Renyi DP (:mod:`.rdp`): :data:`DEFAULT_ORDERS`, :func:`gaussian_rdp`, :func:`subsampled_gaussian_rdp`,
   :func:`linear_rdp`, :func:`compose_rdp`, :func:`rdp_to_dp`, :func:`rdp_to_delta`;
+- accounting (:mod:`.accountant`): :class:`RDPAccountant` with per-observer ledgers and its events;
+- calibration (:mod:`.calibrate`): :func:`calibrate_sigma`, :func:`get_noise_multiplier` (Opacus semantics);
+- amplification (:mod:`.amplification`): by iteration (:func:`optimal_shift_schedule`,
+  :func:`iteration_rdp`, :func:`gradient_clipping_rho`), by contraction (:func:`model_clipping_delta`,
+  :func:`model_clipping_steps`), by random walks (:func:`expected_inverse_delay`, ...);
 - :class:`Certificate` (:mod:`.certificate`).
 """
 
+from .accountant import (
+    CENTRAL,
+    CurveEvent,
+    GaussianEvent,
+    LinearEvent,
+    RDPAccountant,
+    SubsampledGaussianEvent,
+)
+from .amplification import (
+    ShiftSchedule,
+    expected_inverse_delay,
+    first_observation_delay_pmf,
+    first_observation_rate,
+    gradient_clipping_rho,
+    iteration_rdp,
+    model_clipping_delta,
+    model_clipping_sigma_paper,
+    model_clipping_steps,
+    optimal_shift_schedule,
+    sample_first_observation_delay,
+    visit_count_bound,
+)
+from .calibrate import OPACUS_ORDERS, calibrate_sigma, dpsgd_epsilon, get_noise_multiplier
 from .certificate import MODES, Certificate
 from .gaussian import (
     ClassicGaussianRangeWarning,
@@ -35,6 +63,28 @@ from .rdp import (
 )
 
 __all__ = [
+    "CENTRAL",
+    "CurveEvent",
+    "GaussianEvent",
+    "LinearEvent",
+    "RDPAccountant",
+    "SubsampledGaussianEvent",
+    "ShiftSchedule",
+    "expected_inverse_delay",
+    "first_observation_delay_pmf",
+    "first_observation_rate",
+    "gradient_clipping_rho",
+    "iteration_rdp",
+    "model_clipping_delta",
+    "model_clipping_sigma_paper",
+    "model_clipping_steps",
+    "optimal_shift_schedule",
+    "sample_first_observation_delay",
+    "visit_count_bound",
+    "OPACUS_ORDERS",
+    "calibrate_sigma",
+    "dpsgd_epsilon",
+    "get_noise_multiplier",
     "Certificate",
     "MODES",
     "ClassicGaussianRangeWarning",

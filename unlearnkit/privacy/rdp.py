@@ -126,24 +126,38 @@ def _log_expm1(x: np.ndarray) -> np.ndarray:
         return np.where(x > 30.0, x + np.log1p(-np.exp(-np.minimum(x, 1e300))), np.log(np.expm1(np.minimum(x, 30.0))))
 
 
-def _log_a_minus_1_int(q: float, sigma: float, alpha: int) -> float:
-    """log(A_alpha - 1) for integer alpha (Mironov et al. 2019, Sec. 3.3, integer case).
+def _log_a_minus_1_int(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
+    """log(A_alpha - 1) for integer orders (Mironov et al. 2019, Sec. 3.3, integer case).
 
     ``A_alpha = sum_k C(alpha,k) q^k (1-q)^(alpha-k) exp((k^2-k)/(2 sigma^2))``; the binomial weights sum
     to one and the k = 0, 1 exponents vanish, so ``A_alpha - 1`` keeps only k >= 2 terms with the factor
-    ``expm1((k^2-k)/(2 sigma^2)) > 0``: a sum of positive numbers, summed with logsumexp.
+    ``expm1((k^2-k)/(2 sigma^2)) > 0``: a sum of positive numbers, summed with logsumexp. Orders are
+    processed together as rows of one (orders x k) array.
     """
-    k = np.arange(2, alpha + 1, dtype=float)
-    log_terms = (
-        special.gammaln(alpha + 1.0) - special.gammaln(k + 1.0) - special.gammaln(alpha - k + 1.0)
-        + k * math.log(q) + (alpha - k) * math.log1p(-q)
-        + _log_expm1((k * k - k) / (2.0 * sigma**2))
-    )
-    return float(special.logsumexp(log_terms))
+    out = np.empty(alphas.shape)
+    order = np.argsort(alphas)
+    i = 0
+    while i < order.size:
+        j = i + 1  # batch while the (orders x k) array stays below ~2M entries
+        while j < order.size and alphas[order[j]] * (j - i + 1) <= 2_000_000:
+            j += 1
+        a = alphas[order[i:j]][:, None]
+        k = np.arange(2.0, alphas[order[j - 1]] + 1.0)[None, :]
+        valid = k <= a
+        with np.errstate(invalid="ignore"):
+            log_terms = (
+                special.gammaln(a + 1.0) - special.gammaln(k + 1.0) - special.gammaln(np.where(valid, a - k, 0.0) + 1.0)
+                + k * math.log(q) + (a - k) * math.log1p(-q)
+                + _log_expm1((k * k - k) / (2.0 * sigma**2))
+            )
+        out[order[i:j]] = special.logsumexp(np.where(valid, log_terms, -np.inf), axis=1)
+        i = j
+    return out
 
 
-_GL_X, _GL_W = np.polynomial.legendre.leggauss(12)
+_GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
 _MAX_NODES = 400_000
+_WIDTH = 0.5  # panel width in units of min(sigma, sigma^2)
 
 
 def _log_a_minus_1_frac(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
@@ -155,12 +169,12 @@ def _log_a_minus_1_frac(q: float, sigma: float, alphas: np.ndarray) -> np.ndarra
     ``A_alpha - 1 = E[g(z)]`` with ``g = (1 + y)^alpha - 1 - alpha y >= 0`` (convexity): no cancellation.
 
     The integrand is smooth on the scale ``min(sigma, sigma^2)`` and lives in ``[-14 sigma, alpha + 14 sigma]``
-    (beyond, it is below e^-90 of its peak). Composite 12-point Gauss-Legendre on panels a quarter of that
+    (beyond, it is below e^-90 of its peak). Composite 8-point Gauss-Legendre on panels half of that
     scale integrates it to about machine precision (checked against mpmath at 40 digits in the tests).
     Orders are processed in batches that share one grid, so a whole curve costs a few array passes.
     """
     s2 = sigma * sigma
-    width = 0.25 * min(sigma, s2)
+    width = _WIDTH * min(sigma, s2)
     out = np.empty(alphas.shape)
     order = np.argsort(alphas)
     i = 0
@@ -216,8 +230,8 @@ def _rdp_curve(q: float, sigma: float, a: np.ndarray) -> np.ndarray:
         return out
     is_int = finite & (np.mod(np.where(finite, a, 0.5), 1.0) == 0) & (a <= 100_000)
     log_am1 = np.empty(a.shape)
-    for idx in np.flatnonzero(is_int):
-        log_am1[idx] = _log_a_minus_1_int(q, sigma, int(a[idx]))
+    if np.any(is_int):
+        log_am1[is_int] = _log_a_minus_1_int(q, sigma, a[is_int])
     frac = finite & ~is_int
     if np.any(frac):
         log_am1[frac] = _log_a_minus_1_frac(q, sigma, a[frac])
