@@ -131,9 +131,7 @@ class ForgettingDashboard(Explorer):
 
     def _chunk(self, name: str, current, request: Request, steps: int, gen):
         """One chunk of ``steps`` steps of the chosen baseline, starting from ``current``."""
-        lr = float(self.lr.value)
-        if not lr > 0:
-            raise ValueError(f"lr={lr!r} is out of range: expected lr in (0, inf)")
+        lr = self._lr()
         if name == "retrain":
             train = SGDConfig(steps=steps, lr=self.state.config.lr, batch_size=self.state.config.batch_size,
                               weight_decay=self.state.config.weight_decay)
@@ -145,9 +143,16 @@ class ForgettingDashboard(Explorer):
         return GradientAscent().unlearn(st, request, GradientAscentConfig(max_steps=steps, lr=lr,
                                                                           stop_forget_acc=0.0), generator=gen)
 
+    def _lr(self) -> float:
+        lr = float(self.lr.value)
+        if not lr > 0 or lr != lr:
+            raise ValueError(f"lr={lr!r} is out of range: expected lr in (0, inf)")
+        return lr
+
     def run(self) -> dict[str, float]:
         """Run the selected baseline now (the Run button calls this); returns its final metrics."""
         name = self.method.value
+        self._lr()  # validate every input before anything is redrawn
         request = self.request()
         reference = self._reference(request)
         ds, flat = self.state.dataset, self.state.flat
