@@ -9,7 +9,11 @@
 """
 
 from ._engine import ClientSampler, MixingSource, batched_loss_and_grad, consensus_distance
+from .gradient_gossip import (GradientGossipConfig, HistoryCache, RunningSumCache, paper_storage_bytes,
+                              retrain_matrices, run_gradient_gossip)
 from .gossip import GossipConfig, gossip_step, gossip_step_loop, run_gossip, simulate_averaging
 
-__all__ = ["ClientSampler", "MixingSource", "batched_loss_and_grad", "consensus_distance",
+__all__ = ["GradientGossipConfig", "HistoryCache", "RunningSumCache", "paper_storage_bytes", "retrain_matrices",
+           "run_gradient_gossip",
+           "ClientSampler", "MixingSource", "batched_loss_and_grad", "consensus_distance",
            "GossipConfig", "gossip_step", "gossip_step_loop", "run_gossip", "simulate_averaging"]

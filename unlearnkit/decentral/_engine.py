@@ -91,7 +91,8 @@ class MixingSource:
     """
 
     def __init__(self, network: Any, *, rule: str = "metropolis", sparse: bool = False,
-                 device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32) -> None:
+                 device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32,
+                 require_connected: bool = True) -> None:
         self.rule = rule
         self.sparse = bool(sparse)
         self.device = torch.device(device)
@@ -101,8 +102,8 @@ class MixingSource:
         self._fixed: Tensor | None = None
         self._fixed_np: np.ndarray | None = None
         if isinstance(network, nx.Graph):
-            self.schedule = StaticSchedule(network)
-            self._set_fixed(mixing_matrix(network, rule))
+            self.schedule = StaticSchedule(network, require_connected=require_connected)
+            self._set_fixed(mixing_matrix(network, rule, require_connected=require_connected))
         elif isinstance(network, DynamicTopology):
             self.schedule = network
             self._fn = lambda t: network.mixing(t, rule)
@@ -114,7 +115,7 @@ class MixingSource:
                 raise ValueError("network: an empty sequence of mixing matrices")
             self._fn = lambda t: mats[t % len(mats)]
         else:
-            self._set_fixed(validate_mixing(network))
+            self._set_fixed(validate_mixing(network, require_connected=require_connected))
         self.n = self._fixed_np.shape[0] if self._fixed_np is not None else self.numpy(0).shape[0]
 
     @property

@@ -128,8 +128,8 @@ class StaticSchedule(DynamicTopology):
 
     name = "static"
 
-    def __init__(self, G: nx.Graph) -> None:
-        validate_graph(G)
+    def __init__(self, G: nx.Graph, *, require_connected: bool = True) -> None:
+        validate_graph(G, require_connected=require_connected)
         super().__init__(G.number_of_nodes())
         self._G = G
         self.name = G.graph.get("name", "static")

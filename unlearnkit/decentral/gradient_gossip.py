@@ -1,0 +1,399 @@
+"""Gradient-gossip DSGD, the training PDUDT unlearns from, with the caches PDUDT's correction needs.
+
+Digest 002, Eq. (2): every client computes a stochastic gradient *at its own model* and applies the
+``W^t``-weighted sum of its neighbours' gradients (parameters are never averaged, pitfall P1):
+
+    ``theta_i^{t+1} = theta_i^t - eta * sum_j W^t_ij g_j^t``      i.e.  ``Theta <- Theta - eta * W_t @ G_t``
+
+so that ``theta_i^{t1} = theta^0 - eta * sum_t sum_j W^t_ij g_j^t`` (Eq. 4). The network average moves like SGD
+on the mean gradient, but nothing pulls the clients' models together: their consensus distance grows with
+``t``, and with a large step size (e.g. 0.5 on digits) the clients drift apart until the loss rises. Use
+smaller steps than for D-PSGD. With ``local_steps = s > 1`` the
+exchanged vector is the pseudo-gradient ``g_j = (theta_j - sgd^s(theta_j)) / eta`` (digest 002, P5).
+
+When client ``k`` leaves, PDUDT needs per client ``i`` and round ``t`` (Eqs. 7, 8, 9):
+
+- ``u_i^t = sum_j W^t_ij g_j^t`` and ``a_i^t = ||u_i^t||^2``,
+- ``delta_i^{t,(k)} = eta * sum_j (W~^{t,(k)} - W^t)_ij g_j^t`` with ``W~^{t,(k)}`` the retrain mixing matrix
+  (graph without ``k``; row and column ``k`` zero),
+- the correction ``sum_t p_i^t delta_i^{t,(k)}`` with ``p_i^t = a_i^t / A_i``, ``A_i = sum_t a_i^t``.
+
+Two caches give it (both with ``update(W_t, grads_t)``, fed by :func:`run_gradient_gossip`):
+
+- :class:`HistoryCache`: every ``W^t`` and ``g^t`` (``T N d`` floats in a simulator; a real client would keep
+  ``T (1 + N_max) d``): exact for any leaver, request round or ES horizon, but grows with ``T``.
+- :class:`RunningSumCache`: digest 002 P4 (iii), ``A_i``, ``S_i^(k) = sum_t a_i^t delta_i^{t,(k)}`` and
+  ``D_i^(k) = sum_t delta_i^{t,(k)}`` for each candidate leaver ``k``: ``O(N d)`` per client, whatever ``T``.
+  Tests check it equals the history version to float64 precision.
+
+Retrain matrices ``W~`` (digest 002, section 2.1 and P3): ``"recompute"`` (option A: the same mixing rule on
+the round's graph without ``k``) or ``"absorb"`` (option B: ``W~_ii = W_ii + W_ik``, other entries kept).
+The round's graph is read off the support of ``W^t``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from .._validate import check_choice, check_int, check_positive
+from ..graphs.mixing import MIXING_RULES
+from ..methods.base import Callback, Cost, Stopwatch, TrainedState, emit
+from ._engine import (ClientSampler, MixingSource, batched_loss_and_grad, client_indices_of, consensus_distance,
+                      init_stack)
+from .gossip import _evaluate
+
+__all__ = ["GradientGossipConfig", "run_gradient_gossip", "retrain_matrices", "residuals", "round_weights",
+           "HistoryCache", "RunningSumCache", "RETRAIN_RULES", "paper_storage_bytes"]
+
+RETRAIN_RULES = ("recompute", "absorb")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GradientGossipConfig:
+    """Gradient-gossip settings (digest 002, Eq. 2).
+
+    Attributes
+    ----------
+    rounds, lr, batch_size, local_steps, weight_decay, rule, sparse, eval_every:
+        as in :class:`~unlearnkit.decentral.GossipConfig`.
+    cache: ``"none"``, ``"running"`` (:class:`RunningSumCache`), ``"history"`` (:class:`HistoryCache`) or
+        ``"both"`` (to check one against the other).
+    retrain_rule: ``"recompute"`` or ``"absorb"``: how the caches build ``W~`` (module docstring).
+    es_rounds: PDUDT(ES): the running sums stop accumulating after this many rounds (``None`` = never).
+    leavers: candidate leavers the running sums are kept for (default: every client; memory is
+        ``2 * len(leavers) * N * d`` floats).
+    """
+
+    rounds: int
+    lr: float
+    batch_size: int = 32
+    local_steps: int = 1
+    weight_decay: float = 0.0
+    rule: str = "metropolis"
+    sparse: bool = False
+    eval_every: int = 0
+    cache: str = "none"
+    retrain_rule: str = "recompute"
+    es_rounds: Optional[int] = None
+    leavers: Optional[tuple[int, ...]] = None
+
+    def __post_init__(self) -> None:
+        check_int("rounds", self.rounds, low=1)
+        check_positive("lr", self.lr)
+        check_int("batch_size", self.batch_size, low=1)
+        check_int("local_steps", self.local_steps, low=1)
+        check_positive("weight_decay", self.weight_decay, allow_zero=True)
+        check_choice("rule", self.rule, MIXING_RULES)
+        check_int("eval_every", self.eval_every, low=0)
+        check_choice("cache", self.cache, ("none", "running", "history", "both"))
+        check_choice("retrain_rule", self.retrain_rule, RETRAIN_RULES)
+        if self.es_rounds is not None:
+            check_int("es_rounds", self.es_rounds, low=1)
+        if self.leavers is not None:
+            object.__setattr__(self, "leavers", tuple(check_int("leavers", k, low=0) for k in self.leavers))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Retrain matrices W~^{(k)} for every candidate leaver at once
+# ----------------------------------------------------------------------------------------------------------
+
+def retrain_matrices(W: Tensor, leavers: Any = None, *, retrain_rule: str = "recompute",
+                     rule: str = "metropolis") -> Tensor:
+    """``(K, N, N)`` retrain mixing matrices ``W~^{(k)}``, one per leaver ``k`` (default: all ``N``).
+
+    Row and column ``k`` of ``W~^{(k)}`` are zero, so ``W~^{(k)} @ G`` sums over ``j != k`` only (digest 002,
+    Eq. 7). ``retrain_rule="recompute"`` applies ``rule`` to the support of ``W`` without ``k`` (vectorised
+    over ``k``, equal to :func:`~unlearnkit.graphs.mixing_matrix` on ``G - k``); ``"absorb"`` keeps
+    ``W``'s off-diagonal weights and adds ``W_ik`` to ``W_ii``.
+    """
+    check_choice("retrain_rule", retrain_rule, RETRAIN_RULES)
+    check_choice("rule", rule, MIXING_RULES)
+    n = W.shape[-1]
+    ks = torch.arange(n, device=W.device) if leavers is None else torch.as_tensor(list(leavers), device=W.device)
+    if ks.numel() and (int(ks.min()) < 0 or int(ks.max()) >= n):
+        raise ValueError(f"leavers={ks.tolist()} must be clients in [0, {n - 1}]")
+    K = ks.numel()
+    eye = torch.eye(n, dtype=torch.bool, device=W.device)
+    keep = torch.ones(K, n, dtype=torch.bool, device=W.device)
+    keep[torch.arange(K), ks] = False
+    pair = keep[:, :, None] & keep[:, None, :]
+    if retrain_rule == "absorb":
+        Wt = W.expand(K, n, n).clone()
+        Wt.diagonal(dim1=-2, dim2=-1).add_(W[:, ks].T)
+        return torch.where(pair, Wt, torch.zeros_like(Wt))
+    adj = ((W > 0) & ~eye).expand(K, n, n) & pair
+    deg = adj.sum(-1).to(W.dtype)
+    if rule == "max_degree":
+        w = (1.0 / (1.0 + deg.max(dim=-1).values))[:, None, None].expand(K, n, n)
+    else:
+        w = 1.0 / (1.0 + torch.maximum(deg[:, :, None], deg[:, None, :]))
+    Wt = torch.where(adj, w, torch.zeros_like(w))
+    Wt = Wt + torch.diag_embed(1.0 - Wt.sum(-1))
+    if rule == "lazy":
+        Wt = 0.5 * (torch.eye(n, dtype=W.dtype, device=W.device) + Wt)
+    return torch.where(pair, Wt, torch.zeros_like(Wt))
+
+
+def residuals(W: Tensor, grads: Tensor, lr: float, W_tilde: Tensor) -> Tensor:
+    """``delta^{(k)} = lr * (W~^{(k)} - W) @ G`` for each leaver: ``(K, N, d)``, leaver rows zeroed
+    (digest 002, Eq. 7; ``W_tilde`` from :func:`retrain_matrices`)."""
+    delta = lr * torch.einsum("kij,jd->kid", (W_tilde - W).to(grads.dtype), grads)
+    # a leaver's row of W~ is all zero (it takes no part in the retraining): it has nothing to correct
+    return delta * W_tilde.abs().sum(-1).gt(0).to(delta.dtype)[:, :, None]
+
+
+def round_weights(W_hist: Tensor, grads_hist: Tensor, horizon: Optional[int] = None) -> Tensor:
+    """``p_i^t = a_i^t / sum_{s < horizon} a_i^s`` with ``a_i^t = ||sum_j W^t_ij g_j^t||^2`` (digest 002,
+    Eq. 8; the square is the digest's reading). ``(T, N)``; rounds ``>= horizon`` get 0. A client whose
+    every update was zero gets weight 0 everywhere (its deltas are zero too)."""
+    T = W_hist.shape[0]
+    H = T if horizon is None else min(int(horizon), T)
+    u = torch.einsum("tij,tjd->tid", W_hist.to(grads_hist.dtype), grads_hist)
+    a = u.pow(2).sum(-1)
+    a[H:] = 0.0
+    A = a.sum(0, keepdim=True)
+    return a / A.clamp_min(torch.finfo(a.dtype).tiny)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Caches
+# ----------------------------------------------------------------------------------------------------------
+
+class HistoryCache:
+    """Every round's ``W^t`` ``(N, N)`` and gradients ``g^t`` ``(N, d)`` (the full history).
+
+    A simulator stores each gradient once (``T N d`` floats, digest 002 P4 (i)); :meth:`per_client_bytes`
+    gives what each client of a real deployment would store (its own and its neighbours' gradients).
+    """
+
+    def __init__(self, *, dtype: torch.dtype = torch.float64) -> None:
+        self.dtype = dtype
+        self._W: list[Tensor] = []
+        self._g: list[Tensor] = []
+
+    def update(self, W_t: Tensor, grads_t: Tensor) -> None:
+        self._W.append(W_t.detach().to(self.dtype).clone())
+        self._g.append(grads_t.detach().to(self.dtype).clone())
+
+    @property
+    def rounds(self) -> int:
+        return len(self._W)
+
+    @property
+    def W(self) -> Tensor:
+        """``(T, N, N)``."""
+        return torch.stack(self._W)
+
+    @property
+    def grads(self) -> Tensor:
+        """``(T, N, d)``."""
+        return torch.stack(self._g)
+
+    @property
+    def memory_bytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in (*self._W, *self._g))
+
+    def per_client_bytes(self, itemsize: int = 4) -> np.ndarray:
+        """Bytes each client keeps in a real deployment: ``sum_t (1 + |N_i^t|) d`` floats of ``itemsize``."""
+        if not self._W:
+            return np.zeros(0, dtype=np.int64)
+        counts = sum((w > 0).sum(1).cpu().numpy().astype(np.int64) for w in self._W)
+        return counts * self._g[0].shape[1] * itemsize
+
+    def correction(self, leaver: int, lr: float, *, retrain_rule: str = "recompute", rule: str = "metropolis",
+                   scale: str = "paper", es_rounds: Optional[int] = None, rounds: Optional[int] = None) -> Tensor:
+        """``(N, d)``: ``sum_t p_i^t delta_i^t`` (``scale="paper"``, Eq. 9) or ``sum_t delta_i^t``
+        (``"sum"``, digest P2) over rounds ``t < min(rounds, es_rounds)``; row ``leaver`` is zero."""
+        check_choice("scale", scale, ("paper", "sum"))
+        if self.rounds == 0:
+            raise ValueError("the history is empty: no round was trained, there is nothing to unlearn")
+        T = self.rounds if rounds is None else check_int("rounds", rounds, low=1, high=self.rounds)
+        W, g = self.W[:T], self.grads[:T]
+        H = T if es_rounds is None else min(int(es_rounds), T)
+        out = torch.zeros_like(g[0])
+        p = round_weights(W, g, H)
+        for t in range(H):
+            Wt = retrain_matrices(W[t], [leaver], retrain_rule=retrain_rule, rule=rule)
+            d = residuals(W[t], g[t], lr, Wt)[0]
+            out += d if scale == "sum" else p[t, :, None] * d
+        out[leaver] = 0.0
+        return out
+
+
+class RunningSumCache:
+    """Exact online accumulators for PDUDT's correction (digest 002, P4 (iii)).
+
+    Keeps ``A_i = sum_t a_i^t`` ``(N,)``, ``S[k, i] = sum_t a_i^t delta_i^{t,(k)}`` and
+    ``D[k, i] = sum_t delta_i^{t,(k)}`` ``(K, N, d)`` for the candidate leavers: per client ``2 K d + 1``
+    floats instead of ``T (1 + N_max) d``. Rounds after ``es_rounds`` are counted but not accumulated.
+    """
+
+    def __init__(self, n: int, d: int, lr: float, *, leavers: Any = None, retrain_rule: str = "recompute",
+                 rule: str = "metropolis", es_rounds: Optional[int] = None, dtype: torch.dtype = torch.float64,
+                 device: Any = "cpu") -> None:
+        self.n = check_int("n", n, low=2)
+        self.d = check_int("d", d, low=1)
+        self.lr = check_positive("lr", lr)
+        self.retrain_rule = check_choice("retrain_rule", retrain_rule, RETRAIN_RULES)
+        self.rule = check_choice("rule", rule, MIXING_RULES)
+        self.es_rounds = None if es_rounds is None else check_int("es_rounds", es_rounds, low=1)
+        self.leavers = list(range(n)) if leavers is None else [check_int("leavers", k, low=0, high=n - 1)
+                                                               for k in leavers]
+        self._slot = {k: s for s, k in enumerate(self.leavers)}
+        K = len(self.leavers)
+        self.A = torch.zeros(n, dtype=dtype, device=device)
+        self.S = torch.zeros(K, n, d, dtype=dtype, device=device)
+        self.D = torch.zeros(K, n, d, dtype=dtype, device=device)
+        self.rounds = 0
+
+    def update(self, W_t: Tensor, grads_t: Tensor) -> None:
+        if W_t.shape != (self.n, self.n) or grads_t.shape != (self.n, self.d):
+            raise ValueError(f"round {self.rounds}: W_t {tuple(W_t.shape)} and grads_t {tuple(grads_t.shape)} "
+                             f"must be ({self.n}, {self.n}) and ({self.n}, {self.d})")
+        active = self.es_rounds is None or self.rounds < self.es_rounds
+        self.rounds += 1
+        if not active:
+            return
+        W = W_t.detach().to(device=self.A.device, dtype=self.A.dtype)
+        g = grads_t.detach().to(device=self.A.device, dtype=self.A.dtype)
+        a = (W @ g).pow(2).sum(1)
+        delta = residuals(W, g, self.lr, retrain_matrices(W, self.leavers, retrain_rule=self.retrain_rule,
+                                                          rule=self.rule))
+        self.A += a
+        self.S += a[None, :, None] * delta
+        self.D += delta
+
+    @property
+    def memory_bytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in (self.A, self.S, self.D))
+
+    def correction(self, leaver: int, *, scale: str = "paper") -> Tensor:
+        """Same contract as :meth:`HistoryCache.correction` at the rounds fed so far."""
+        check_choice("scale", scale, ("paper", "sum"))
+        if leaver not in self._slot:
+            raise ValueError(f"leaver={leaver} was not among the cached leavers {self.leavers}")
+        if self.rounds == 0:
+            raise ValueError("no round was trained: there is nothing to unlearn")
+        s = self._slot[leaver]
+        out = self.D[s].clone() if scale == "sum" else self.S[s] / self.A.clamp_min(torch.finfo(self.A.dtype).tiny)[:, None]
+        out[leaver] = 0.0
+        return out
+
+
+def paper_storage_bytes(rounds: int, n_max: int, d: int, itemsize: int = 4) -> int:
+    """Per-client storage of PDUDT as the paper describes it: ``t1 (1 + N_max) d`` floats (digest 002, P4)."""
+    return int(rounds) * (1 + int(n_max)) * int(d) * int(itemsize)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Training
+# ----------------------------------------------------------------------------------------------------------
+
+def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: GradientGossipConfig, *,
+                        generator: torch.Generator, init: Optional[Tensor] = None, exclude: Optional[int] = None,
+                        caches: Optional[list[Any]] = None, callback: Optional[Callback] = None,
+                        progress: bool = False) -> TrainedState:
+    """Train by gradient gossip (digest 002, Eq. 2), optionally caching what PDUDT needs.
+
+    Parameters
+    ----------
+    flat, federation, network, generator, init, callback, progress:
+        as in :func:`~unlearnkit.decentral.run_gossip` (``network``: graph, ``W``, schedule, list or callable).
+    config: :class:`GradientGossipConfig`.
+    exclude: run the *retraining* without client ``exclude`` (digest 002, Eq. 3): every round uses
+        ``W~^{(exclude)}`` (``config.retrain_rule``), the excluded client's row stays at its start and its
+        gradient is never used. Minibatches are drawn for all ``N`` clients exactly as in the original run
+        (same generator, same draws), so the two runs are coupled and their gap isolates ``k``'s influence.
+    caches: extra objects with ``update(W_t, grads_t)`` fed every round (e.g. another implementation).
+
+    Returns
+    -------
+    TrainedState
+        ``params`` ``(N, d)``; ``history`` per round (``round``, ``loss``, ``consensus`` over active clients,
+        evaluation keys at ``eval_every``); ``extras``: ``"running"`` / ``"history"`` caches when asked,
+        ``"client_losses"`` ``(rounds, N)``, ``"mixing"``, ``"theta0"``.
+    """
+    if not isinstance(config, GradientGossipConfig):
+        raise ValueError(f"config must be a GradientGossipConfig, got {type(config).__name__}")
+    dataset, client_idx = client_indices_of(federation)
+    device = dataset.x_train.device
+    n = len(client_idx)
+    # gradient gossip tolerates disconnected graphs: its bounds stay finite at slem = 1 (digest 002, P6)
+    mixing = MixingSource(network, rule=config.rule, sparse=False, device=device, require_connected=False)
+    if mixing.n != n:
+        raise ValueError(f"the network has N={mixing.n} clients but the federation has {n}")
+    if exclude is not None:
+        exclude = check_int("exclude", exclude, low=0, high=n - 1)
+    active = torch.ones(n, dtype=torch.bool, device=device)
+    if exclude is not None:
+        active[exclude] = False
+    sampler = ClientSampler(dataset, client_idx, config.batch_size, generator=generator)
+    thetas = init_stack(flat, n, init, device)
+    theta0 = thetas.clone()
+
+    extras: dict[str, Any] = {"theta0": theta0, "mixing": mixing}
+    feed: list[Any] = list(caches or [])
+    if config.cache in ("running", "both"):
+        extras["running"] = RunningSumCache(n, flat.d, config.lr, leavers=config.leavers,
+                                            retrain_rule=config.retrain_rule, rule=config.rule,
+                                            es_rounds=config.es_rounds, device=device)
+        feed.append(extras["running"])
+    if config.cache in ("history", "both"):
+        extras["history"] = HistoryCache()
+        feed.append(extras["history"])
+
+    history: list[dict[str, float]] = []
+    client_losses = np.zeros((config.rounds, n))
+    messages = 0
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=config.rounds, desc="gradient gossip", leave=False)
+    with Stopwatch() as sw:
+        for t in range(config.rounds):
+            W = mixing.matrix(t)
+            if exclude is not None:
+                W = retrain_matrices(W.to(torch.float64), [exclude], retrain_rule=config.retrain_rule,
+                                     rule=config.rule)[0].to(thetas.dtype)
+            phi, losses = thetas, []
+            for _ in range(config.local_steps):
+                xs, ys, _ = sampler.sample()
+                loss, g = batched_loss_and_grad(flat, phi, xs, ys, weight_decay=config.weight_decay)
+                losses.append(loss)
+                if config.local_steps == 1:
+                    break
+                phi = phi - config.lr * g
+            if config.local_steps > 1:
+                g = (thetas - phi) / config.lr
+            g = g.detach()
+            for c in feed:
+                c.update(W, g)
+            thetas = (thetas - config.lr * (W @ g)).detach()
+            messages += int(((W > 0).sum() - (W.diagonal() > 0).sum()).item())
+            client_losses[t] = torch.stack(losses).mean(0).detach().cpu().numpy()
+            act = active.cpu().numpy()
+            row = {"round": t + 1, "loss": float(client_losses[t][act].mean()),
+                   "consensus": consensus_distance(thetas[active])}
+            if config.eval_every and ((t + 1) % config.eval_every == 0 or t + 1 == config.rounds):
+                row.update(_evaluate(flat, thetas[active], dataset))
+                emit(callback, "eval", t + 1, **{k: v for k, v in row.items() if k != "round"})
+            history.append(row)
+            emit(callback, "round", t + 1, loss=row["loss"], consensus=row["consensus"])
+            if bar is not None:
+                bar.update(1)
+    if bar is not None:
+        bar.close()
+    n_act = int(active.sum())
+    memory = sum(int(getattr(c, "memory_bytes", 0)) for c in feed)
+    cost = Cost(grad_evals=config.rounds * config.local_steps * n_act * config.batch_size, messages=messages,
+                seconds=sw.seconds, memory_bytes=memory)
+    extras["client_losses"] = client_losses
+    train_idx = np.sort(np.concatenate([ix for c, ix in enumerate(client_idx) if c != exclude]))
+    return TrainedState(flat=flat, params=thetas, dataset=dataset, train_indices=train_idx, config=config,
+                        federation=federation, network=network, cost=cost, history=history, extras=extras)
