@@ -163,7 +163,7 @@ class RDPAccountant:
     >>> acc = RDPAccountant()
     >>> acc.compose(SubsampledGaussianEvent(q=0.01, sigma=1.1), count=1000, why="DP-SGD")
     >>> round(acc.epsilon(1e-5), 3)
-    1.215
+    1.712
     """
 
     def __init__(self, orders: Iterable[float] = DEFAULT_ORDERS) -> None:

@@ -1,0 +1,69 @@
+"""Notebook 02's figures and explorers, driven headlessly."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ipywidgets")
+pytest.importorskip("anywidget")
+
+from unlearnkit.privacy import DEFAULT_ORDERS, analytic_gaussian_sigma, subsampled_gaussian_rdp  # noqa: E402
+from unlearnkit.viz.privacy import (  # noqa: E402
+    CalibratorExplorer,
+    GaussianExplorer,
+    RenyiExplorer,
+    conversions_figure,
+    gaussian_densities_figure,
+)
+
+
+def test_pure_figures():
+    fig = gaussian_densities_figure(1.0, 1e-5, 2.0)
+    assert len(fig.data) == 4 and "analytic 7.46" in fig.layout.title.text
+    rdp = subsampled_gaussian_rdp(0.04, 1.5) * 2250
+    conv = conversions_figure(np.asarray(DEFAULT_ORDERS), rdp, 1e-5)
+    names = [t.name for t in conv.data]
+    assert any(n.startswith("cks: eps=7.3") for n in names)
+
+
+def test_gaussian_explorer_reacts_and_reports_errors():
+    ex = GaussianExplorer(epsilon=0.5, log10_delta=-5, sensitivity=1.0)
+    before = tuple(ex.fig.data[0].y)
+    ex.epsilon.value = 10.0
+    assert tuple(ex.fig.data[0].y) != before
+    assert ex.current["sigma_analytic"] == pytest.approx(analytic_gaussian_sigma(10.0, 1e-5))
+    assert "lies" in ex.sigma_text.value  # eps = 10: the classic formula under-noises
+    ex.epsilon.value = 0.5
+    assert "lies" not in ex.sigma_text.value and ex.last_error is None
+    ex.sensitivity.value = 0.0 + 1e-9  # slider clamps to its minimum; still valid
+    assert ex.last_error is None
+    # a bad value set programmatically is shown in place, naming the parameter
+    ex.log10_delta.max = 1.0
+    ex.log10_delta.value = 0.5
+    assert ex.last_error is not None and "delta" in ex.last_error
+
+
+def test_renyi_explorer_live_comparison_with_dp_accounting():
+    pytest.importorskip("dp_accounting")
+    ex = RenyiExplorer(q=0.04, sigma=1.5, steps=2250)
+    assert ex.current["cks"][0] == pytest.approx(ex.current["dp_accounting"][0], rel=1e-3)
+    assert "dp_accounting (cks)" in ex.table.value
+    before = tuple(ex.curve_fig.data[0].y)
+    title = ex.conv_fig.layout.title.text
+    ex.sigma.value = 3.0
+    assert tuple(ex.curve_fig.data[0].y) != before
+    ex.log10_delta.value = -8
+    assert ex.conv_fig.layout.title.text != title
+    assert ex.current["cks"][0] <= ex.current["balle"][0] <= ex.current["mironov"][0]
+    ex.steps.value = 10
+    assert ex.n_updates >= 4 and ex.last_error is None
+
+
+def test_calibrator_explorer_never_overshoots():
+    ex = CalibratorExplorer(epsilon=2.0, log10_delta=-5, q=0.02, steps=200, n_grid=6)
+    for m, s in ex.current["sigma"].items():
+        assert ex.current["achieved"][m] <= 2.0
+    s_before = ex.current["sigma"]["cks"]
+    ex.epsilon.value = 4.0
+    assert ex.current["sigma"]["cks"] < s_before
+    assert ex.fig.data[-2].x[0] == pytest.approx(ex.current["sigma"]["cks"])
+    assert "sigma" in ex.result.value
