@@ -106,7 +106,8 @@ def test_ledger_charges_on_observation():
     assert led.weight.tolist() == [1.0, 0.0, 2.0]
     eps = led.epsilons(1e-5)
     assert math.isnan(eps[1]) and eps[2] > eps[0] > 0
-    assert eps[0] == pytest.approx(rc.linear_rdp_epsilon(0.5, 2.0, 1e-5))
+    assert eps[0] == pytest.approx(rc.linear_rdp_epsilon(0.5 / 4, 1.0, 1e-5), rel=2e-2)
+    assert sum(r['count'] for r in led.ledger(2)) == 2 and led.ledger(1) == []
     # amplified ledger: first noisy visit reached 2 after 1 hop, 0 after 2 hops -> weight min(1, 2/2) = 1
     ledb = rc.ObserverLedger.from_path([1, 2, 3, 0], n_nodes=4, u=1, sigma=2.0, Delta=1.0, accountant="B")
     assert ledb.weight.tolist() == [2 / 3, 0.0, 1.0, 1.0]

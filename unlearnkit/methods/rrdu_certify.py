@@ -38,11 +38,10 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import numpy as np
-from scipy import stats
-from scipy.special import gammaln, logsumexp
-
 from .._validate import check_choice, check_int, check_positive, check_probability, check_range
-from ..privacy.certificate import Certificate
+from ..privacy import (Certificate, GaussianEvent, LinearEvent, RDPAccountant, calibrate_sigma,
+                       first_observation_rate, rdp_to_dp, subsampled_gaussian_rdp, visit_count_bound)
+from ..privacy import expected_inverse_delay as _walk_inverse_delay
 
 __all__ = [
     "ACCOUNTANTS",
@@ -83,23 +82,24 @@ _NOTES = {
 # ----------------------------------------------------------------------------------------------------------
 
 def observer_hit_prob(p: float, n_nodes: int) -> float:
-    """``q = (1 - p)/(N - 1)``: per-hop probability that a given observer ``v != u`` gets the token (s4.3)."""
+    """``q = (1 - p)/(N - 1)``: per-hop probability that a given observer ``v != u`` gets the token (s4.3).
+
+    :func:`unlearnkit.privacy.first_observation_rate`, extended to ``p = 1`` (``q = 0``).
+    """
     check_probability("p", p)
     check_int("n_nodes", n_nodes, low=2)
-    return (1.0 - p) / (n_nodes - 1)
+    return 0.0 if p == 1 else first_observation_rate(p, n_nodes)
 
 
 def expected_inverse_delay(p: float, n_nodes: int) -> float:
-    """``E[1/K]`` for ``K ~ Geom(q)`` on {1,2,...}: ``q/(1-q) ln(1/q)`` (digest 2.5, derived).
+    """``E[1/K] = q/(1-q) ln(1/q)`` for ``K ~ Geom(q)`` (digest 2.5), via :mod:`unlearnkit.privacy`.
 
-    The network-amplification factor of accountant B; equals ``ln N/(N-1)`` at ``p = 1/N``.
+    The network-amplification factor of accountant B; ``ln N/(N-1)`` at ``p = 1/N``; 0 at ``p = 1`` (the
+    observer never receives the token).
     """
-    q = observer_hit_prob(p, n_nodes)
-    if q <= 0:
-        return 0.0
-    if q >= 1:
-        return 1.0
-    return q / (1 - q) * math.log(1 / q)
+    check_probability("p", p)
+    check_int("n_nodes", n_nodes, low=2)
+    return 0.0 if p == 1 else _walk_inverse_delay(p, n_nodes)
 
 
 def visit_quantile(T_u: int, p: float, delta: float) -> int:
@@ -107,7 +107,7 @@ def visit_quantile(T_u: int, p: float, delta: float) -> int:
     check_int("T_u", T_u, low=1)
     check_probability("p", p)
     check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    return int(stats.binom.ppf(1 - delta / 4, T_u, p))
+    return visit_count_bound(T_u, p, delta / 4)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -130,26 +130,11 @@ def linear_rdp_sigma(K: float, epsilon: float, delta_conv: float) -> float:
     return math.sqrt(K) / root
 
 
-_K = np.arange(_ORDERS.size + 2, dtype=float)
-_A = _ORDERS[:, None]
-_MASK = _K[None, :] <= _A
-_LOGBINOM = np.where(_MASK, gammaln(_A + 1) - gammaln(_K + 1) - gammaln(np.maximum(_A - _K, 0) + 1), -np.inf)
-
-
 def _sgm_rdp(q: float, z: float, orders: np.ndarray = _ORDERS) -> np.ndarray:
-    """RDP of the Poisson-sampled Gaussian at integer orders (Mironov, Talwar & Zhang 2019, integer-alpha sum),
-    vectorised over orders. PRIVATE STOP-GAP: should become ``unlearnkit.privacy``'s subsampled-Gaussian RDP."""
-    orders = np.asarray(orders, dtype=float)
+    """One hop of accountant D: the Poisson-sampled Gaussian RDP (:func:`unlearnkit.privacy.subsampled_gaussian_rdp`)."""
     if q == 0:
-        return np.zeros(orders.size)
-    if q == 1:
-        return orders / (2 * z**2)
-    rows = np.searchsorted(_ORDERS, orders)
-    a = _A[rows]
-    with np.errstate(invalid="ignore"):
-        terms = (_LOGBINOM[rows] + (a - _K) * math.log1p(-q) + _K * math.log(q) + (_K * _K - _K) / (2 * z**2))
-    terms = np.where(_MASK[rows], terms, -np.inf)
-    return logsumexp(terms, axis=1) / (orders - 1)
+        return np.zeros(len(orders))
+    return subsampled_gaussian_rdp(q, z, orders)
 
 
 def _validate(p: float, n_nodes: int, T_u: int, L: float, sens_factor: float, delta: float) -> None:
@@ -189,7 +174,8 @@ def epsilon(accountant: str, *, sigma: float, delta: float, n_nodes: int, p: flo
         K = _linear_K(accountant, p=p, n_nodes=n_nodes, T_u=T_u, L=L, sens_factor=sens_factor, delta=delta)
         return linear_rdp_epsilon(K, sigma, delta / 2)
     rdp = T_u * _sgm_rdp(p, sigma / (sens_factor * L), _ORDERS)
-    return float(np.min(rdp + math.log(1 / delta) / (_ORDERS - 1)))
+    # Prop. A.8 (Mironov's conversion), the one the paper uses
+    return rdp_to_dp(_ORDERS, rdp, delta, method="mironov", warn_edge=False)[0]
 
 
 def calibrate(accountant: str, *, epsilon: float, delta: float, n_nodes: int, p: float, T_u: int, L: float,
@@ -210,15 +196,7 @@ def calibrate(accountant: str, *, epsilon: float, delta: float, n_nodes: int, p:
         return linear_rdp_sigma(K, eps, delta / 2)
     f = lambda s: globals()["epsilon"]("D", sigma=s, delta=delta, n_nodes=n_nodes, p=p, T_u=T_u,  # noqa: E731
                                        L=L, sens_factor=sens_factor)
-    lo, hi = 1e-3 * sens_factor * L, 1e3 * sens_factor * L
-    while f(hi) > eps:
-        hi *= 10
-    while f(lo) < eps and lo > 1e-12:
-        lo /= 10
-    while hi / lo > 1 + 1e-7:
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if f(mid) <= eps else (mid, hi)
-    return hi
+    return calibrate_sigma(f, eps, sigma_hint=sens_factor * L, rtol=1e-7)
 
 
 def certify(accountant: str, *, sigma: float, delta: float, n_nodes: int, p: float, T_u: int, L: float,
@@ -302,10 +280,13 @@ class ObserverLedger:
     """Renyi budget of what each client observes along one realised RR-DU path.
 
     A noisy u-visit is charged to observer ``v`` when ``v`` next receives the token (that is when the
-    released model reaches v's view). ``accountant="C"`` charges ``alpha Delta^2/(2 sigma^2)`` per visit;
-    ``"B"`` multiplies by ``min(1, (1+c)/K)`` where ``K`` is the number of hops the token took to reach ``v`` (the
-    amplification-by-iteration weight whose mean is ``E[1/K]``; optimistic for RR-DU, digest P4). The
-    unlearning client ``u`` is not an adversary and has no entry (``nan``).
+    released model reaches v's view). ``accountant="C"`` charges a Gaussian mechanism
+    ``alpha Delta^2/(2 sigma^2)`` per visit; ``"B"`` multiplies it by ``min(1, (1+c)/K)`` where ``K`` is the
+    number of hops the token took to reach ``v`` (the amplification-by-iteration weight whose mean is
+    ``E[1/K]``; optimistic for RR-DU, digest P4). The charges go to a
+    :class:`unlearnkit.privacy.RDPAccountant` with one ledger per client (``accountant``); ``weight[v]`` is
+    the number of visit-equivalents charged to ``v``. The unlearning client ``u`` is not an adversary and
+    has no entry (``nan``).
     """
 
     n_nodes: int
@@ -315,50 +296,56 @@ class ObserverLedger:
     accountant: str = "C"
     c: float = 1.0
     weight: np.ndarray = field(init=False)
-    _pending: list = field(init=False, default_factory=list)
+    rdp_accountant: RDPAccountant = field(init=False)
     hop: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
         check_choice("accountant", self.accountant, ("B", "C"))
         check_int("n_nodes", self.n_nodes, low=2)
         check_int("u", self.u, low=0, high=self.n_nodes - 1)
-        check_positive("sigma", self.sigma, allow_zero=True)
+        check_positive("sigma", self.sigma)
+        check_positive("Delta", self.Delta)
         self.weight = np.zeros(self.n_nodes)
-        # per observer: hops of noisy u-visits not yet seen
-        self._pending = [[] for _ in range(self.n_nodes)]
+        self.rdp_accountant = RDPAccountant(orders=_ORDERS)
+        self._pending: list[list[int]] = [[] for _ in range(self.n_nodes)]
+        self._event = GaussianEvent(self.sigma, self.Delta)
 
     def record(self, node: int, noisy: bool) -> None:
         """Account for one hop that went to ``node`` (``noisy`` when it was a noisy u-step)."""
         self.hop += 1
+        node = int(node)
         if node != self.u and self._pending[node]:
-            for t in self._pending[node]:
-                k = self.hop - t
-                self.weight[node] += 1.0 if self.accountant == "C" else min(1.0, (1 + self.c) / k)
+            if self.accountant == "C":
+                k = len(self._pending[node])
+                self.weight[node] += k
+                self.rdp_accountant.compose(self._event, k, observer=node, why="noisy u-visits reach the view")
+            else:
+                per = self.Delta**2 / (2 * self.sigma**2)
+                for t in self._pending[node]:
+                    w = min(1.0, (1 + self.c) / (self.hop - t))
+                    self.weight[node] += w
+                    self.rdp_accountant.compose(LinearEvent(w * per, "amplified Gaussian"), observer=node,
+                                                why=f"u-visit seen after {self.hop - t} hops")
             self._pending[node] = []
         if node == self.u and noisy:
             for v in range(self.n_nodes):
                 if v != self.u:
                     self._pending[v].append(self.hop)
 
-    def rdp(self, alpha: float | np.ndarray) -> np.ndarray:
-        """Per-client RDP at order ``alpha`` (array over clients; ``nan`` at u)."""
-        per = np.inf if self.sigma == 0 else self.Delta**2 / (2 * self.sigma**2)
-        out = np.asarray(alpha, dtype=float)[..., None] * self.weight * per
-        out = np.where(self.weight == 0, 0.0, out)
-        out[..., self.u] = np.nan
-        return out
-
     def epsilons(self, delta: float) -> np.ndarray:
-        """Per-client epsilon at ``delta`` (Prop. A.8, optimised over alpha in closed form)."""
-        out = np.array([linear_rdp_epsilon(w * self.Delta**2 / 2, self.sigma, delta) if w > 0 else 0.0
-                        for w in self.weight])
+        """Per-client epsilon at ``delta`` (Prop. A.8 over the accountant's orders); ``nan`` at ``u``."""
+        out = np.array([self.rdp_accountant.epsilon(delta, "mironov", observer=v) for v in range(self.n_nodes)])
         out[self.u] = np.nan
         return out
 
+    def ledger(self, v: int) -> list[dict]:
+        """Client ``v``'s ledger rows (what was charged, how often, why)."""
+        return self.rdp_accountant.ledger(v)
+
     @classmethod
     def from_path(cls, path: Sequence[int], *, n_nodes: int, u: int, sigma: float, Delta: float,
-                  accountant: str = "C") -> "ObserverLedger":
+                  accountant: str = "C", noisy: bool = True) -> "ObserverLedger":
         led = cls(n_nodes=n_nodes, u=u, sigma=sigma, Delta=Delta, accountant=accountant)
         for v in path:
-            led.record(int(v), v == u)
+            led.record(int(v), noisy and v == u)
         return led
