@@ -11,9 +11,11 @@
 from ._engine import ClientSampler, MixingSource, batched_loss_and_grad, consensus_distance
 from .gradient_gossip import (GradientGossipConfig, HistoryCache, RunningSumCache, paper_storage_bytes,
                               retrain_matrices, run_gradient_gossip)
+from .token import HopContext, TokenConfig, TokenOptimizer, netdp_sigma, run_netdp, run_token
 from .gossip import GossipConfig, gossip_step, gossip_step_loop, run_gossip, simulate_averaging
 
-__all__ = ["GradientGossipConfig", "HistoryCache", "RunningSumCache", "paper_storage_bytes", "retrain_matrices",
+__all__ = ["HopContext", "TokenConfig", "TokenOptimizer", "netdp_sigma", "run_netdp", "run_token",
+           "GradientGossipConfig", "HistoryCache", "RunningSumCache", "paper_storage_bytes", "retrain_matrices",
            "run_gradient_gossip",
            "ClientSampler", "MixingSource", "batched_loss_and_grad", "consensus_distance",
            "GossipConfig", "gossip_step", "gossip_step_loop", "run_gossip", "simulate_averaging"]
