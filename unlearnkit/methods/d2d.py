@@ -274,3 +274,33 @@ def unlearn(state: TrainedState, request: Request, config: D2DConfig, *, generat
     emit(callback, "noise", cfg.steps + config.K, sigma=sigma, noise_norm=float((out - u).norm()))
     return Result(params=out, certificate=cert, history=hist, cost=Cost(grad_evals=cost.grad_evals, seconds=sw.seconds),
                   extras={"noiseless": u, "sigma": sigma})
+
+
+class D2D:
+    """The shared calling shape: ``D2D().unlearn(state, request, D2DConfig(...), generator=g)``."""
+
+    name = "d2d"
+
+    def unlearn(self, state: TrainedState, request: Request, config: D2DConfig, *, generator: torch.Generator,
+                callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        return unlearn(state, request, config, generator=generator, callback=callback, progress=progress)
+
+
+def _register() -> None:
+    from ..experiments import register_method
+    from .r2d import PAPER, _run
+
+    @register_method("d2d", profiles=("quick", "synthetic", "mlp"), paper=PAPER,
+                     description="K SGD steps on the retain set from the final model, then noise "
+                                 "(epsilon=None: the fine-tuning baseline)")
+    def _run_d2d(*, profile: str, seed: int, progress: bool, K: int = 100, epsilon: Optional[float] = 1.0,
+                 delta: float = 1e-5, mode: str = "sound", **kw):
+        def make(state, c):
+            if c.regime != "strongly_convex":
+                return D2DConfig(K=K, epsilon=None)  # no D2D guarantee outside strong convexity: fine-tuning
+            return D2DConfig(K=K, epsilon=epsilon, delta=delta, constants=c, mode=mode)
+
+        return _run(D2D(), make, profile=profile, seed=seed, progress=progress)
+
+
+_register()

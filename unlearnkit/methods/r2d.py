@@ -429,3 +429,87 @@ def unlearn(state: TrainedState, request: Request, config: R2DConfig, *, generat
     emit(callback, "noise", T, sigma=sigma, noise_norm=float((out - u).norm()))
     return Result(params=out, certificate=cert, history=hist,
                   cost=Cost(grad_evals=cost.grad_evals, seconds=sw.seconds), extras={"noiseless": u, "sigma": sigma})
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Method object and CLI experiment
+# ----------------------------------------------------------------------------------------------------------
+
+
+class R2D:
+    """The shared calling shape: ``R2D().unlearn(state, request, R2DConfig(...), generator=g)``."""
+
+    name = "r2d"
+
+    def unlearn(self, state: TrainedState, request: Request, config: R2DConfig, *, generator: torch.Generator,
+                callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        return unlearn(state, request, config, generator=generator, callback=callback, progress=progress)
+
+
+LAM = 0.01
+RADIUS = 10.0
+
+
+def central_profile(name: str):
+    """Experiment profiles shared by the R2D and D2D runners.
+
+    ``"quick"``: digits, softmax regression on unit-ball features (+ bias), L2 weight 0.01, projection radius
+    10, 200 PSGD steps with replacement at step 0.4: analytic constants, so certificates are real.
+    ``"synthetic"``: binary logistic regression on the unit-ball synthetic data. ``"mlp"``: digits MLP; its
+    constants can only be estimated, so its certificates are ``mode="none"``.
+    """
+    from ..experiments import CentralProfile
+    from ..train import SGDConfig
+
+    check_choice("profile", name, ("quick", "synthetic", "mlp"))
+    train = SGDConfig(steps=200, lr=0.4, batch_size=32, weight_decay=LAM, radius=RADIUS, checkpoint_every=20)
+    if name == "synthetic":
+        return CentralProfile(dataset="synthetic", dataset_kwargs={"n_train": 1000, "n_test": 500, "dim": 20},
+                              model="logreg", model_kwargs={}, loss="logistic", train=train, request="samples",
+                              m=50, unit_ball=True)
+    if name == "mlp":
+        return CentralProfile(model="mlp", model_kwargs={"hidden": (32,)}, train=train, request="samples", m=60,
+                              unit_ball=True)
+    return CentralProfile(model="logreg", model_kwargs={}, train=train, request="samples", m=60, unit_ball=True)
+
+
+def profile_constants(name: str, state: TrainedState, *, generator: torch.Generator) -> Constants:
+    """Analytic constants for the convex profiles, estimated ("not certified") ones for the MLP."""
+    from ..constants import estimate_constants, logistic_constants, softmax_constants
+
+    if name == "synthetic":
+        return logistic_constants(lam=LAM, radius=RADIUS, bias=True)
+    if name == "quick":
+        return softmax_constants(n_classes=state.dataset.n_classes, lam=LAM, radius=RADIUS, bias=True)
+    x, y = state.dataset.train_subset(state.train_indices[:128])
+    return estimate_constants(state.flat, x, y, radius=RADIUS, weight_decay=LAM, n_points=4, n_samples=128,
+                              generator=generator)
+
+
+def _run(method, make_config, *, profile: str, seed: int, progress: bool, **kw) -> dict:
+    from .. import make_generator
+    from ..experiments import centralized_setup, run_centralized
+
+    prof = central_profile(profile)
+    state, request = centralized_setup(prof, seed=seed, progress=progress)
+    c = profile_constants(profile, state, generator=make_generator(seed + 7))
+    out = run_centralized(method, make_config(state, c, **kw), profile=prof, seed=seed, progress=progress,
+                          setup=(state, request))
+    out["profile"] = profile
+    return out
+
+
+def _register() -> None:
+    from ..experiments import register_method
+
+    @register_method("r2d", profiles=("quick", "synthetic", "mlp"), paper=PAPER,
+                     description="rewind to checkpoint T-K, replay K PSGD steps on the retain set, add noise")
+    def _run_r2d(*, profile: str, seed: int, progress: bool, K: int = 100, epsilon: float = 1.0,
+                 delta: float = 1e-5, mode: str = "sound", **kw):
+        def make(state, c):
+            return R2DConfig(K=K, epsilon=epsilon, delta=delta, constants=c, mode=mode)
+
+        return _run(R2D(), make, profile=profile, seed=seed, progress=progress)
+
+
+_register()
