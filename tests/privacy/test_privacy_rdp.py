@@ -257,3 +257,11 @@ def test_subsampling_amplifies(q, sigma):
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_mpmath_oracle_function_matches_independent_integration():
+    from unlearnkit.privacy import subsampled_gaussian_rdp_mpmath
+
+    assert subsampled_gaussian_rdp_mpmath(0.04, 1.5, 1.5) == pytest.approx(_exact_rdp(0.04, 1.5, 1.5), rel=1e-12)
+    with pytest.raises(ValueError, match="order"):
+        subsampled_gaussian_rdp_mpmath(0.04, 1.5, 1.0)

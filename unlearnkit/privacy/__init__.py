@@ -60,6 +60,7 @@ from .rdp import (
     rdp_to_delta,
     rdp_to_dp,
     subsampled_gaussian_rdp,
+    subsampled_gaussian_rdp_mpmath,
 )
 
 __all__ = [
@@ -105,4 +106,5 @@ __all__ = [
     "rdp_to_delta",
     "rdp_to_dp",
     "subsampled_gaussian_rdp",
+    "subsampled_gaussian_rdp_mpmath",
 ]

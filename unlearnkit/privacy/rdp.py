@@ -56,6 +56,7 @@ __all__ = [
     "rdp_to_dp",
     "rdp_to_delta",
     "CONVERSIONS",
+    "subsampled_gaussian_rdp_mpmath",
 ]
 
 #: dp_accounting's ``DEFAULT_RDP_ORDERS``: 1.1..10.9 in steps of 0.1, 11..63, and 128, 256, 512, 1024.
@@ -260,6 +261,27 @@ def subsampled_gaussian_rdp(q: float, sigma: float, orders: Iterable[float] | fl
     sigma = check_positive("sigma", sigma)
     a = check_orders(orders)
     return _rdp_curve(q, sigma, a)
+
+
+def subsampled_gaussian_rdp_mpmath(q: float, sigma: float, alpha: float, *, dps: int = 30) -> float:
+    """The same RDP value by arbitrary-precision quadrature (mpmath): slow, for teaching and cross-checks.
+
+    Integrates ``A_alpha = E_{z ~ N(0, sigma^2)}[(1 - q + q exp((2z - 1)/(2 sigma^2)))^alpha]`` with
+    ``mpmath.quad`` at ``dps`` decimal digits, splitting the line at 0, 1/2, 1 and alpha.
+    """
+    import mpmath as mp
+
+    q = check_probability("q", q, allow_zero=False)
+    sigma = check_positive("sigma", sigma)
+    alpha = float(check_orders([alpha])[0])
+    if math.isinf(alpha):
+        return math.inf
+    with mp.workdps(dps):
+        qq, s, a = mp.mpf(q), mp.mpf(sigma), mp.mpf(alpha)
+        f = lambda z: mp.exp(-z * z / (2 * s * s)) / (s * mp.sqrt(2 * mp.pi)) * (
+            1 - qq + qq * mp.exp((2 * z - 1) / (2 * s * s))) ** a
+        pts = sorted({-30 * s, mp.mpf(0), mp.mpf(1) / 2, mp.mpf(1), a, a + 30 * s})
+        return float(mp.log(mp.quad(f, pts)) / (a - 1))
 
 
 # -- conversions --------------------------------------------------------------------------------------------
