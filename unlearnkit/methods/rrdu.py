@@ -56,8 +56,9 @@ __all__ = [
     "rrdu_unlearn",
     "RRDU",
     "route_next",
+    "make_route",
     "expected_update",
-    "AdamState",
+    "retrain_gradient",
 ]
 
 MODES = ("exact", "lightweight", "corrected")
@@ -197,7 +198,6 @@ class WalkData:
     forget: Tensor
     retained: Tensor
     n_u: int
-    neighbours: Optional[list[np.ndarray]] = None
 
     @property
     def n_nodes(self) -> int:
@@ -228,109 +228,72 @@ class WalkData:
         retained = request.retain(own)
         if retained.size == 0:
             raise ValueError(f"client u={u} would keep no data after the deletion; use kind='client' retraining")
-        neighbours = None
-        if state.network is not None:
-            neighbours = _neighbour_lists(state.network, fed.n_clients)
         return cls(x=ds.x_train.to(dev), y=ds.y_train.to(dev), local=local, u=int(u), forget=as_t(request.indices),
-                   retained=as_t(retained), n_u=int(own.size), neighbours=neighbours)
+                   retained=as_t(retained), n_u=int(own.size))
 
     def node_data(self, v: int) -> Tensor:
         """Indices a non-deleting step at ``v`` may use (``u``'s retained data at ``u``)."""
         return self.retained if v == self.u else self.local[v]
 
 
-def _neighbour_lists(network: Any, n: int) -> list[np.ndarray]:
-    """Adjacency lists from a networkx graph or an object with ``.graph`` / ``.adjacency``."""
-    g = getattr(network, "graph", network)
-    if hasattr(g, "neighbors"):
-        return [np.asarray(sorted(g.neighbors(v)), dtype=np.int64) for v in range(n)]
-    adj = np.asarray(getattr(network, "adjacency", network))
-    return [np.flatnonzero(adj[v]) for v in range(n)]
-
-
 # ----------------------------------------------------------------------------------------------------------
 # Routing
 # ----------------------------------------------------------------------------------------------------------
 
-def route_next(current: int, u: int, n_nodes: int, p: float, generator: torch.Generator, *,
-               routing: str = "rrdu_complete", neighbours: Optional[Sequence[np.ndarray]] = None) -> int:
-    """The next client (paper Algorithm 4, "Routing"; digest 2.3 and P1).
+def make_route(data: WalkData, p: float, hops: int, *, routing: str, rng: np.random.Generator,
+               network: Any = None) -> np.ndarray:
+    """The client of every unlearning hop, from :mod:`unlearnkit.graphs.walks`.
 
-    ``"rrdu_complete"``: ``u`` with probability ``p``, else uniform on ``V \\ {u}`` (memoryless: the current
-    client does not matter, and a non-u client may be drawn twice in a row). ``"walk_with_restart"``: ``u``
-    with probability ``p``, else a uniform neighbour of ``current``.
+    ``"rrdu_complete"``: :func:`~unlearnkit.graphs.walks.rrdu_route` (paper Algorithm 4: u w.p. p, else uniform
+    on V minus u, memoryless). ``"walk_with_restart"``: :func:`~unlearnkit.graphs.walks.rrdu_graph_walk`, the
+    substrate's edge-respecting walk with RR-DU's stationary distribution (not in the paper; its certificate
+    is not proved).
     """
-    if n_nodes < 2:
-        raise ValueError(f"n_nodes={n_nodes} is out of range: a walk needs at least 2 clients")
-    r = torch.rand((), generator=generator).item()
-    if r < p:
-        return u
+    from ..graphs.walks import rrdu_graph_walk, rrdu_route
+
     if routing == "rrdu_complete":
-        k = int(torch.randint(n_nodes - 1, (), generator=generator).item())
-        return k if k < u else k + 1
-    if neighbours is None:
+        return rrdu_route(data.n_nodes, data.u, p, hops, rng=rng)
+    if network is None:
         raise ValueError("routing='walk_with_restart' needs the network (state.network is None)")
-    nb = neighbours[current]
-    if len(nb) == 0:
-        raise ValueError(f"client {current} has no neighbour: the walk cannot move on this graph")
-    return int(nb[int(torch.randint(len(nb), (), generator=generator).item())])
+    import networkx as nx
+
+    G = network if isinstance(network, nx.Graph) else getattr(network, "graph", network)
+    return rrdu_graph_walk(G, data.u, p, hops, rng=rng)
+
+
+def route_next(current: int, u: int, n_nodes: int, p: float, rng: np.random.Generator) -> int:
+    """One RR-DU routing draw (for step-by-step animations): :func:`rrdu_route` with one hop."""
+    from ..graphs.walks import rrdu_route
+
+    return int(rrdu_route(n_nodes, u, p, 1, rng=rng)[0])
 
 
 # ----------------------------------------------------------------------------------------------------------
 # Gradients
 # ----------------------------------------------------------------------------------------------------------
 
-def _draw(idx: Tensor, b: int, generator: torch.Generator) -> Tensor:
-    """``b`` indices drawn with replacement from ``idx`` (i.i.d. minibatches, as the analysis assumes)."""
-    pos = torch.randint(idx.numel(), (b,), generator=generator).to(idx.device)
-    return idx[pos]
+def u_direction(ctx: Any, data: WalkData, cfg: RRDUConfig) -> Tensor:
+    """``g_u`` of the corrective step at u (paper Algorithm 4; the update is ``theta + eta (g_u + Z)``).
 
-
-def _grad(flat: Any, theta: Tensor, x: Tensor, y: Tensor) -> Tensor:
-    """Gradient of ``flat.loss`` by plain reverse mode (about twice as fast as ``torch.func.grad`` per call on
-    the tiny models of the quick profile, where call overhead dominates)."""
-    with torch.enable_grad():
-        t = theta.detach().requires_grad_(True)
-        return torch.autograd.grad(flat.loss(t, x, y), t)[0]
-
-
-def _mean_grad(flat: Any, theta: Tensor, data: WalkData, idx: Tensor, clip: float) -> Tensor:
-    """Mean gradient over ``idx``; per-example gradients clipped to norm ``clip`` first (digest P11)."""
-    x, y = data.x[idx], data.y[idx]
-    if clip == math.inf:
-        return _grad(flat, theta, x, y)
-    g = flat.per_sample_grads(theta, x, y)
-    norms = g.norm(dim=1, keepdim=True).clamp_min(1e-12)
-    return (g * torch.clamp(clip / norms, max=1.0)).mean(0)
-
-
-def u_direction(flat: Any, theta: Tensor, data: WalkData, cfg: RRDUConfig, generator: torch.Generator) -> tuple[Tensor, int]:
-    """``g_u`` of the corrective step (paper Algorithm 4; sign: the update is ``theta + eta (g_u + Z)``).
-
-    Returns the direction and the number of per-sample gradients it cost.
+    Drawn through the token's :class:`~unlearnkit.decentral.HopContext` (per-example clipping at ``clip_L``).
     """
     ratio = data.m / data.n_u
     full = cfg.u_batch == "full"
+    forget = data.forget.cpu().numpy()
     if cfg.mode == "exact":
-        return -_mean_grad(flat, theta, data, data.retained, cfg.clip_L), int(data.retained.numel())
-    bf = data.forget if full else _draw(data.forget, cfg.batch_size, generator)
-    g = ratio * _mean_grad(flat, theta, data, bf, cfg.clip_L)
-    cost = int(bf.numel())
+        x, y = data.x[data.retained], data.y[data.retained]
+        return -ctx.gradient(x, y, clip=cfg.clip_L)
+    xf, yf = (data.x[data.forget], data.y[data.forget]) if full else ctx.sample(indices=forget, size=cfg.batch_size)
+    g = ratio * ctx.gradient(xf, yf, clip=cfg.clip_L)
     if cfg.mode == "corrected":
         own = torch.cat([data.retained, data.forget])
-        bu = own if full else _draw(own, cfg.batch_size, generator)
-        g = g - _mean_grad(flat, theta, data, bu, cfg.clip_L)
-        cost += int(bu.numel())
-    return g, cost
+        xu, yu = (data.x[own], data.y[own]) if full else ctx.sample(indices=own.cpu().numpy(), size=cfg.batch_size)
+        g = g - ctx.gradient(xu, yu, clip=cfg.clip_L)
+    return g
 
 
-def descent_direction(flat: Any, theta: Tensor, data: WalkData, v: int, s: int, b: int,
-                      generator: torch.Generator) -> Tensor:
-    """Average of ``s`` i.i.d. minibatch gradients at client ``v`` (paper Algorithm 4, non-u branch)."""
-    idx = data.node_data(v)
-    batches = _draw(idx, s * b, generator)
-    # s minibatches of equal size averaged = one mean over s*b draws
-    return _grad(flat, theta, data.x[batches], data.y[batches])
+def _grad(flat: Any, theta: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    return flat.grad(theta, x, y)
 
 
 def expected_update(flat: Any, theta: Tensor, data: WalkData, mode: str, p: float) -> Tensor:
@@ -341,9 +304,9 @@ def expected_update(flat: Any, theta: Tensor, data: WalkData, mode: str, p: floa
     """
     check_choice("mode", mode, MODES)
     others = [v for v in range(data.n_nodes) if v != data.u]
-    g_not_u = torch.stack([flat.grad(theta, data.x[data.local[v]], data.y[data.local[v]]) for v in others]).mean(0)
-    g_ret = flat.grad(theta, data.x[data.retained], data.y[data.retained])
-    g_f = flat.grad(theta, data.x[data.forget], data.y[data.forget])
+    g_not_u = torch.stack([_grad(flat, theta, data.x[data.local[v]], data.y[data.local[v]]) for v in others]).mean(0)
+    g_ret = _grad(flat, theta, data.x[data.retained], data.y[data.retained])
+    g_f = _grad(flat, theta, data.x[data.forget], data.y[data.forget])
     ratio = data.m / data.n_u
     if mode == "exact":
         g_u = -g_ret
@@ -356,117 +319,84 @@ def expected_update(flat: Any, theta: Tensor, data: WalkData, mode: str, p: floa
 
 def retrain_gradient(flat: Any, theta: Tensor, data: WalkData) -> Tensor:
     """``grad L_{\\f}(theta, V)``, the user-averaged retraining objective (paper eq. 10)."""
-    gs = [flat.grad(theta, data.x[data.local[v]], data.y[data.local[v]])
+    gs = [_grad(flat, theta, data.x[data.local[v]], data.y[data.local[v]])
           for v in range(data.n_nodes) if v != data.u]
-    gs.append(flat.grad(theta, data.x[data.retained], data.y[data.retained]))
+    gs.append(_grad(flat, theta, data.x[data.retained], data.y[data.retained]))
     return torch.stack(gs).mean(0)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Optimizer carried by the token
-# ----------------------------------------------------------------------------------------------------------
-
-@dataclass
-class AdamState:
-    """Adam moments on the flat vector; they travel with the token (digest P7)."""
-
-    betas: tuple[float, float] = (0.9, 0.999)
-    eps: float = 1e-8
-    m: Optional[Tensor] = None
-    v: Optional[Tensor] = None
-    t: int = 0
-
-    def step(self, theta: Tensor, grad: Tensor, lr: float) -> Tensor:
-        """One Adam step on the *descent* gradient ``grad`` (returns the new theta)."""
-        b1, b2 = self.betas
-        if self.m is None:
-            self.m = torch.zeros_like(theta)
-            self.v = torch.zeros_like(theta)
-        self.t += 1
-        self.m = b1 * self.m + (1 - b1) * grad
-        self.v = b2 * self.v + (1 - b2) * grad * grad
-        mhat = self.m / (1 - b1 ** self.t)
-        vhat = self.v / (1 - b2 ** self.t)
-        return theta - lr * mhat / (vhat.sqrt() + self.eps)
-
-
-def _apply(theta: Tensor, descent_grad: Tensor, lr: float, opt: Optional[AdamState]) -> Tensor:
-    return theta - lr * descent_grad if opt is None else opt.step(theta, descent_grad, lr)
 
 
 # ----------------------------------------------------------------------------------------------------------
 # The algorithm
 # ----------------------------------------------------------------------------------------------------------
 
-def rrdu_unlearn(flat: Any, theta0: Tensor, data: WalkData, cfg: RRDUConfig, *, sigma: float,
-                 generator: torch.Generator, theta_ref: Optional[Tensor] = None, start: Optional[int] = None,
-                 callback: Optional[Callback] = None, monitor: Optional[Callable[[Tensor], dict]] = None,
-                 progress: bool = False) -> tuple[Tensor, list[dict], Cost, list[int]]:
-    """Run ``cfg.T_unlearn`` hops of RR-DU from ``theta0`` (paper Algorithm 4) and return
-    ``(theta, history, cost, path)``.
+def token_config(cfg: RRDUConfig) -> Any:
+    """The :class:`~unlearnkit.decentral.TokenConfig` of RR-DU's descent hops (s minibatches, Theta ball)."""
+    from ..decentral.token import TokenConfig
 
-    ``sigma`` is the gradient-noise std (already calibrated); ``path`` lists the client of every hop.
-    Each hop emits an ``Event("hop", t, node, noisy=0|1, noise_norm, step_norm, dist_ref)`` where
+    return TokenConfig(lr=cfg.lr, batch_size=cfg.batch_size, local_batches=cfg.s, optimizer=cfg.optimizer,
+                       betas=cfg.adam_betas, radius=cfg.theta_radius, center="origin")
+
+
+def rrdu_unlearn(flat: Any, theta0: Tensor, data: WalkData, cfg: RRDUConfig, *, sigma: float,
+                 generator: torch.Generator, federation: Any, theta_ref: Optional[Tensor] = None,
+                 route: Optional[np.ndarray] = None, network: Any = None, callback: Optional[Callback] = None,
+                 monitor: Optional[Callable[[Tensor], dict]] = None, optimizer: Any = None,
+                 progress: bool = False) -> tuple[Tensor, list[dict], Cost, np.ndarray]:
+    """Run ``cfg.T_unlearn`` hops of RR-DU from ``theta0`` (paper Algorithm 4) and return
+    ``(theta, history, cost, route)``.
+
+    The token is the substrate's :func:`~unlearnkit.decentral.run_token` walking ``route`` (default: drawn
+    by :func:`make_route` from a numpy generator seeded from ``generator``), with a hop rule that makes the
+    noisy, trust-ball-projected corrective step at ``u`` and ``cfg.local_steps`` descent steps (each
+    averaging ``s`` minibatches) elsewhere. ``federation`` is the partition *after* the deletion (u keeps
+    its retained data). ``sigma`` is the gradient-noise std (already calibrated).
+
+    Each hop emits ``Event("hop", t, node, noisy=0|1, noise_norm, step_norm, dist_ref, ...)``:
     ``step_norm`` is the pre-projection step length and ``dist_ref = ||theta - theta_ref||`` after the hop;
     ``monitor(theta) -> dict`` (e.g. accuracies) is evaluated every ``cfg.eval_every`` hops and at the end,
-    stored in the history and emitted as ``"eval"`` events.
+    stored in that hop's history row and event.
     """
-    N, u = data.n_nodes, data.u
-    p = cfg.routing_p(N)
-    theta_ref = theta0.clone() if theta_ref is None else theta_ref
-    theta = theta0.clone()
-    opt = AdamState(betas=cfg.adam_betas) if cfg.optimizer == "adam" else None
+    from ..decentral.token import run_token
+
+    u = data.u
+    p = cfg.routing_p(data.n_nodes)
+    theta_ref = theta0.detach().clone() if theta_ref is None else theta_ref
     rho = cfg.rho if cfg.project else math.inf
-    at = int(torch.randint(N, (), generator=generator).item()) if start is None else int(start)
-    history: list[dict] = []
-    path: list[int] = []
-    grad_evals = 0
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=cfg.T_unlearn, desc="RR-DU hops", leave=False)
-    with Stopwatch() as sw:
-        for t in range(1, cfg.T_unlearn + 1):
-            at = route_next(at, u, N, p, generator, routing=cfg.routing, neighbours=data.neighbours)
-            path.append(at)
+    if route is None:
+        seed = int(torch.randint(2**62, (), generator=generator).item())
+        route = make_route(data, p, cfg.T_unlearn, routing=cfg.routing, rng=np.random.default_rng(seed),
+                           network=network)
+
+    def rule(ctx: Any) -> Tensor:
+        if ctx.node == u:
+            g = u_direction(ctx, data, cfg)
             noise_norm = 0.0
-            if at == u:
-                g_u, c = u_direction(flat, theta, data, cfg, generator)
-                grad_evals += c
-                if cfg.noise and sigma > 0:
-                    z = torch.randn(theta.shape, generator=generator, device=generator.device).to(theta) * sigma
-                    noise_norm = float(z.norm())
-                    g_u = g_u + z
-                before = theta
-                theta = _apply(theta, -g_u, cfg.lr, opt)
-                step_norm = float((theta - before).norm())
-                theta = project_l2_ball(theta, theta_ref, rho)
-            else:
-                before = theta
-                for _ in range(cfg.local_steps):
-                    g = descent_direction(flat, theta, data, at, cfg.s, cfg.batch_size, generator)
-                    grad_evals += cfg.s * cfg.batch_size
-                    theta = _apply(theta, g, cfg.lr, opt)
-                step_norm = float((theta - before).norm())
-                if cfg.project_all:
-                    theta = project_l2_ball(theta, theta_ref, rho)
-            theta = project_l2_ball(theta, None, cfg.theta_radius)
-            dist = float((theta - theta_ref).norm())
-            rec = {"hop": t, "node": at, "noisy": float(at == u), "noise_norm": noise_norm,
-                   "step_norm": step_norm, "dist_ref": dist}
-            if monitor is not None and ((cfg.eval_every and t % cfg.eval_every == 0) or t == cfg.T_unlearn):
-                vals = monitor(theta)
-                rec.update(vals)
-                emit(callback, "eval", t, at, **vals)
-            history.append(rec)
-            emit(callback, "hop", t, at, noisy=float(at == u), noise_norm=noise_norm, step_norm=step_norm,
-                 dist_ref=dist)
-            if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
-    cost = Cost(grad_evals=grad_evals, messages=cfg.T_unlearn, seconds=sw.seconds)
-    return theta, history, cost, path
+            if cfg.noise and sigma > 0:
+                z = ctx.noise(sigma)
+                noise_norm = float(z.norm())
+                g = g + z
+            new = ctx.step(-g, center=theta_ref, radius=rho)
+            ctx.values.update(noisy=1.0, noise_norm=noise_norm)
+        else:
+            start = ctx.theta
+            for _ in range(cfg.local_steps):
+                x, y = ctx.sample()
+                ctx.theta = ctx.optimizer.step(ctx.theta, ctx.gradient(x, y))
+            new = ctx.theta
+            ctx.values.update(noisy=0.0, noise_norm=0.0, step_norm=float((new - start).norm()))
+            if cfg.project_all:
+                new = project_l2_ball(new, theta_ref, rho)
+        new = project_l2_ball(new, None, cfg.theta_radius)
+        ctx.values["dist_ref"] = float((new - theta_ref).norm())
+        t = ctx.t + 1
+        if monitor is not None and ((cfg.eval_every and t % cfg.eval_every == 0) or t == len(route)):
+            ctx.values.update(monitor(new))
+        return new
+
+    out = run_token(flat, federation, route, token_config(cfg), generator=generator, init=theta0, hop_rule=rule,
+                    optimizer=optimizer, callback=callback, progress=progress)
+    cost = Cost(grad_evals=out.cost.grad_evals, messages=len(route), seconds=out.cost.seconds)
+    return out.params, out.history, cost, np.asarray(route)
 
 
 class RRDU:
@@ -491,7 +421,8 @@ class RRDU:
             config.accountant, epsilon=config.epsilon, delta=config.delta, n_nodes=data.n_nodes, p=p,
             T_u=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor, C_A=config.C_A)
         theta, history, cost, path = rrdu_unlearn(state.flat, state.params, data, config, sigma=sigma,
-                                                  generator=generator, callback=callback, monitor=monitor,
+                                                  generator=generator, federation=state.federation.without(request),
+                                                  network=state.network, callback=callback, monitor=monitor,
                                                   progress=progress)
         cert = certify(config.accountant, sigma=sigma, delta=config.delta, n_nodes=data.n_nodes, p=p,
                        T_u=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor, C_A=config.C_A)
@@ -508,7 +439,7 @@ class RRDU:
             cert = replace(cert, epsilon=math.inf, mode="none", note="; ".join(reasons) + f" (was: {cert.note})")
         emit(callback, "done", config.T_unlearn, None, sigma=sigma)
         return Result(params=theta, certificate=cert, history=history, cost=cost,
-                      extras={"path": path, "sigma": sigma, "u": data.u, "p": p})
+                      extras={"path": path.tolist(), "sigma": sigma, "u": data.u, "p": p})
 
 
 def _finite_L(cfg: RRDUConfig) -> float:
