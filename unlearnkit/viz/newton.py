@@ -1,0 +1,408 @@
+"""Figures and explorers for notebook 07 (Newton/Fisher decentralized unlearning, digest 001).
+
+Pure figure builders (data -> ``go.Figure``):
+
+- :func:`influence_animation`: ``Q^k`` as an animated heatmap, influence spreading over the gossip rounds;
+- :func:`influence_decay_figure`: ``||Q^k - 11^T/N||^2`` against Lemma 1's bound ``rho^k``;
+- :func:`curvature_figure`: cosine between each curvature's correction and the exact retraining direction;
+- :func:`noise_figure`: epsilon -> sigma (paper and sound) -> test accuracy.
+
+The small convex "lab" (:func:`lab_problem`, :func:`curvature_study`, :func:`noise_study`) computes what the
+explorers show: binary logistic regression on unit-ball synthetic data, trained and retrained to the exact
+optimum (digest P9), so that the Newton step can be compared with the truth in milliseconds.
+
+Explorers: :class:`InfluenceExplorer`, :class:`CurvatureExplorer`, :class:`NoiseExplorer`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Mapping, Optional, Sequence
+
+import ipywidgets as W
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+
+from .._validate import check_choice, check_int, check_positive, check_range
+from ._explorer import Explorer
+
+__all__ = ["influence_animation", "influence_decay_figure", "curvature_figure", "noise_figure", "LabProblem",
+           "lab_problem", "curvature_study", "noise_study", "InfluenceExplorer", "CurvatureExplorer",
+           "NoiseExplorer", "LAB_CURVATURES"]
+
+LAB_CURVATURES = ("hessian", "true_fisher", "fisher", "diag_fisher", "cg_hessian", "cg_fisher")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Pure figures
+# ----------------------------------------------------------------------------------------------------------
+
+def _powers(Wm: np.ndarray, ks: Sequence[int]) -> list[np.ndarray]:
+    from ..graphs.mixing import influence
+
+    return [influence(Wm, int(k)) for k in ks]
+
+
+def influence_animation(Wm: np.ndarray, ks: Sequence[int] = tuple(range(0, 31)), *, title: str = "") -> go.Figure:
+    """``Q^k`` as a heatmap with one animation frame per ``k`` (play button and slider).
+
+    Entry ``(i, j)`` is the weight of client ``j``'s round-0 vector in client ``i``'s model after ``k``
+    gossip rounds (digest 001 section 2.3); every entry tends to ``1/N`` (Lemma 1).
+    """
+    Wm = np.asarray(Wm, dtype=float)
+    if Wm.ndim != 2 or Wm.shape[0] != Wm.shape[1]:
+        raise ValueError(f"W has shape {Wm.shape}; expected a square mixing matrix")
+    ks = [int(k) for k in ks]
+    if not ks:
+        raise ValueError("ks is empty: give at least one round")
+    mats = _powers(Wm, ks)
+    n = Wm.shape[0]
+    hm = lambda M: go.Heatmap(z=M, zmin=0, zmax=max(2.0 / n, float(mats[-1].max())), colorscale="Viridis",  # noqa
+                              colorbar=dict(title="weight"))
+    fig = go.Figure(data=[hm(mats[0])],
+                    frames=[go.Frame(data=[hm(M)], name=str(k)) for k, M in zip(ks, mats)])
+    steps = [dict(method="animate", label=str(k), args=[[str(k)], dict(mode="immediate", frame=dict(duration=0))])
+             for k in ks]
+    fig.update_layout(
+        title=title or f"influence Q^k (uniform = 1/N = {1 / n:.3f})",
+        xaxis_title="source client j", yaxis_title="client i", yaxis_autorange="reversed",
+        updatemenus=[dict(type="buttons", x=0.0, y=-0.12, showactive=False,
+                          buttons=[dict(label="play", method="animate",
+                                        args=[None, dict(frame=dict(duration=250), fromcurrent=True)])])],
+        sliders=[dict(steps=steps, currentvalue=dict(prefix="round k = "), x=0.1, len=0.9, y=-0.05)],
+        height=460, margin=dict(l=50, r=20, t=50, b=90))
+    return fig
+
+
+def influence_decay_figure(Wm: np.ndarray, k_max: int = 60, *, k_mark: Optional[int] = None) -> go.Figure:
+    """``||Q^k - J||_2^2`` (log scale) against Lemma 1's ``rho^k``, ``rho = slem(Q)^2`` (digest 001)."""
+    from ..graphs.mixing import influence_distance, slem
+
+    k_max = check_int("k_max", k_max, low=1)
+    ks = np.arange(k_max + 1)
+    dist2 = influence_distance(Wm, ks) ** 2
+    rho = slem(Wm) ** 2
+    fig = go.Figure()
+    fig.add_scatter(x=ks, y=np.maximum(dist2, 1e-300), mode="lines", name="||Q^k - 11^T/N||^2")
+    fig.add_scatter(x=ks, y=np.maximum(rho ** ks, 1e-300), mode="lines", line=dict(dash="dash"),
+                    name=f"Lemma 1 bound rho^k (rho = {rho:.3f})")
+    if k_mark is not None:
+        k = min(int(k_mark), k_max)
+        fig.add_scatter(x=[k], y=[max(dist2[k], 1e-300)], mode="markers", marker=dict(size=11), name=f"k = {k}")
+    fig.update_layout(yaxis_type="log", xaxis_title="gossip rounds k", yaxis_title="squared distance to uniform",
+                      height=360, margin=dict(l=60, r=20, t=40, b=40), title="how fast influence becomes uniform")
+    return fig
+
+
+def curvature_figure(study: Mapping[str, Mapping[str, float]], *, selected: Optional[str] = None) -> go.Figure:
+    """Bars: cosine between each curvature's correction and ``x' - x*``; relative error ``||x_hat-x'||/||x*-x'||``."""
+    names = list(study)
+    cos = [study[k]["cosine"] for k in names]
+    err = [study[k]["rel_error"] for k in names]
+    colors = ["#EF553B" if k == selected else "#636EFA" for k in names]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("cosine with the exact retraining direction",
+                                                        "relative error ||x_hat - x'|| / ||x* - x'||"))
+    fig.add_bar(x=names, y=cos, marker_color=colors, row=1, col=1, showlegend=False)
+    fig.add_bar(x=names, y=err, marker_color=colors, row=1, col=2, showlegend=False)
+    fig.add_hline(y=1.0, line_dash="dot", row=1, col=2)
+    fig.update_yaxes(range=[min(-0.1, min(cos) - 0.05), 1.05], row=1, col=1)
+    fig.update_layout(height=360, margin=dict(l=40, r=20, t=50, b=40))
+    return fig
+
+
+def noise_figure(curve: Mapping[str, Sequence[float]], *, epsilon: Optional[float] = None) -> go.Figure:
+    """Left: sigma per model against epsilon for the paper's and the sound calibration (log-log).
+    Right: test accuracy of the noisy unlearned model against epsilon."""
+    eps = np.asarray(curve["epsilon"])
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("noise std carried by each model", "test accuracy"))
+    for mode, dash in (("paper", None), ("sound", "dash")):
+        if f"sigma_{mode}" in curve:
+            fig.add_scatter(x=eps, y=curve[f"sigma_{mode}"], name=f"sigma ({mode})", line=dict(dash=dash),
+                            row=1, col=1)
+        if f"acc_{mode}" in curve:
+            fig.add_scatter(x=eps, y=curve[f"acc_{mode}"], name=f"accuracy ({mode})", line=dict(dash=dash),
+                            row=1, col=2)
+    if "acc_clean" in curve:
+        fig.add_hline(y=float(curve["acc_clean"]), line_dash="dot", row=1, col=2,
+                      annotation_text="no noise", annotation_position="bottom right")
+    if epsilon is not None:
+        for col in (1, 2):
+            fig.add_vline(x=float(epsilon), line_color="gray", row=1, col=col)
+    fig.update_xaxes(type="log", title_text="epsilon")
+    fig.update_yaxes(type="log", row=1, col=1)
+    fig.update_layout(height=360, margin=dict(l=50, r=20, t=50, b=40))
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The convex lab
+# ----------------------------------------------------------------------------------------------------------
+
+@dataclass
+class LabProblem:
+    """A small federation trained to its exact optimum, a request, and the exact retrained optimum."""
+
+    flat: Any
+    dataset: Any
+    state: Any
+    request: Any
+    x_star: torch.Tensor
+    x_retrain: torch.Tensor
+    weight_decay: float
+
+
+@lru_cache(maxsize=32)
+def lab_problem(alpha: Optional[float] = None, *, n_clients: int = 5, n_train: int = 400, dim: int = 8,
+                weight_decay: float = 0.1, fraction: float = 0.2, client: int = 0, seed: int = 0) -> LabProblem:
+    """Binary logistic regression on ``n_clients`` (ring), IID (``alpha=None``) or Dirichlet(``alpha``).
+
+    Trained and retrained with :func:`~unlearnkit.methods.newton.exact_minimizer` (float64), so the
+    exact retraining direction ``x' - x*`` is known. Cached: sliders revisit the same settings.
+    """
+    from .. import data
+    from ..decentral.gossip import GossipConfig
+    from ..graphs.topology import make_graph
+    from ..methods.base import TrainedState
+    from ..methods.newton import exact_minimizer
+    from ..models import FlatParams, logreg
+
+    if alpha is not None:
+        check_positive("alpha", alpha)
+    check_positive("weight_decay", weight_decay)
+    ds = data.load("synthetic", n_train=n_train, n_test=400, dim=dim, seed=seed)
+    ds = dataclasses.replace(ds, x_train=ds.x_train.double(), x_test=ds.x_test.double())  # float64: exact optima
+    fed = (data.partition(ds, n_clients, "iid", seed=seed) if alpha is None else
+           data.partition(ds, n_clients, "dirichlet", alpha=alpha, seed=seed, min_size=10))
+    flat = FlatParams(logreg(ds.input_shape, 1), loss="logistic")
+    flat.module.double()
+    parts = [fed.client_data(i) for i in range(n_clients)]
+    x_star = exact_minimizer(flat, parts, weight_decay=weight_decay)
+    request = data.forget_samples(fed, client, fraction=fraction, seed=seed)
+    after = fed.without(request)
+    x_ret = exact_minimizer(flat, [after.client_data(i) for i in range(n_clients)], weight_decay=weight_decay,
+                            init=x_star)
+    state = TrainedState(flat=flat, params=x_star.expand(n_clients, -1).clone(), dataset=ds,
+                         train_indices=np.arange(ds.n_train), federation=fed, network=make_graph("ring", n_clients),
+                         config=GossipConfig(rounds=1, lr=0.1, weight_decay=weight_decay))
+    return LabProblem(flat, ds, state, request, x_star, x_ret, weight_decay)
+
+
+def curvature_study(problem: LabProblem, curvatures: Sequence[str] = LAB_CURVATURES, *, scope: str = "local",
+                    center_gradient: bool = False, damping: float = 0.0) -> dict[str, dict[str, float]]:
+    """For each curvature: cosine between the noise-free correction and ``x' - x*``, and the relative error
+    ``||x_hat - x'|| / ||x* - x'||`` (1 = no better than not unlearning at all)."""
+    from ..curvature import cosine
+    from ..methods.newton import Newton, NewtonConfig
+
+    direction = problem.x_retrain - problem.x_star
+    base = float(direction.norm())
+    out = {}
+    for k in curvatures:
+        cfg = NewtonConfig(mode="none", curvature=k, scope=scope, center_gradient=center_gradient, damping=damping,
+                           cg_tol=1e-10)
+        res = Newton().unlearn(problem.state, problem.request, cfg, generator=torch.Generator().manual_seed(0))
+        x_hat = res.params.mean(0)
+        out[k] = {"cosine": cosine(x_hat - problem.x_star, direction),
+                  "rel_error": float((x_hat - problem.x_retrain).norm()) / max(base, 1e-300)}
+    return out
+
+
+def noise_study(problem: LabProblem, epsilons: Sequence[float], *, delta: float = 1e-5,
+                modes: Sequence[str] = ("paper", "sound"), draws: int = 8, seed: int = 0) -> dict[str, Any]:
+    """Epsilon -> per-model noise std -> test accuracy of the noisy unlearned network average.
+
+    The noise-free correction is computed once (global exact Newton step, so that the sound certificate's
+    second-order bound applies); each epsilon then draws ``draws`` noise vectors with the calibrated std.
+    """
+    from ..evaluate import accuracy
+    from ..methods.newton import Newton, NewtonConfig, certify
+
+    eps = [check_positive("epsilon", e) for e in epsilons]
+    if not eps:
+        raise ValueError("epsilons is empty")
+    cfg0 = NewtonConfig(mode="none", scope="global", center_gradient=True)
+    res = Newton().unlearn(problem.state, problem.request, cfg0, generator=torch.Generator().manual_seed(0))
+    clean = res.params.mean(0)
+    ds, flat = problem.dataset, problem.flat
+    N = problem.state.federation.n_clients
+    fractions = {h["client"]: (h["m"], h["n"]) for h in res.history}
+    g = torch.Generator().manual_seed(seed)
+    noise = torch.randn(draws, flat.d, generator=g, dtype=clean.dtype)
+    out: dict[str, Any] = {"epsilon": eps, "acc_clean": accuracy(flat, clean, ds.x_test, ds.y_test)}
+    for mode in modes:
+        check_choice("mode", mode, ("paper", "sound"))
+        sig_model, accs = [], []
+        for e in eps:
+            cfg = NewtonConfig(mode=mode, epsilon=e, delta=delta, scope="global", center_gradient=True)
+            sig, cert = certify(cfg, kind="samples", fractions=fractions, n_clients=N, constants=res.extras["constants"],
+                                weight=1.0 / N, tau=0.0)
+            s_model = res.extras["weight"] * math.sqrt(sum(v**2 for v in sig.values()))
+            sig_model.append(s_model)
+            accs.append(float(np.mean([accuracy(flat, clean + s_model * z, ds.x_test, ds.y_test) for z in noise])))
+        out[f"sigma_{mode}"] = sig_model
+        out[f"acc_{mode}"] = accs
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Explorers
+# ----------------------------------------------------------------------------------------------------------
+
+class InfluenceExplorer(Explorer):
+    """Pick a topology, N, mixing rule and round k: see ``Q^k`` and its distance to uniform (Lemma 1)."""
+
+    TOPOLOGIES = ("ring", "erdos_renyi", "star", "grid", "path", "complete", "two_clusters")
+
+    def __init__(self, *, topology: str = "ring", n: int = 10, k: int = 5, rule: str = "metropolis") -> None:
+        super().__init__()
+        self.topology = W.Dropdown(options=self.TOPOLOGIES, value=topology, description="topology")
+        self.n = W.IntSlider(value=n, min=3, max=30, description="clients N")
+        self.k = W.IntSlider(value=k, min=0, max=60, description="round k")
+        self.rule = W.Dropdown(options=("metropolis", "max_degree", "lazy"), value=rule, description="mixing")
+        self.heat = go.FigureWidget(go.Figure(go.Heatmap(z=[[0.0]], colorscale="Viridis", zmin=0)))
+        self.heat.update_layout(height=380, yaxis_autorange="reversed", xaxis_title="source client j",
+                                yaxis_title="client i", margin=dict(l=50, r=20, t=40, b=40))
+        self.decay = go.FigureWidget(influence_decay_figure(np.eye(2) * 0.5 + 0.25, 2))
+        for w in (self.topology, self.n, self.k, self.rule):
+            self.observe(w)
+        self._layout(W.HBox([self.topology, self.rule]), W.HBox([self.n, self.k]), W.HBox([self.heat, self.decay]))
+        self.refresh()
+
+    def matrix(self) -> np.ndarray:
+        from ..graphs.mixing import mixing_matrix
+        from ..graphs.topology import make_graph
+
+        n = check_int("n", self.n.value, low=3, high=200)
+        return mixing_matrix(make_graph(self.topology.value, n, seed=0), self.rule.value)
+
+    def update(self) -> None:
+        from ..graphs.mixing import influence, slem
+
+        k = check_int("k", self.k.value, low=0)
+        Wm = self.matrix()
+        Qk = influence(Wm, k)
+        n = Wm.shape[0]
+        dec = influence_decay_figure(Wm, max(60, k), k_mark=k)
+        with self.heat.batch_update():
+            self.heat.data[0].z = Qk
+            self.heat.data[0].zmax = max(2.0 / n, float(Qk.max()))
+            self.heat.layout.title = f"Q^{k}: uniform would be 1/N = {1 / n:.3f}"
+        with self.decay.batch_update():
+            for i, tr in enumerate(dec.data):
+                if i < len(self.decay.data):
+                    self.decay.data[i].x, self.decay.data[i].y, self.decay.data[i].name = tr.x, tr.y, tr.name
+                else:
+                    self.decay.add_trace(tr)
+            self.decay.layout.yaxis.type = "log"
+        rho = slem(Wm) ** 2
+        self.status.value = (f"rho = slem(Q)^2 = {rho:.4f}; max |Q^k_ij - 1/N| = {np.abs(Qk - 1 / n).max():.4f}; "
+                             f"||Q^k - J||^2 = {np.linalg.norm(Qk - 1 / n, 2) ** 2:.3g} <= rho^k = {rho ** k:.3g}")
+
+
+class CurvatureExplorer(Explorer):
+    """Curvature selector and a non-IID slider: how well does each correction point at retraining?
+
+    The left panel shows every curvature at the current Dirichlet ``alpha`` (the selected one in red); the
+    right panel sweeps ``alpha`` for the selected curvature with the paper's local curvature and with the
+    global, centred step (digest 2.5): under non-IID data the local one goes wrong.
+    """
+
+    ALPHAS = (0.05, 0.1, 0.3, 1.0, 3.0, 100.0)
+
+    def __init__(self, *, curvature: str = "hessian", alpha: float = 1.0, damping: float = 0.0) -> None:
+        super().__init__()
+        self.curvature = W.Dropdown(options=LAB_CURVATURES, value=curvature, description="curvature")
+        self.alpha = W.SelectionSlider(options=self.ALPHAS, value=alpha, description="Dirichlet alpha")
+        self.damping = W.FloatLogSlider(value=max(damping, 1e-4), min=-4, max=1, description="damping")
+        self.scope = W.ToggleButtons(options=("local", "global"), value="local", description="scope")
+        self.bars = go.FigureWidget(curvature_figure({"hessian": {"cosine": 0.0, "rel_error": 0.0}}))
+        self.sweep = go.FigureWidget(go.Figure())
+        self.sweep.update_layout(height=360, xaxis_type="log", xaxis_title="Dirichlet alpha (large = IID)",
+                                 yaxis_title="relative error to retraining", margin=dict(l=50, r=20, t=40, b=40))
+        for name in ("local (Algorithm 1)", "global, centred (digest 2.5)", "current"):
+            self.sweep.add_scatter(x=[], y=[], name=name, mode="lines+markers" if name != "current" else "markers",
+                                   marker=dict(size=12 if name == "current" else 7))
+        for w in (self.curvature, self.alpha, self.damping, self.scope):
+            self.observe(w)
+        self.study: dict[str, dict[str, float]] = {}
+        self._memo: dict[tuple, dict[str, float]] = {}
+        self._layout(W.HBox([self.curvature, self.scope]), W.HBox([self.alpha, self.damping]), self.bars, self.sweep)
+        self.refresh()
+
+    def _study(self, alpha: float, curv: str, scope: str, damping: float) -> dict[str, float]:
+        # memoised: moving one control revisits most (alpha, curvature, scope) cells
+        key = (alpha, curv, scope, damping)
+        if key not in self._memo:
+            self._memo[key] = curvature_study(lab_problem(alpha), (curv,), scope=scope,
+                                              center_gradient=scope == "global", damping=damping)[curv]
+        return self._memo[key]
+
+    def _damping(self) -> float:
+        return check_range("damping", float(self.damping.value), 0.0, 10.0)
+
+    def update(self) -> None:
+        alpha = float(self.alpha.value)
+        if alpha not in self.ALPHAS:
+            raise ValueError(f"alpha={alpha!r} is not valid: expected one of {self.ALPHAS}")
+        curv = check_choice("curvature", self.curvature.value, LAB_CURVATURES)
+        damp = self._damping()
+        scope = self.scope.value
+        centred = scope == "global"
+        self.study = {k: self._study(alpha, k, scope, damp) for k in LAB_CURVATURES}
+        fig = curvature_figure(self.study, selected=curv)
+        local = [self._study(a, curv, "local", damp)["rel_error"] for a in self.ALPHAS]
+        glob = [self._study(a, curv, "global", damp)["rel_error"] for a in self.ALPHAS]
+        with self.bars.batch_update():
+            for i in range(2):
+                self.bars.data[i].x = fig.data[i].x
+                self.bars.data[i].y = fig.data[i].y
+                self.bars.data[i].marker.color = fig.data[i].marker.color
+        with self.sweep.batch_update():
+            self.sweep.data[0].x, self.sweep.data[0].y = self.ALPHAS, local
+            self.sweep.data[1].x, self.sweep.data[1].y = self.ALPHAS, glob
+            self.sweep.data[2].x, self.sweep.data[2].y = [alpha], [self.study[curv]["rel_error"]]
+            self.sweep.layout.title = f"{curv}: error against Dirichlet alpha"
+        s = self.study[curv]
+        self.status.value = (f"{curv} ({scope}, damping {damp:.2g}) at alpha={alpha}: cosine {s['cosine']:.4f}, "
+                             f"relative error {s['rel_error']:.4f}")
+
+
+class NoiseExplorer(Explorer):
+    """Epsilon -> sigma -> accuracy, for the paper's and the sound calibration, with a lambda selector."""
+
+    def __init__(self, *, epsilon: float = 1.0, weight_decay: float = 1.0, delta: float = 1e-5) -> None:
+        super().__init__()
+        self.epsilon = W.FloatLogSlider(value=epsilon, min=-2, max=2, description="epsilon")
+        self.lam = W.Dropdown(options=(0.1, 0.3, 1.0, 3.0), value=weight_decay, description="lambda")
+        self.delta = W.FloatLogSlider(value=delta, min=-10, max=-2, description="delta")
+        self.grid = tuple(float(e) for e in np.logspace(-2, 2, 17))
+        self.fig = go.FigureWidget(noise_figure({"epsilon": [1.0], "sigma_paper": [1.0], "acc_paper": [0.5],
+                                                 "sigma_sound": [1.0], "acc_sound": [0.5]}, epsilon=1.0))
+        for w in (self.epsilon, self.lam, self.delta):
+            self.observe(w)
+        self.curve: dict[str, Any] = {}
+        self._layout(W.HBox([self.epsilon, self.delta, self.lam]), self.fig)
+        self.refresh()
+
+    def update(self) -> None:
+        eps = check_range("epsilon", float(self.epsilon.value), 0.0, 1e3, low_open=True)
+        delta = check_range("delta", float(self.delta.value), 0.0, 1.0, low_open=True, high_open=True)
+        lam = check_positive("lambda", float(self.lam.value))
+        prob = lab_problem(None, weight_decay=lam)
+        self.curve = noise_study(prob, self.grid, delta=delta)
+        here = noise_study(prob, (eps,), delta=delta)
+        fig = noise_figure(self.curve, epsilon=eps)
+        with self.fig.batch_update():
+            for i, tr in enumerate(fig.data):
+                self.fig.data[i].x, self.fig.data[i].y = tr.x, tr.y
+            self.fig.layout.shapes = fig.layout.shapes
+            self.fig.layout.annotations = fig.layout.annotations
+        self.status.value = (f"lambda={lam:g}, epsilon={eps:.3g}, delta={delta:.1e}: sigma per model "
+                             f"paper {here['sigma_paper'][0]:.3g} (accuracy {here['acc_paper'][0]:.3f}), sound "
+                             f"{here['sigma_sound'][0]:.3g} (accuracy {here['acc_sound'][0]:.3f}); "
+                             f"no noise {here['acc_clean']:.3f}")
