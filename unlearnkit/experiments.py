@@ -26,7 +26,8 @@ from typing import Any, Callable, Mapping
 from ._validate import check_choice
 
 __all__ = ["MethodSpec", "register_method", "get_method", "available_methods", "discovery_errors", "RESULT_METRICS",
-           "CentralProfile", "CENTRAL_PROFILES", "centralized_setup", "run_centralized"]
+           "CentralProfile", "CENTRAL_PROFILES", "centralized_setup", "centralized_backdoor_setup",
+           "run_centralized"]
 
 RESULT_METRICS = (
     "test_acc",
@@ -222,3 +223,31 @@ def run_centralized(method, config, *, profile: "str | CentralProfile" = "quick"
             "train_grad_evals": int(state.cost.grad_evals),
         },
     }
+
+
+def centralized_backdoor_setup(profile: "str | CentralProfile" = "quick", *, m: int = 40, target: int = 0,
+                               patch: int = 2, seed: int = 0, device=None, progress: bool = False):
+    """Plant a BadNets backdoor on ``m`` random training samples, train on the poisoned data, and return
+    ``(state, request, backdoor)`` where ``request`` forgets exactly the poisoned samples.
+
+    Forgetting the poisoned samples should remove the backdoor: the attack success rate
+    (:func:`unlearnkit.evaluate.backdoor_success`) of a good unlearning method falls to retraining's.
+    """
+    import numpy as np
+
+    from . import data as D
+    from . import make_generator
+    from .models import FlatParams, make_model
+    from .train import train_sgd
+
+    prof = CENTRAL_PROFILES[check_choice("profile", profile, tuple(CENTRAL_PROFILES))] if isinstance(profile, str) \
+        else profile
+    ds = D.load(prof.dataset, device=device, seed=seed, **dict(prof.dataset_kwargs))
+    rng = np.random.default_rng(seed)
+    poisoned = rng.choice(np.flatnonzero(ds.y_train.cpu().numpy() != target), size=m, replace=False)
+    bd = D.add_backdoor(ds, poisoned, target=target, patch=patch)
+    gen = make_generator(seed)
+    flat = FlatParams(make_model(prof.model, ds.input_shape, ds.n_classes, generator=gen,
+                                 **dict(prof.model_kwargs)), loss=prof.loss).to(bd.dataset.device)
+    state = train_sgd(flat, bd.dataset, None, prof.train, generator=gen, progress=progress)
+    return state, bd.request(), bd
