@@ -151,7 +151,7 @@ def gradient_clipping_rho(C0: float, C1: float, gamma: float, lam: float, T: int
     sigma = check_positive("sigma", sigma)
     if gamma * lam >= 1:
         raise ValueError(f"gamma*lam={gamma * lam!r} is out of range: Theorem A.9 needs gamma*lam in [0, 1)")
-    if lam == 0:
+    if gamma * lam * T < 1e-12:  # lam = 0, or so small that the lam -> 0 limit is exact to ~1e-12
         return 2.0 * (C0 + gamma * C1 * T) ** 2 / (T * sigma**2)
     log_r = math.log1p(-gamma * lam)  # expm1/log1p keep the digits when gamma*lam is tiny
     rT = math.exp(T * log_r)
