@@ -173,6 +173,16 @@ def test_cks_equals_dp_accounting_and_balle_equals_opacus(q, sigma, steps, delta
     assert eps_m == pytest.approx(np.min(rdp + np.log(1 / delta) / (orders - 1)), rel=1e-12)
 
 
+def test_epsilons_per_order_minimum_is_the_conversion():
+    from unlearnkit.privacy import epsilons_per_order
+
+    rdp = subsampled_gaussian_rdp(0.02, 1.2) * 500
+    for m in ("mironov", "balle", "cks"):
+        e = epsilons_per_order(DEFAULT_ORDERS, rdp, 1e-6, m)
+        eps, order = rdp_to_dp(DEFAULT_ORDERS, rdp, 1e-6, method=m)
+        assert e.min() == eps and DEFAULT_ORDERS[int(np.argmin(e))] == order
+
+
 def test_edge_of_grid_warns():
     with pytest.warns(OrderGridWarning, match="largest"):
         rdp_to_dp([2, 3, 4], gaussian_rdp(100.0, [2, 3, 4]), 1e-5)

@@ -55,6 +55,7 @@ __all__ = [
     "compose_rdp",
     "rdp_to_dp",
     "rdp_to_delta",
+    "epsilons_per_order",
     "CONVERSIONS",
     "subsampled_gaussian_rdp_mpmath",
 ]
@@ -307,6 +308,14 @@ def _epsilons(a: np.ndarray, r: np.ndarray, delta: float, method: str) -> np.nda
             eps = np.where(a > 1.01, eps, np.inf)
             eps = np.where(delta**2 + np.expm1(-r) > 0, 0.0, eps)  # KL bound: delta >= sqrt(1 - e^{-D})
     return np.maximum(eps, 0.0)
+
+
+def epsilons_per_order(orders: Iterable[float], rdp: Iterable[float], delta: float, method: str = "cks") -> np.ndarray:
+    """The epsilon each single order gives (before the minimum over orders), for plots and teaching."""
+    a, r = _check_curve(orders, rdp)
+    delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
+    check_choice("method", method, CONVERSIONS)
+    return _epsilons(a, r, delta, method)
 
 
 def rdp_to_dp(

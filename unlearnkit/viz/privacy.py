@@ -27,7 +27,7 @@ from ..privacy import (
     rdp_to_dp,
     subsampled_gaussian_rdp,
 )
-from ..privacy.rdp import _epsilons
+from ..privacy.rdp import epsilons_per_order
 from ._explorer import Explorer
 
 __all__ = [
@@ -106,7 +106,7 @@ def conversions_figure(orders: np.ndarray, rdp: np.ndarray, delta: float) -> go.
     """epsilon obtained at each order by each conversion, with the best order marked (one marker each)."""
     fig = go.Figure()
     for m in ("mironov", "balle", "cks"):
-        e = _epsilons(orders, rdp, delta, m)
+        e = epsilons_per_order(orders, rdp, delta, m)
         ok = np.isfinite(e)
         fig.add_trace(go.Scatter(x=orders[ok], y=e[ok], mode="lines", name=m, line=dict(color=_C[m])))
     for m in ("mironov", "balle", "cks"):
