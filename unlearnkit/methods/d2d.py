@@ -42,7 +42,7 @@ from .._validate import check_choice, check_int, check_positive, check_probabili
 from ..constants import NOT_CERTIFIED_NOTE, Constants
 from ..privacy.certificate import Certificate
 from .base import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
-from .r2d import calibrate_sigma, noise
+from .r2d import calibrate_sigma, diameter_cap_sigma, noise
 
 __all__ = ["sgd_d2d_sensitivity_derived", "neel_sigma", "neel_initial_iterations", "gd_d2d_sensitivity",
            "D2DConfig", "d2d_certificate", "unlearn"]
@@ -226,12 +226,18 @@ def d2d_certificate(config: D2DConfig, train_cfg, *, m: int, n: int, d: int) -> 
         else:
             sigma, dsum = unit * base, base
         source, provenance = PAPER_SGD, "derived"
+    capped = False
+    if config.mode == "sound" and math.isfinite(train_cfg.radius) and config.sigma is None:
+        # both outputs lie in the ball after projection, so ||u - w'|| <= 2R always (derived, digest 003 3.1)
+        cap = diameter_cap_sigma(train_cfg.radius, eps, delta)
+        capped, sigma = cap < sigma, min(sigma, cap)
     if train_cfg.sampling == "without_replacement":
         cert_mode, note = "none", "batches without replacement: not certified"
     elif not c.certified:
         cert_mode, note = "none", NOT_CERTIFIED_NOTE
     else:
-        cert_mode, note = config.mode, f"{provenance} bound, {config.publish} publishing"
+        cert_mode, note = config.mode, f"{provenance} bound, {config.publish} publishing" + (
+            "; diameter cap 2R is the binding sensitivity" if capped else "")
     consts.update({"Delta": dsum, "moment": kind, "provenance": provenance})
     if config.sigma is not None:
         note += f"; sigma overridden to {config.sigma:g} (certificate is for the calibrated sigma {sigma:.4g})"

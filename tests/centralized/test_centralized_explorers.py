@@ -1,0 +1,51 @@
+"""Headless tests of the notebook 03 / 04 explorers: moving a control changes the figure; bad input is shown."""
+
+import pytest
+
+pytest.importorskip("ipywidgets")
+
+
+def test_trajectory_explorer():
+    from unlearnkit.viz.descend_rewind import TrajectoryExplorer
+
+    ex = TrajectoryExplorer(trials=4)
+    assert ex.last_error is None
+    n_train_pts = len(ex.fig.data[3].x)
+    ex.time.value = 50
+    assert len(ex.fig.data[3].x) < n_train_pts  # the training path is drawn up to the scrubbed time
+    before = ex.status.value
+    ex.regime.value = "nonconvex"
+    assert ex.last_error is None and ex.status.value != before
+    assert ex.dist.layout.yaxis.type == "log"
+    ex.K.value = 240  # K = T: R2D is retraining
+    assert "R2D E||u_T - w'_T|| = 0," in ex.status.value
+
+
+def test_sigma_explorer_bad_input():
+    from unlearnkit.viz.descend_rewind import SigmaExplorer
+
+    ex = SigmaExplorer()
+    y0 = list(ex.fig.data[0].y)
+    ex.eps.value = 5.0
+    assert list(ex.fig.data[0].y) != y0
+    ex.n.value = 5  # fewer samples than deletions
+    assert ex.last_error is not None and "m=" in ex.last_error
+    ex.n.value = 200
+    assert ex.last_error is None
+
+
+def test_calibration_explorer():
+    from unlearnkit.viz.noisy_finetune import CalibrationExplorer
+
+    ex = CalibrationExplorer()
+    s = ex.summary
+    assert s["eps_of_paper_sigma"] == pytest.approx(7.077, abs=0.01)
+    y0 = list(ex.fig_sigma.data[0].y)
+    ex.eps.value = 5.0
+    assert list(ex.fig_sigma.data[0].y) != y0
+    ex.lam.value = 20.0  # gamma * lam = 2
+    assert "gamma*lam" in ex.last_error
+    ex.lam.value = 5.0
+    assert ex.last_error is None
+    ex.d.value = 0
+    assert "d=" in ex.last_error

@@ -1,0 +1,260 @@
+"""Figures and explorers for "Descend or Rewind?" (notebook 03).
+
+Pure figure builders (data -> ``go.Figure``) and two explorers:
+
+- :class:`TrajectoryExplorer`: a regime toggle (strongly convex / convex / nonconvex) on the 2-D toy losses of
+  :mod:`unlearnkit.toy`, contours of the loss on ``D``, and training, retraining, R2D and D2D trajectories
+  drawn on the *same coupled batches* (:func:`unlearnkit.coupled.simulate`); a slider scrubs time; a second
+  panel shows the distance to retraining on a log axis (shrinks, stays or grows).
+- :class:`SigmaExplorer`: sigma against K for all three regimes (PSGD-R2D, Lemma 4.4) with the
+  diameter cap, for the chosen epsilon, delta and deletion size.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .._validate import check_int
+from ..coupled import CoupledRun, simulate
+from ..methods import r2d
+from ..toy import TOY_REGIMES, make_toy
+from ._explorer import Explorer
+
+__all__ = ["contour_figure", "distance_figure", "sigma_k_figure", "bound_vs_simulated_figure",
+           "k_sweep_figure", "bound_vs_simulated", "digits_k_sweep", "TrajectoryExplorer", "SigmaExplorer",
+           "TOY_SETTINGS"]
+
+COLORS = {"train": "#1f77b4", "retrain": "#2ca02c", "r2d": "#d62728", "d2d": "#9467bd", "bound": "#7f7f7f"}
+
+#: step sizes and lengths that make each regime's behaviour visible in a few hundred steps
+TOY_SETTINGS = {"strongly_convex": dict(eta=0.5, T=240), "convex": dict(eta=0.5, T=240),
+                "nonconvex": dict(eta=0.15, T=240)}
+
+
+def _grid(problem, lim: float = 2.6, n: int = 60):
+    g = np.linspace(-lim, lim, n)
+    W = np.stack(np.meshgrid(g, g), -1)
+    return g, problem.loss(W)
+
+
+def contour_figure(problem, run: CoupledRun, t: int, *, trial: int = 0) -> go.Figure:
+    """Loss contours on D with the four trajectories up to time ``t`` (``0..T``; R2D and D2D start at T-K / T)."""
+    g, Z = _grid(problem)
+    fig = go.Figure()
+    fig.add_contour(x=g, y=g, z=Z, colorscale="Greys", showscale=False, ncontours=25, opacity=0.55,
+                    contours={"coloring": "lines"}, name="loss on D", hoverinfo="skip")
+    X = problem.X
+    keep = problem.retain
+    fig.add_scatter(x=X[keep, 0], y=X[keep, 1], mode="markers", marker={"size": 5, "color": "#555"},
+                    name="retained data" if problem.regime == "nonconvex" else "retained features")
+    fig.add_scatter(x=X[problem.forget, 0], y=X[problem.forget, 1], mode="markers",
+                    marker={"size": 7, "color": "orange", "symbol": "x"}, name="forget set U")
+    T, K = run.T, run.K
+    t = int(min(max(t, 0), T + K))
+    tr = run.train[trial, :min(t, T) + 1]
+    rt = run.retrain[trial, :min(t, T) + 1]
+    fig.add_scatter(x=tr[:, 0], y=tr[:, 1], mode="lines", line={"color": COLORS["train"]}, name="training on D")
+    fig.add_scatter(x=rt[:, 0], y=rt[:, 1], mode="lines", line={"color": COLORS["retrain"]},
+                    name="retraining on D'")
+    k_r = min(max(t - (T - K), -1), K)
+    u = run.r2d[trial, :k_r + 1] if k_r >= 0 else np.empty((0, 2))
+    fig.add_scatter(x=u[:, 0], y=u[:, 1], mode="lines", line={"color": COLORS["r2d"], "width": 3},
+                    name=f"R2D (rewind to T-K={T - K})")
+    k_d = min(max(t - T, -1), run.d2d.shape[1] - 1)
+    dd = run.d2d[trial, :k_d + 1] if k_d >= 0 else np.empty((0, 2))
+    fig.add_scatter(x=dd[:, 0], y=dd[:, 1], mode="lines", line={"color": COLORS["d2d"], "width": 3, "dash": "dot"},
+                    name="D2D (from w_T)")
+    fig.update_layout(title=f"{problem.regime.replace('_', ' ')}: step {t}", width=520, height=480,
+                      xaxis={"range": [-2.6, 2.6], "title": "w1"}, yaxis={"range": [-2.6, 2.6], "title": "w2",
+                                                                           "scaleanchor": "x"},
+                      legend={"font": {"size": 10}}, margin={"l": 40, "r": 10, "t": 40, "b": 40})
+    return fig
+
+
+def distance_figure(run: CoupledRun) -> go.Figure:
+    """Mean distance to the retraining run: R2D (same step) and D2D (against w'_T), log axis, with the bound."""
+    T, K = run.T, run.K
+    fig = go.Figure()
+    steps = np.arange(T - K, T + 1)
+    fig.add_scatter(x=steps, y=np.maximum(run.r2d_gap.mean(0), 1e-12), mode="lines", name="R2D: ||u_t - w'_t||",
+                    line={"color": COLORS["r2d"]})
+    fig.add_scatter(x=T + np.arange(run.d2d.shape[1]), y=np.maximum(run.d2d_gap.mean(0), 1e-12), mode="lines",
+                    name="D2D: ||d_k - w'_T||", line={"color": COLORS["d2d"], "dash": "dot"})
+    fig.add_scatter(x=[T], y=[max(run.mean_original_distance, 1e-12)], mode="markers", name="original ||w_T - w'_T||",
+                    marker={"color": COLORS["train"], "size": 10})
+    if run.bound is not None and run.bound > 0:
+        fig.add_scatter(x=[T], y=[run.bound], mode="markers", name="PSGD-R2D bound on E||u_T - w'_T||",
+                        marker={"color": COLORS["bound"], "symbol": "triangle-down", "size": 11})
+    fig.update_layout(title="distance to retraining (mean over trials)", yaxis={"type": "log", "title": "distance"},
+                      xaxis={"title": "step"}, width=520, height=480, legend={"font": {"size": 10}},
+                      margin={"l": 50, "r": 10, "t": 40, "b": 40})
+    return fig
+
+
+def sigma_k_figure(curves: dict[str, np.ndarray], Ks: np.ndarray, *, cap: float, K_mark: int | None = None) -> go.Figure:
+    """sigma against K per regime (log y) and the diameter-cap line."""
+    fig = go.Figure()
+    for reg, ys in curves.items():
+        fig.add_scatter(x=Ks, y=np.where(ys > 0, ys, np.nan), mode="lines", name=reg.replace("_", " "))
+    if math.isfinite(cap):
+        fig.add_scatter(x=[Ks[0], Ks[-1]], y=[cap, cap], mode="lines", name="diameter cap 2R",
+                        line={"dash": "dash", "color": COLORS["bound"]})
+    if K_mark is not None:
+        fig.add_vline(x=K_mark, line_dash="dot")
+    fig.update_layout(title="noise needed for (epsilon, delta) against rewind depth K", width=620, height=420,
+                      xaxis={"title": "K (unlearning steps)"}, yaxis={"type": "log", "title": "sigma"})
+    return fig
+
+
+def bound_vs_simulated(regime: str, Ks: Sequence[int], *, trials: int = 40, seed: int = 0) -> list[dict[str, float]]:
+    """For each K: the simulated ``E||u_T - w'_T||`` of the toy problem against the PSGD-R2D bound."""
+    p = make_toy(regime)
+    s = TOY_SETTINGS[regime]
+    rows = []
+    for K in Ks:
+        run = simulate(p, T=s["T"], K=int(K), eta=s["eta"], trials=trials, seed=seed, constants=p.constants())
+        rows.append({"K": int(K), "simulated": run.mean_r2d_distance, "bound": float(run.bound),
+                     "original": run.mean_original_distance})
+    return rows
+
+
+def bound_vs_simulated_figure(rows: Sequence[dict[str, float]], *, title: str = "") -> go.Figure:
+    K = [r["K"] for r in rows]
+    fig = go.Figure()
+    fig.add_scatter(x=K, y=[max(r["bound"], 1e-12) for r in rows], mode="lines+markers", name="bound (Thm 4.5)")
+    fig.add_scatter(x=K, y=[max(r["simulated"], 1e-12) for r in rows], mode="lines+markers",
+                    name="simulated E||u_T - w'_T||")
+    fig.update_layout(title=title or "bound against the coupled simulation", yaxis={"type": "log"},
+                      xaxis={"title": "K"}, width=620, height=400)
+    return fig
+
+
+def digits_k_sweep(state, request, Ks: Sequence[int], *, retrained, epsilon: float | None = None,
+                   constants=None, seed: int = 0) -> list[dict[str, float]]:
+    """R2D and D2D (noise-free when ``epsilon`` is None) for each K on a trained model: forgetting metrics."""
+    from .. import make_generator
+    from ..evaluate import report
+    from ..methods import d2d
+
+    rows = []
+    for K in Ks:
+        for name, mod, cfg in [("R2D", r2d, r2d.R2DConfig(K=int(K), epsilon=epsilon, constants=constants)),
+                               ("D2D", d2d, d2d.D2DConfig(K=int(K), epsilon=None))]:
+            res = mod.unlearn(state, request, cfg, generator=make_generator(seed + int(K)))
+            m = report(state.flat, res.params, state.dataset, request, retrained=retrained,
+                       train_indices=state.train_indices)
+            rows.append({"method": name, "K": int(K), **{k: m[k] for k in ("test_acc", "forget_acc", "retain_acc",
+                                                                           "mia_auc", "dist_to_retrain")},
+                         "grad_evals": int(res.cost.grad_evals)})
+    return rows
+
+
+def k_sweep_figure(rows: Sequence[dict[str, Any]], metric: str = "forget_acc") -> go.Figure:
+    fig = go.Figure()
+    for name, dash in (("R2D", "solid"), ("D2D", "dot")):
+        rr = [r for r in rows if r["method"] == name]
+        fig.add_scatter(x=[r["K"] for r in rr], y=[r[metric] for r in rr], mode="lines+markers", name=name,
+                        line={"dash": dash})
+    fig.update_layout(title=f"{metric} against K (digits)", xaxis={"title": "K"}, yaxis={"title": metric},
+                      width=560, height=380)
+    return fig
+
+
+class TrajectoryExplorer(Explorer):
+    """Regime toggle + time slider + K slider over coupled toy runs (cached per regime and K)."""
+
+    def __init__(self, *, trials: int = 20, seed: int = 0) -> None:
+        super().__init__()
+        import ipywidgets as W
+
+        self.trials, self.seed = check_int("trials", trials, low=1), seed
+        self.regime = W.ToggleButtons(options=list(TOY_REGIMES), value="strongly_convex", description="regime")
+        self.K = W.IntSlider(value=120, min=0, max=240, step=10, description="K", continuous_update=False)
+        self.time = W.IntSlider(value=240, min=0, max=480, step=5, description="time", continuous_update=True)
+        self._cache: dict[tuple[str, int], tuple[Any, CoupledRun]] = {}
+        self.fig = go.FigureWidget()
+        self.dist = go.FigureWidget()
+        for w in (self.regime, self.K):
+            self.observe(w, self.update)
+        self.observe(self.time, self.redraw_time)
+        self._layout(W.VBox([self.regime, W.HBox([self.K, self.time])]), W.HBox([self.fig, self.dist]))
+        self.refresh()
+
+    def run(self) -> tuple[Any, CoupledRun]:
+        key = (self.regime.value, self.K.value)
+        if key not in self._cache:
+            s = TOY_SETTINGS[self.regime.value]
+            if self.K.value > s["T"]:
+                raise ValueError(f"K={self.K.value} is out of range: expected 0 <= K <= T={s['T']}")
+            p = make_toy(self.regime.value)
+            self._cache[key] = (p, simulate(p, T=s["T"], K=self.K.value, eta=s["eta"], trials=self.trials,
+                                            seed=self.seed, constants=p.constants()))
+        return self._cache[key]
+
+    @staticmethod
+    def _copy(target: go.FigureWidget, src: go.Figure) -> None:
+        with target.batch_update():
+            if len(target.data) != len(src.data):
+                target.data = []
+                for tr in src.data:
+                    target.add_trace(tr)
+            else:
+                for a, b in zip(target.data, src.data):
+                    a.update(b.to_plotly_json())
+            target.layout = src.layout
+
+    def redraw_time(self) -> None:
+        p, run = self.run()
+        self._copy(self.fig, contour_figure(p, run, self.time.value))
+
+    def update(self) -> None:
+        p, run = self.run()
+        self.time.max = run.T + run.K
+        self._copy(self.fig, contour_figure(p, run, self.time.value))
+        self._copy(self.dist, distance_figure(run))
+        self.status.value = (f"E||w_T - w'_T|| = {run.mean_original_distance:.3g}, R2D E||u_T - w'_T|| = "
+                             f"{run.mean_r2d_distance:.3g}, D2D = {run.mean_d2d_distance:.3g}, bound = {run.bound:.3g}")
+
+
+class SigmaExplorer(Explorer):
+    """sigma(K) for the three regimes with the diameter cap; epsilon, delta (log10) and m sliders."""
+
+    def __init__(self, *, G: float = 1.25, L: float = 0.3, mu: float = 0.05, eta: float = 0.5, T: int = 300,
+                 n: int = 200, radius: float = 5.0) -> None:
+        super().__init__()
+        import ipywidgets as W
+
+        self.params = dict(G=G, L=L, mu=mu, eta=eta, T=T, n=n, radius=radius)
+        self.eps = W.FloatLogSlider(value=1.0, base=10, min=-1, max=1.5, description="epsilon", continuous_update=False)
+        self.log_delta = W.FloatSlider(value=-5, min=-8, max=-1, step=0.5, description="log10 delta",
+                                       continuous_update=False)
+        self.m = W.IntSlider(value=10, min=1, max=100, description="m", continuous_update=False)
+        self.n = W.BoundedIntText(value=n, min=1, max=10**7, description="n")
+        self.mode = W.ToggleButtons(options=["sound", "paper"], value="sound", description="mode")
+        self.fig = go.FigureWidget()
+        for w in (self.eps, self.log_delta, self.m, self.n, self.mode):
+            self.observe(w, self.update)
+        self._layout(W.VBox([W.HBox([self.eps, self.log_delta]), W.HBox([self.m, self.n, self.mode])]), self.fig)
+        self.refresh()
+
+    def curves(self) -> tuple[np.ndarray, dict[str, np.ndarray], float]:
+        p = dict(self.params, n=self.n.value)
+        delta = 10.0 ** self.log_delta.value
+        Ks = np.arange(0, p["T"] + 1, 5)
+        out = {}
+        for reg in TOY_REGIMES:
+            ds = [r2d.psgd_r2d_sensitivity(reg, G=p["G"], L=p["L"], mu=p["mu"], eta=p["eta"], T=p["T"], K=int(K),
+                                           m=self.m.value, n=p["n"]) for K in Ks]
+            out[reg] = np.array([r2d.calibrate_sigma(d, self.eps.value, delta, mode=self.mode.value) for d in ds])
+        cap = r2d.diameter_cap_sigma(p["radius"], self.eps.value, delta, mode=self.mode.value)
+        return Ks, out, cap
+
+    def update(self) -> None:
+        Ks, curves, cap = self.curves()
+        src = sigma_k_figure(curves, Ks, cap=cap)
+        TrajectoryExplorer._copy(self.fig, src)
+        self.status.value = f"diameter cap sigma = {cap:.4g}; strongly convex sigma at K=0: {curves['strongly_convex'][0]:.4g}"
