@@ -1,0 +1,173 @@
+"""PDUDT.unlearn on real gradient-gossip training (small synthetic data), and the CLI runner."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import unlearnkit as uk
+from unlearnkit.data import load, partition
+from unlearnkit.decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
+from unlearnkit.graphs.dynamic import ErdosRenyiSchedule
+from unlearnkit.methods import pdudt as P
+from unlearnkit.methods.base import Request
+from unlearnkit.models import FlatParams, make_model
+
+N, ROUNDS, LR = 6, 12, 0.5
+
+
+@pytest.fixture(scope="module")
+def setup():
+    torch.set_num_threads(1)
+    ds = load("synthetic", n_train=240, n_test=60, dim=5, seed=0, device="cpu")
+    fed = partition(ds, N, "dirichlet", alpha=0.3, seed=0)  # non-IID: the leaver matters
+    flat = FlatParams(make_model("logreg", ds.input_shape, 1, generator=uk.make_generator(0)), loss="logistic")
+    sched = ErdosRenyiSchedule(N, 0.5, seed=1)
+    states = {}
+    for cache in ("history", "running"):
+        for rule in P.RETRAIN_RULES:
+            cfg = GradientGossipConfig(rounds=ROUNDS, lr=LR, batch_size=8, cache=cache, retrain_rule=rule)
+            states[cache, rule] = run_gradient_gossip(flat, fed, sched, cfg, generator=uk.make_generator(3))
+    es_cfg = GradientGossipConfig(rounds=ROUNDS, lr=LR, batch_size=8, cache="running", es_rounds=8)
+    states["running_es"] = run_gradient_gossip(flat, fed, sched, es_cfg, generator=uk.make_generator(3))
+    retrain = run_gradient_gossip(flat, fed, sched, GradientGossipConfig(rounds=ROUNDS, lr=LR, batch_size=8),
+                                  generator=uk.make_generator(3), exclude=2)
+    return ds, fed, flat, sched, states, retrain
+
+
+def req(fed, k):
+    return Request("client", np.asarray(fed.client_indices[k]), client=k)
+
+
+@pytest.mark.parametrize("rule", P.RETRAIN_RULES)
+@pytest.mark.parametrize("scale", P.CORRECTION_SCALES)
+def test_history_and_running_sums_give_the_same_unlearned_models(setup, rule, scale):
+    ds, fed, flat, sched, states, _ = setup
+    cfg = P.PDUDTConfig(retrain_rule=rule, correction_scale=scale, sigma=0.0)
+    a = P.PDUDT().unlearn(states["history", rule], req(fed, 2), cfg, generator=uk.make_generator(0))
+    b = P.PDUDT().unlearn(states["running", rule], req(fed, 2), cfg, generator=uk.make_generator(0))
+    assert a.params.shape == (N - 1, flat.d) and a.extras["clients"] == [0, 1, 3, 4, 5]
+    assert torch.allclose(a.params, b.params, atol=1e-5)
+    # memory: running sums do not grow with the rounds, the history does
+    assert b.cost.memory_bytes < a.cost.memory_bytes
+    assert a.cost.messages == 0 and a.cost.grad_evals == 0
+
+
+def test_es_from_history_matches_es_running_sums(setup):
+    ds, fed, flat, sched, states, _ = setup
+    cfg = P.PDUDTConfig(es_rounds=8, sigma=0.0)
+    a = P.PDUDT().unlearn(states["history", "recompute"], req(fed, 2), cfg, generator=uk.make_generator(0))
+    b = P.PDUDT().unlearn(states["running_es"], req(fed, 2), cfg, generator=uk.make_generator(0))
+    assert torch.allclose(a.params, b.params, atol=1e-5)
+    full = P.PDUDT().unlearn(states["history", "recompute"], req(fed, 2), P.PDUDTConfig(sigma=0.0),
+                             generator=uk.make_generator(0))
+    assert not torch.allclose(a.params, full.params)
+    assert (a.extras["p"][8:] == 0).all()
+
+
+def test_earlier_request_round_rebuilds_the_model_from_eq4(setup):
+    ds, fed, flat, sched, states, _ = setup
+    st = states["history", "recompute"]
+    short = run_gradient_gossip(flat, fed, sched, GradientGossipConfig(rounds=7, lr=LR, batch_size=8),
+                                generator=uk.make_generator(3))
+    none = P.PDUDTConfig(t_unlearn=7, correction_scale="none", sigma=0.0)
+    res = P.PDUDT().unlearn(st, req(fed, 2), none, generator=uk.make_generator(0))
+    assert torch.allclose(res.params, short.params[[0, 1, 3, 4, 5]], atol=1e-5)
+
+
+def test_sum_correction_moves_towards_retraining_more_than_nothing(setup):
+    ds, fed, flat, sched, states, retrain = setup
+    st = states["history", "recompute"]
+    keep = [0, 1, 3, 4, 5]
+    target = retrain.params[keep].mean(0)
+    dist = {}
+    for scale in P.CORRECTION_SCALES:
+        r = P.PDUDT().unlearn(st, req(fed, 2), P.PDUDTConfig(correction_scale=scale, sigma=0.0),
+                              generator=uk.make_generator(0))
+        dist[scale] = float((r.params.mean(0) - target).norm())
+    assert dist["sum"] < dist["none"]
+    assert dist["paper"] <= dist["none"] + 1e-6
+    # the paper's convex combination is about one round's worth: it moves far less than the sum (pitfall P2)
+    assert abs(dist["paper"] - dist["none"]) < abs(dist["sum"] - dist["none"])
+
+
+def test_noise_is_fresh_and_its_average_has_std_sigma(setup):
+    ds, fed, flat, sched, states, _ = setup
+    st = states["history", "recompute"]
+    gen = uk.make_generator(5)
+    cfg = P.PDUDTConfig(sigma=0.2)
+    a = P.PDUDT().unlearn(st, req(fed, 2), cfg, generator=gen)
+    b = P.PDUDT().unlearn(st, req(fed, 2), cfg, generator=gen)
+    assert not torch.equal(a.extras["noise"], b.extras["noise"])
+    assert torch.allclose(a.extras["corrected"], b.extras["corrected"])
+    assert a.certificate.mode == "none" and not a.certificate.certified
+    z = P.client_noise(N - 1, 40000, 0.2, generator=gen, dtype=torch.float64)
+    assert z.mean(0).std().item() == pytest.approx(0.2, rel=0.02)
+    assert z.std().item() == pytest.approx(0.2 * math.sqrt(N - 1), rel=0.02)
+
+
+def test_certified_noise_uses_the_gap_bound(setup):
+    ds, fed, flat, sched, states, _ = setup
+    C = P.GapConstants(L=0.25, sgd_var=1.0, het_var=1.0, delta_f=0.7, delta_f_tilde=0.7, rho1=0.9, rho2=0.9)
+    with pytest.raises(ValueError, match="lr=0.5"):
+        P.PDUDT().unlearn(states["history", "recompute"], req(fed, 2),
+                          P.PDUDTConfig(noise="certified", constants=C), generator=uk.make_generator(0))
+    cert = P.pdudt_certificate(lr=0.01, t1=ROUNDS, n=N, constants=C, mode="sound", epsilon=1.0, beta=1e-5)
+    assert cert.certified and cert.mode == "sound" and cert.sigma > 0
+
+
+def test_bad_requests_name_the_problem(setup):
+    ds, fed, flat, sched, states, _ = setup
+    st = states["history", "recompute"]
+    gen = uk.make_generator(0)
+    with pytest.raises(ValueError, match="leaver=6 does not exist"):
+        P.PDUDT().unlearn(st, Request("client", np.arange(3), client=6), P.PDUDTConfig(), generator=gen)
+    with pytest.raises(ValueError, match="t_unlearn=13 is after training ended"):
+        P.PDUDT().unlearn(st, req(fed, 1), P.PDUDTConfig(t_unlearn=13), generator=gen)
+    with pytest.raises(ValueError, match="without a client"):
+        P.PDUDT().unlearn(st, Request("samples", np.arange(3)), P.PDUDTConfig(), generator=gen)
+    with pytest.raises(ValueError, match="running sums"):
+        P.PDUDT().unlearn(states["running", "recompute"], req(fed, 1), P.PDUDTConfig(t_unlearn=5), generator=gen)
+    with pytest.raises(ValueError, match="es_rounds"):
+        P.PDUDTConfig(es_rounds=9, t_unlearn=5)
+    with pytest.raises(ValueError, match="constants"):
+        P.PDUDTConfig(noise="certified")
+
+
+def test_mia_precision_is_half_for_identical_sets_and_high_for_separated_losses(setup):
+    ds, fed, flat, sched, states, _ = setup
+    theta = states["history", "recompute"].params
+    x, y = ds.x_train[:40], ds.y_train[:40]
+    mean, std = P.mia_precision(flat, theta, x, y, x, y, repeats=50)
+    assert 40 <= mean <= 60
+    # members with the true labels against non-members with flipped labels: low loss vs high loss
+    fitted = flat.init()
+    for _ in range(300):  # a well-fitted model: true labels get low loss, flipped labels high loss
+        fitted = fitted - flat.grad(fitted, ds.x_train, ds.y_train)
+    mean, _ = P.mia_precision(flat, fitted[None], x, y, x, 1 - y, repeats=20)
+    assert mean > 80
+
+
+def test_cli_runner_tiny():
+    out = P.run_profile(profile="quick", seed=0, t1=6, es_rounds=4, T=3, n_clients=4, leaver=3, local_steps=1,
+                        hidden=8, eval_every=3, mia_repeats=5)
+    assert out["method"] == "pdudt" and out["dataset"] == "digits"
+    m = out["metrics"]
+    for key in ("test_acc", "forget_acc", "mia_auc", "dist_to_retrain", "retrain_test_acc", "retrain_forget_acc",
+                "original_dist_to_retrain", "mia_precision", "time_ratio_retrain_over_pdudt"):
+        assert key in m and np.isfinite(m[key]), key
+    assert out["certificate"]["mode"] == "none"
+    assert set(out["methods"]) >= {"origin", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "control"}
+    assert out["paper"]["table2_seconds"]["MNIST"]["Retrain"] == 1322.2
+    with pytest.raises(ValueError, match="profile"):
+        P.run_profile(profile="huge")
+
+
+def test_paper_profile_says_when_mnist_is_missing(tmp_path, monkeypatch):
+    from unlearnkit.data import DatasetUnavailableError, available
+
+    if available().get("mnist"):
+        pytest.skip("MNIST is on disk here")
+    with pytest.raises(DatasetUnavailableError, match="paper' profile of pdudt needs the mnist files"):
+        P.run_profile(profile="paper")
