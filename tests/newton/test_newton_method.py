@@ -286,3 +286,38 @@ def test_lemma1_influence_distance_is_bounded_by_rho_k():
         ks = np.arange(0, 30)
         dist2 = influence_distance(W, ks) ** 2
         assert np.all(dist2 <= rho ** ks + 1e-12)
+
+
+def test_single_requester_global_step_within_the_sound_bound(problem):
+    from unlearnkit.methods.newton import sound_sensitivity
+
+    ds, fed, flat, state, _ = problem
+    req = data.forget_samples(fed, 1, m=8, seed=5)
+    res = Newton().unlearn(state, req, NewtonConfig(mode="none", scope="global", center_gradient=True),
+                           generator=torch.Generator().manual_seed(0))
+    x_ret = _retrained(flat, fed, req)
+    k = logistic_newton_constants(flat, weight_decay=LAM)
+    r = 8 / fed.client_indices[1].size / 4
+    err = float((res.params.mean(0) - x_ret).norm())
+    assert err <= sound_sensitivity(r, L=k["L"], M=k["M"], lam=LAM)
+    assert err < 1e-3 * float((state.params[0] - x_ret).norm())
+
+
+def test_mlp_is_not_certified_but_unlearns_with_a_damped_fisher():
+    from unlearnkit.models import make_model
+
+    ds = data.load("digits")
+    fed = data.partition(ds, 4, "iid", seed=0)
+    flat = FlatParams(make_model("mlp", ds.input_shape, 10, hidden=(16,), generator=torch.Generator().manual_seed(0)))
+    cfg = GossipConfig(rounds=5, lr=0.5, batch_size=16, weight_decay=0.0)
+    g = torch.Generator().manual_seed(0)
+    state = train_dpsgd(flat, fed, make_graph("ring", 4), cfg, generator=g)
+    req = data.forget_samples(fed, 0, m=5)
+    for curv in ("cg_fisher", "diag_fisher"):
+        res = Newton().unlearn(state, req, NewtonConfig(mode="paper", curvature=curv, damping=1e-2, sigma=1e-3),
+                               generator=g)
+        assert res.certificate.mode == "none" and not res.certificate.certified
+        assert "non-convex" in res.certificate.note and res.certificate.sigma == 1e-3
+        assert torch.isfinite(res.params).all() and not torch.equal(res.params, state.params)
+    with pytest.raises(ValueError, match="damping"):
+        Newton().unlearn(state, req, NewtonConfig(curvature="diag_fisher"), generator=g)

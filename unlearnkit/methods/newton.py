@@ -339,7 +339,8 @@ def certify(config: NewtonConfig, *, kind: str, fractions: Mapping[int, tuple[in
     N = check_int("n_clients", n_clients, low=2)
     if config.mode == "none" or constants is None:
         s = float(config.sigma or 0.0)
-        note = "not certified: " + ("non-convex model, no constants" if constants is None else "mode='none'")
+        note = "not certified: " + ("no certified constants (a non-convex network, or weight_decay = 0)"
+                                    if constants is None else "mode='none'")
         return {c: s for c in fractions}, Certificate(
             epsilon=math.inf, delta=1.0, sigma=s, mechanism="Gaussian message noise (uncalibrated)",
             source="Wu et al. 2026, Algorithm 1 (heuristic use)", mode="none", note=note)
