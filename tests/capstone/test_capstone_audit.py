@@ -128,3 +128,48 @@ def test_bad_inputs():
         A.audit_samples(np.full((50, 2), np.nan), np.zeros((50, 2)), delta=1e-5)
     with pytest.raises(ValueError, match="sigma"):
         A.GaussianMechanism(center=(0.0,), sigma=0.0)
+
+
+# ---------------------------------------------------------------- method-level audits on the toy task ------
+
+def _broken_output_perturbation(scale):
+    """Clip the model to C0 and add noise calibrated for (1, 1e-5) times ``scale``, claiming (1, 1e-5)."""
+    from unlearnkit.methods.base import Cost, Result
+    from unlearnkit.privacy import Certificate
+
+    C0 = 5.0
+    sigma = A.gaussian_sigma(2 * C0, 1.0, 1e-5) * scale
+
+    def fn(state, request, config, *, generator):
+        x = state.params * min(1.0, C0 / float(state.params.norm()))
+        z = torch.randn(x.shape, generator=generator, dtype=x.dtype)
+        cert = Certificate(epsilon=1.0, delta=1e-5, sigma=sigma, mode="paper", mechanism="test")
+        return Result(params=x + sigma * z, certificate=cert, history=[], cost=Cost())
+
+    return fn
+
+
+def test_method_level_audit_refutes_an_under_noised_method():
+    task = A.ToyTask(n_train=40, steps=10)
+    res = A.audit_unlearner(_broken_output_perturbation(1 / 5000), None, task=task, certifier="unlearn_retrained",
+                            config_audit=A.AuditConfig(n_trials=200), generator=gen(5), label="broken OP",
+                            fresh_training=False)
+    assert res.violation and res.mode == "paper" and res.certified_epsilon == 1.0
+
+
+def test_method_level_audit_accepts_calibrated_output_perturbation():
+    out = A.audit_methods(methods=("output_perturbation",), modes=("sound",), include_gaussian=False,
+                          task=A.ToyTask(n_train=40, steps=10), config=A.AuditConfig(n_trials=150), seed=1)
+    assert not out["skipped"], out["skipped"]
+    (res,) = out["results"]
+    assert res.label == "output_perturbation" and res.mode == "sound" and not res.violation
+    assert res.extras["sigma"] > 0 and res.to_dict()["certified_epsilon"] == 1.0
+
+
+def test_toy_task_validation():
+    with pytest.raises(ValueError, match="forget"):
+        A.ToyTask(forget="all")
+    with pytest.raises(ValueError, match="m="):
+        A.ToyTask(n_train=10, m=9)
+    with pytest.raises(ValueError, match="method"):
+        A.audit_methods(methods=("nope",))
