@@ -1,0 +1,75 @@
+"""PDUDT figures and explorers, headless."""
+
+import numpy as np
+import pytest
+import torch
+
+import unlearnkit as uk
+from unlearnkit.methods import pdudt as P
+from unlearnkit.viz import pdudt as V
+
+
+def test_topology_figure_highlights_the_leaver():
+    W = np.array([[0.5, 0.5, 0.0], [0.5, 0.25, 0.25], [0.0, 0.25, 0.75]])
+    fig = V.topology_figure(W, 2)
+    leaver_edges = [v for v in fig.data[1].x if v is not None]
+    assert len(leaver_edges) == 2  # one edge (1, 2)
+    assert len([v for v in fig.data[0].x if v is not None]) == 2  # edge (0, 1)
+    assert fig.data[2].marker.color[2] == V.LEAVER
+    with pytest.raises(ValueError, match="leaver"):
+        V.topology_figure(W, 3)
+
+
+def test_topology_explorer_churn_and_round():
+    ex = V.TopologyExplorer(n=8, leaver=3, rounds=12, churn=0.0)
+    assert ex.last_error is None
+    static = ex.W.copy()
+    assert all(np.array_equal(static[0] > 0, w > 0) for w in static)  # churn 0 is static
+    ex.churn.value = 1.0
+    assert not all(np.array_equal(ex.W[0] > 0, w > 0) for w in ex.W)
+    before = tuple(ex.fig.data[1].x)
+    ex.round.value = 5
+    assert ex.last_error is None and ex.fig.layout.title.text.startswith("round 5")
+    ex.leaver.value = 0
+    assert ex.fig.data[2].marker.color[0] == V.LEAVER
+    assert "client 0 had neighbours" in ex.status.value
+    ex.churn.value = 1.5  # the slider clamps; validation still guards direct calls
+    assert ex.last_error is None
+    ex.round.max = 20
+    ex.round.value = 15
+    assert ex.last_error is not None and "round t" in ex.last_error
+    assert before is not None
+
+
+def test_figures_build_from_an_experiment_report():
+    rep = P.run_pdudt_experiment(P.PDUDTExperiment(n_clients=4, leaver=3, leaver_class=None, t1=6, es_rounds=4, T=3,
+                                                   hidden=8, eval_every=3, mia_repeats=5))
+    fig = V.correction_figure(rep["delta_norms"], rep["p"], 0, leaver=3, es_rounds=4)
+    assert len(fig.data[0].y) == 6 and abs(sum(fig.data[1].y) - 1) < 1e-6
+    fig = V.accuracy_figure(rep["curves"], 6)
+    assert {tr.name for tr in fig.data} >= {"PDUDT", "Retrain", "Control: no correction, same noise"}
+    fig = V.mia_figure(rep["methods"], paper=P.PAPER_TABLE3["MNIST"])
+    assert len(fig.data) == 2 and fig.data[1].y[0] == 65.3
+    secs = {k: v["seconds"] for k, v in rep["methods"].items() if k != "origin"}
+    fig = V.time_figure(secs, paper=P.PAPER_TABLE2["MNIST"])
+    assert "times longer" in fig.layout.title.text
+    # the noise explorer: the slider changes the accuracy and the figure
+    C = P.GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=2.3, delta_f_tilde=2.3, rho1=0.9, rho2=0.9)
+    corrected = rep["runs"]["pdudt"].extras["corrected"]
+    ex = V.NoiseExplorer(rep["flat"], corrected, rep["dataset"], lr=1e-3, t1=6, constants=C, sigma=1e-4)
+    assert ex.last_error is None
+    quiet = ex.current["avg_acc"]
+    y0 = tuple(ex.sigma_fig.data[0].y)
+    ex.sigma.value = 100.0
+    assert ex.current["avg_acc"] < quiet
+    assert tuple(ex.sigma_fig.data[0].y) != y0
+    assert ex.current["certified"]["sound"] > ex.current["certified"]["paper"]
+    ex.lr = 0.5  # outside the step-size condition of Theorem 4.9
+    ex.epsilon.value = 2.0
+    assert ex.last_error is not None and "lr=0.5" in ex.last_error
+
+
+def test_sigma_figure_ratio():
+    fig = V.sigma_figure(0.01, {"paper": 213.7, "sound": 5000.0})
+    assert fig.layout.yaxis.type == "log"
+    assert "2.14e+04" in fig.layout.title.text
