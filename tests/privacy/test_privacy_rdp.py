@@ -86,6 +86,22 @@ def test_fractional_orders_match_exact_integration(q, sigma, alpha):
     assert ours == pytest.approx(_exact_rdp(q, sigma, alpha), rel=1e-9)
 
 
+@settings(max_examples=25, deadline=None)
+@given(log_q=st.floats(-4, 0), sigma=st.floats(0.5, 20.0), alpha=st.integers(2, 256))
+def test_random_integer_orders_match_dp_accounting(log_q, sigma, alpha):
+    q = 10.0**log_q
+    ref = _dp_accounting_curve(q, sigma, [alpha])[0]
+    ours = subsampled_gaussian_rdp(q, sigma, [alpha])[0]
+    assert ours == pytest.approx(ref, rel=1e-6, abs=1e-15)
+
+
+@settings(max_examples=6, deadline=None)
+@given(log_q=st.floats(-3, -0.3), sigma=st.floats(0.5, 10.0), alpha=st.floats(1.05, 12.0))
+def test_random_fractional_orders_match_mpmath(log_q, sigma, alpha):
+    q = 10.0**log_q
+    assert subsampled_gaussian_rdp(q, sigma, [alpha])[0] == pytest.approx(_exact_rdp(q, sigma, alpha), rel=1e-8)
+
+
 def test_fractional_orders_match_opacus():
     rdp_mod = _opacus_rdp_module()
     # Opacus sums a slowly (polynomially) converging series: keep this cross-check small
