@@ -119,9 +119,12 @@ def test_dp_accounting_overestimates_at_fractional_orders():
     exact = [_exact_rdp(q, sigma, 1.5), _exact_rdp(q, sigma, 3.9)]
     ours = subsampled_gaussian_rdp(q, sigma, [1.5, 3.9])
     np.testing.assert_allclose(ours, exact, rtol=1e-9)
-    assert lib[0] / exact[0] - 1 == pytest.approx(0.098, abs=0.005)  # about 10% too large at order 1.5
-    assert 1e-5 < lib[1] / exact[1] - 1 < 1e-4  # about 5e-5 at order 3.9
-    assert np.all(lib >= ours)  # loose, never optimistic
+    assert np.all(lib >= ours * (1 - 1e-12))  # loose, never optimistic
+    import importlib.metadata
+
+    if importlib.metadata.version("dp-accounting") == "0.6.0":  # the version the finding is about
+        assert lib[0] / exact[0] - 1 == pytest.approx(0.098, abs=0.005)  # about 10% too large at order 1.5
+        assert 1e-5 < lib[1] / exact[1] - 1 < 1e-4  # about 5e-5 at order 3.9
 
 
 # -- golden values ----------------------------------------------------------------------------------------------
