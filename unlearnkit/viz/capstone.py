@@ -86,12 +86,12 @@ def frontier_figure(points: Iterable[Mapping[str, Any]], *, metric: str = "test_
     fig = go.Figure()
     for method in dict.fromkeys(p["method"] for p in points):
         pts = [p for p in points if p["method"] == method and p.get(metric) is not None]
-        cert = sorted((p for p in pts if p.get("epsilon") is not None and math.isfinite(p["epsilon"])),
-                      key=lambda p: p["epsilon"])
+        cert = sorted((p for p in pts if p.get("epsilon") is not None and math.isfinite(p["epsilon"])
+                       and p["epsilon"] > 0), key=lambda p: p["epsilon"])
         if cert:
             fig.add_trace(go.Scatter(x=[p["epsilon"] for p in cert], y=[p[metric] for p in cert],
                                      mode="lines+markers", name=method))
-        elif pts:
+        elif pts and all(p.get("epsilon") is None for p in pts):  # exact retraining (eps = 0) is ``retrain``
             fig.add_hline(y=float(np.mean([p[metric] for p in pts])), line_dash="dash",
                           annotation_text=f"{method} (no certificate)", annotation_position="bottom right")
     if retrain is not None:
@@ -171,7 +171,7 @@ class CapstoneExplorer(Explorer):
         self.points = [dict(p) for p in points]
         self.retrain = dict(retrain or {})
         eps = sorted({float(p["epsilon"]) for p in self.points
-                      if p.get("epsilon") is not None and math.isfinite(float(p["epsilon"]))})
+                      if p.get("epsilon") is not None and math.isfinite(float(p["epsilon"])) and float(p["epsilon"]) > 0})
         self.epsilons = eps or [1.0]
         self.slider = W.SelectionSlider(options=[(f"{e:g}", e) for e in self.epsilons],
                                         value=self.epsilons[len(self.epsilons) // 2], description="epsilon")
@@ -188,7 +188,8 @@ class CapstoneExplorer(Explorer):
         out = []
         for method in dict.fromkeys(p["method"] for p in self.points):
             pts = [p for p in self.points if p["method"] == method]
-            cert = [p for p in pts if p.get("epsilon") is not None and math.isfinite(float(p["epsilon"]))]
+            cert = [p for p in pts if p.get("epsilon") is not None and math.isfinite(float(p["epsilon"]))
+                    and float(p["epsilon"]) > 0]
             pick = min(cert, key=lambda p: abs(math.log(float(p["epsilon"])) - math.log(epsilon))) if cert else pts[0]
             out.append(pick)
         return out
@@ -196,6 +197,10 @@ class CapstoneExplorer(Explorer):
     def update(self) -> None:
         metric = self.metric.value
         eps = float(self.slider.value)
+        for p in self.points:
+            e = p.get("epsilon")
+            if e is not None and not (float(e) >= 0):
+                raise ValueError(f"epsilon={e!r} of method {p['method']!r} is out of range: expected epsilon in [0, inf]")
         if not (eps > 0):
             raise ValueError(f"epsilon={eps!r} is out of range: expected epsilon in (0, inf)")
         check_choice("metric", metric, tuple(METRICS))
