@@ -1,8 +1,5 @@
 """RDPAccountant (ledgers per observer) and calibration (never overshoot; Opacus semantics)."""
 
-import math
-import warnings
-
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -18,9 +15,7 @@ from unlearnkit.privacy import (
     analytic_gaussian_sigma,
     calibrate_sigma,
     dpsgd_epsilon,
-    gaussian_delta,
     get_noise_multiplier,
-    rdp_to_dp,
     subsampled_gaussian_rdp,
 )
 
@@ -30,7 +25,8 @@ dp_accounting = pytest.importorskip("dp_accounting")
 def test_accountant_equals_dp_accounting_on_a_composed_event():
     orders = [2, 3, 4, 5, 8, 16, 32, 64, 128]
     ev = dp_accounting.ComposedDpEvent([
-        dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(0.02, dp_accounting.GaussianDpEvent(1.3)), 300),
+        dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(0.02, dp_accounting.GaussianDpEvent(1.3)), 300),
         dp_accounting.SelfComposedDpEvent(dp_accounting.GaussianDpEvent(8.0), 4),
     ])
     ref = dp_accounting.rdp.RdpAccountant(orders)
@@ -160,7 +156,8 @@ def test_calibrated_sigma_never_overshoots(target, q, steps, log_delta):
         (lambda: calibrate_sigma(lambda s: 1.0 / s, 0.0), "target_epsilon"),
         (lambda: calibrate_sigma(lambda s: 1.0 / s, 1.0, rtol=0.0), "rtol"),
         (lambda: calibrate_sigma(lambda s: 5.0, 1.0), "unreachable"),
-        (lambda: get_noise_multiplier(target_epsilon=1.0, target_delta=0.0, sample_rate=0.1, steps=10), "target_delta"),
+        (lambda: get_noise_multiplier(target_epsilon=1.0, target_delta=0.0, sample_rate=0.1, steps=10),
+         "target_delta"),
         (lambda: get_noise_multiplier(target_epsilon=1.0, target_delta=1e-5, sample_rate=1.5, steps=10), "sample_rate"),
         (lambda: get_noise_multiplier(target_epsilon=-1.0, target_delta=1e-5, sample_rate=0.1, steps=10), "target_epsilon"),
     ],

@@ -35,7 +35,8 @@ def _ours(rows: list[dict[str, Any]], repeat: int, warmup: int) -> None:
         get_noise_multiplier,
     )
 
-    for label, orders, method in (("unlearnkit", DEFAULT_ORDERS, "cks"), ("unlearnkit (Opacus orders)", OPACUS_ORDERS, "balle")):
+    for label, orders, method in (("unlearnkit", DEFAULT_ORDERS, "cks"),
+                                  ("unlearnkit (Opacus orders)", OPACUS_ORDERS, "balle")):
         def eps_task(orders=orders, method=method):
             acc = RDPAccountant(orders)
             acc.compose(SubsampledGaussianEvent(Q, SIGMA), STEPS)

@@ -244,7 +244,9 @@ def model_clipping_steps(
 
 def model_clipping_sigma_paper(epsilon: float, delta: float, T: int, C2: float, *, C0: float = 1.0,
                                sigma0: float = 0.0) -> float:
-    """Koloskova et al. 2025, eq. (11): ``sigma^2 = 8 C2^2 ln 1.25/eps^2 [1 + (ln(1.25/delta) - sigma0^2 eps^2/(8 C0^2))/T]``.
+    """Koloskova et al. 2025, eq. (11), the paper's closed-form noise for model clipping:
+
+    ``sigma^2 = 8 C2^2 ln(1.25) / eps^2 [1 + (ln(1.25/delta) - sigma0^2 eps^2 / (8 C0^2)) / T]``.
 
     Derived with the classic bound (Lemma A.4), so **only for epsilon in (0, 1)**; we raise otherwise.
     """

@@ -84,7 +84,8 @@ def check_orders(orders: Iterable[float] | float) -> np.ndarray:
     return arr
 
 
-def gaussian_rdp(sigma: float, orders: Iterable[float] | float = DEFAULT_ORDERS, sensitivity: float = 1.0) -> np.ndarray:
+def gaussian_rdp(sigma: float, orders: Iterable[float] | float = DEFAULT_ORDERS,
+                 sensitivity: float = 1.0) -> np.ndarray:
     """RDP curve of the Gaussian mechanism: ``alpha Delta^2 / (2 sigma^2)`` (Mironov 2017, Prop. 7).
 
     ``sigma`` is the noise standard deviation; with ``sensitivity = 1`` it is the noise multiplier.
@@ -358,7 +359,8 @@ def rdp_to_dp(
     return float(eps[i]), float(a[i])
 
 
-def rdp_to_delta(orders: Iterable[float], rdp: Iterable[float], epsilon: float, method: str = "cks") -> tuple[float, float]:
+def rdp_to_delta(orders: Iterable[float], rdp: Iterable[float], epsilon: float,
+                 method: str = "cks") -> tuple[float, float]:
     """The inverse reading: the smallest delta for a given epsilon, ``(delta, best_order)``.
 
     ``"mironov"``: ``delta = exp((alpha - 1)(rdp - eps))`` (Mironov 2017, Prop. 3);

@@ -224,7 +224,8 @@ class RenyiExplorer(Explorer):
         self.steps = W.IntSlider(value=steps, min=1, max=20000, step=1, description="steps")
         self.log10_delta = W.FloatSlider(value=log10_delta, min=-12, max=-1, step=0.1, description="log10 delta")
         self.table = W.HTML()
-        self.curve_fig = go.FigureWidget(rdp_curves_figure(self.orders, {"ours": self.orders, "dp_accounting": self.orders}))
+        placeholder = {"ours": self.orders, "dp_accounting": self.orders}
+        self.curve_fig = go.FigureWidget(rdp_curves_figure(self.orders, placeholder))
         r0 = self.orders * 0.01
         self.conv_fig = go.FigureWidget(conversions_figure(self.orders, r0, 1e-5))
         for w in (self.q, self.sigma, self.steps, self.log10_delta):
@@ -260,7 +261,8 @@ class RenyiExplorer(Explorer):
         rows = "".join(f"<tr><td>ours, {m}</td><td>{v[m][0]:.6g}</td><td>{v[m][1]:g}</td></tr>"
                        for m in ("mironov", "balle", "cks"))
         if lib is not None:
-            gap = np.nanmax(np.where(np.isfinite(lib) & (v["rdp"] > 0), lib / np.where(v["rdp"] > 0, v["rdp"], 1) - 1, 0))
+            ok = np.isfinite(lib) & (v["rdp"] > 0)
+            gap = float(np.max(np.where(ok, lib / np.where(ok, v["rdp"], 1.0) - 1.0, 0.0)))
             rows += (f"<tr><td>dp_accounting (cks)</td><td>{v['dp_accounting'][0]:.6g}</td>"
                      f"<td>{v['dp_accounting'][1]:g}</td></tr>")
             note = f"largest relative excess of dp_accounting's curve over the exact one: {gap:.2e}"
