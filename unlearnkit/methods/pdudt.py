@@ -33,17 +33,22 @@ Choices we made where the paper is silent (each one tested, each one named in no
 - ``correction_scale="paper"`` subtracts the convex combination ``sum_t p_i^t delta_i^t`` (about one round's
   worth, digest P2); ``"sum"`` subtracts ``sum_t delta_i^t`` (what the stored gradients say the whole
   accumulated effect is); ``"none"`` subtracts nothing (noise only: the control).
-- when every applied update of a client is zero (``sum_s a_i^s = 0``), Eq. (8) is 0/0; we use uniform
-  weights ``1 / t1`` so that ``sum_t p_i^t = 1`` still holds.
+- when every applied update of a client is zero (``sum_s a_i^s = 0``), Eq. (8) is 0/0; the substrate gives
+  that client weight 0 everywhere (its residuals are zero too, so the correction is 0 either way).
+- the membership-inference attack (the paper does not say which): see :func:`mia_precision`.
 
-The certificate (Theorem 4.9 + Corollary 4.10) and the experiments live further down in this module.
+Training with caches (full history or exact running sums), retraining without ``k`` and subsequent learning
+run on :mod:`unlearnkit.decentral.gradient_gossip`; this module adds the correction over a stored history,
+the unlearner (:class:`PDUDT`), the certificate (Theorem 4.9 + Corollary 4.10: :func:`gap_bound`,
+:func:`calibrate_sigma`, :func:`pdudt_certificate`), the experiment (:func:`run_pdudt_experiment`) and the CLI
+runner (``python -m unlearnkit run pdudt``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
 import torch
@@ -61,6 +66,22 @@ __all__ = [
     "correction",
     "reconstruct_models",
     "client_noise",
+    "GapConstants",
+    "GapBound",
+    "step_size_limit",
+    "gap_bound",
+    "calibrate_sigma",
+    "bun_steinke_epsilon",
+    "pdudt_certificate",
+    "PDUDTConfig",
+    "PDUDT",
+    "mia_precision",
+    "PDUDTExperiment",
+    "run_pdudt_experiment",
+    "run_profile",
+    "PAPER_TABLE2",
+    "PAPER_TABLE3",
+    "PROFILES",
 ]
 
 RETRAIN_RULES = ("recompute", "absorb")
