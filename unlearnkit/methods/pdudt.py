@@ -55,7 +55,11 @@ import torch
 from torch import Tensor
 
 from .._validate import check_choice, check_int, check_positive, check_range
+from ..decentral.gradient_gossip import RunningSumCache, retrain_matrices
+from ..decentral.gradient_gossip import round_weights as _substrate_round_weights
 from ..experiments import register_method
+from ..privacy import Certificate
+from ..privacy.gaussian import analytic_gaussian_sigma, zcdp_gaussian_sigma
 
 __all__ = [
     "RETRAIN_RULES",
@@ -102,8 +106,6 @@ def retrain_mixing(W: Tensor, leaver: int, rule: str = "recompute", *, mixing_ru
     ``mixing_rule`` on the round's graph without the leaver) or ``"absorb"`` (option B:
     ``W~_ii = W_ii + W_i,leaver``). Delegates to :func:`unlearnkit.decentral.gradient_gossip.retrain_matrices`.
     """
-    from ..decentral.gradient_gossip import retrain_matrices
-
     check_choice("retrain_rule", rule, RETRAIN_RULES)
     n = W.shape[-1]
     check_int("leaver", leaver, low=0, high=n - 1)
@@ -144,12 +146,10 @@ def round_weights(W: Tensor, grads: Tensor, horizon: Optional[int] = None) -> Te
     weights renormalise over them; each column sums to 1 (0 for a client whose every update was zero: its
     residuals are zero too).
     """
-    from ..decentral.gradient_gossip import round_weights as _rw
-
     T, _, _ = _check_history(W, grads)
     if horizon is not None:
         check_int("es_rounds", horizon, low=1, high=T)
-    return _rw(W, grads, horizon)
+    return _substrate_round_weights(W, grads, horizon)
 
 
 def correction(delta: Tensor, p: Tensor, scale: str = "paper", horizon: Optional[int] = None) -> Tensor:
@@ -345,8 +345,6 @@ def calibrate_sigma(d1: float, epsilon: float, beta: float, mode: str = "paper")
     check_positive("d1", d1, allow_zero=True)
     check_positive("epsilon", epsilon)
     check_range("delta", beta, 0.0, 1.0, low_open=True, high_open=True)
-    from ..privacy.gaussian import analytic_gaussian_sigma, zcdp_gaussian_sigma
-
     if d1 == 0:
         return 0.0
     if mode == "paper":
@@ -366,8 +364,6 @@ def pdudt_certificate(*, lr: float, t1: int, n: int, constants: Optional[GapCons
     ``d1``, digest P7); the certificate says "not certified" (``mode="none"``, ``epsilon=inf``) and, when
     ``constants`` are given, notes the epsilon the paper's bound would grant at that sigma.
     """
-    from ..privacy import Certificate
-
     check_choice("noise", noise, NOISE_MODES)
     mechanism = "Gaussian output perturbation of the average of n-1 client models"
     source = "Qiao et al. 2025, Thm 4.9 + Cor. 4.10 (Def 4.3 Gaussian mechanism)"
@@ -478,8 +474,6 @@ class PDUDT:
     def unlearn(self, state: Any, request: Any, config: PDUDTConfig, *, generator: torch.Generator,
                 callback: Any = None) -> Any:
         from .base import Cost, Result, Stopwatch, emit
-
-        from ..decentral.gradient_gossip import RunningSumCache
 
         params = state.params
         n, d = int(params.shape[0]), int(params.shape[1])
