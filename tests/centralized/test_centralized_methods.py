@@ -89,10 +89,12 @@ def test_d2d_without_noise_is_finetuning(setup):
     res = d2d.unlearn(state, req, d2d.D2DConfig(K=50, constants=c, delta=1e-3), generator=uk.make_generator(0))
     assert res.certificate.mode == "sound" and res.certificate.constants["moment"] == "second"
     m, n = req.m, ds.n_train
-    imp = d2d.d2d_certificate(d2d.D2DConfig(K=800, constants=c, delta=1e-3), cfg, m=m, n=n, d=flat.d)[0]
-    per = d2d.d2d_certificate(d2d.D2DConfig(K=800, constants=c, delta=1e-3, publish="perfect"), cfg, m=m, n=n,
-                              d=flat.d)[0]
+    kw = dict(K=800, constants=c, delta=1e-3, mode="paper")  # paper mode: no diameter cap, so both uncapped
+    imp = d2d.d2d_certificate(d2d.D2DConfig(**kw), cfg, m=m, n=n, d=flat.d)[0]
+    per = d2d.d2d_certificate(d2d.D2DConfig(**kw, publish="perfect"), cfg, m=m, n=n, d=flat.d)[0]
     assert per > imp  # restarting from the noisy model costs noise
+    capped = d2d.d2d_certificate(d2d.D2DConfig(K=800, constants=c, delta=1e-3), cfg, m=m, n=n, d=flat.d)
+    assert capped[0] < imp and "diameter cap" in capped[1].note
     with pytest.raises(ValueError, match="K=100"):
         d2d.d2d_certificate(d2d.D2DConfig(K=100, constants=c, delta=1e-3, publish="perfect"), cfg, m=m, n=n, d=flat.d)
     with pytest.raises(ValueError, match="strongly convex"):

@@ -48,6 +48,8 @@ import torch
 from .._validate import check_choice, check_int, check_positive, check_probability, check_range
 from ..privacy.certificate import Certificate
 from ..privacy.gaussian import analytic_gaussian_sigma, theta_epsilon
+from ..privacy.amplification import gradient_clipping_rho, model_clipping_delta
+from ..privacy.calibrate import calibrate_sigma, dpsgd_epsilon
 from ..privacy.rdp import linear_rdp, rdp_to_dp
 from .base import Cost, Request, Result, Stopwatch, TrainedState, emit
 
@@ -138,11 +140,7 @@ def gc_rdp_slope(sigma: float, C0: float, C1: float, gamma: float, lam: float, T
     """
     check_positive("sigma", sigma)
     _check_gc(C0, C1, gamma, lam, T)
-    if lam == 0:
-        return 2.0 * (C0 + gamma * C1 * T) ** 2 / (T * sigma**2)
-    r = 1.0 - gamma * lam
-    B = 2 * C0 * r**T + (2 * C1 / lam) * (1 - r**T)
-    return B**2 * (1 - r**2) / (2 * sigma**2 * (1 - r ** (2 * T)))
+    return float(gradient_clipping_rho(C0, C1, gamma, lam, T, sigma))
 
 
 def gc_sigma(epsilon: float, delta: float, *, C0: float, C1: float, gamma: float, lam: float = 0.0,
@@ -251,8 +249,9 @@ def mc_delta_trace(epsilon: float, *, C2: float, sigma: float, T: int, C0: float
     if not (C0 > 0):
         raise ValueError(f"C0={C0!r} is out of range: expected C0 in (0, inf]")
     check_positive("sigma0", sigma0, allow_zero=True)
-    d0 = theta_eps(epsilon, 2 * C0 / sigma0) if (sigma0 > 0 and math.isfinite(C0)) else 1.0
-    return _contraction_deltas(epsilon, 2 * C2 / sigma, T, d0, tight=tight)
+    if sigma0 > 0 and math.isfinite(C0):
+        return model_clipping_delta(epsilon, T, C2, sigma, C0=C0, sigma0=sigma0, recursion="tight" if tight else "paper")
+    return model_clipping_delta(epsilon, T, C2, sigma, recursion="tight" if tight else "paper")
 
 
 def mc_steps(epsilon: float, delta: float, *, C2: float, sigma: float, C0: float = math.inf, sigma0: float = 0.0,
@@ -691,22 +690,7 @@ class DPSGDConfig:
 
 def dpsgd_noise_multiplier(epsilon: float, delta: float, *, q: float, steps: int) -> float:
     """Smallest noise multiplier with ``steps`` Poisson-subsampled Gaussian steps ``(epsilon, delta)``-DP."""
-    # should become unlearnkit.privacy.calibrate.calibrate_sigma (bisection on the accountant's curve)
-    from scipy.optimize import brentq
-
-    from ..privacy.rdp import DEFAULT_ORDERS, subsampled_gaussian_rdp
-
-    orders = np.asarray(DEFAULT_ORDERS)
-
-    def eps_of(z: float) -> float:
-        return rdp_to_dp(orders, steps * subsampled_gaussian_rdp(q, z, orders), delta, warn_edge=False)[0] - epsilon
-
-    lo, hi = 0.3, 2.0
-    while eps_of(hi) > 0:
-        hi *= 2.0
-    while eps_of(lo) < 0 and lo > 1e-3:
-        lo /= 2.0
-    return float(brentq(eps_of, lo, hi, xtol=1e-6))
+    return float(calibrate_sigma(lambda z: dpsgd_epsilon(z, q, steps, delta), epsilon, sigma_hint=1.0))
 
 
 def dp_sgd_train(flat, dataset, indices, config: DPSGDConfig, *, generator: torch.Generator,
@@ -879,8 +863,8 @@ def dp_sgd_experiment(*, profile: str = "quick", seed: int = 0, epsilon: float =
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Privacy primitives not (yet) in unlearnkit.privacy: the minimum needed, each naming the privacy function it
-# should become; tested against dp_accounting in tests/centralized.
+# The linear-RDP conversion on a dense order grid (through unlearnkit.privacy.rdp); tested against
+# dp_accounting in tests/centralized.
 # ----------------------------------------------------------------------------------------------------------
 
 _ORDERS = 1.0 + np.exp(np.linspace(np.log(1e-6), np.log(1e7), 6_001))
@@ -890,21 +874,6 @@ def _linear_rdp_to_dp(rho: float, delta: float) -> float:
     # a dense order grid (1 + 1e-6 .. 1e7): the optimal order of a linear curve is ~1 + sqrt(log(1/delta)/rho)
     eps, _ = rdp_to_dp(_ORDERS, linear_rdp(rho, _ORDERS), delta, method="balle", warn_edge=False)
     return float(eps)
-
-
-def _contraction_deltas(epsilon: float, r: float, T: int, delta0: float, *, tight: bool) -> np.ndarray:
-    # should become unlearnkit.privacy.amplification's model-clipping contraction recursion
-    out = np.empty(T + 1)
-    d = float(delta0)
-    out[0] = d
-    for t in range(1, T + 1):
-        if d <= 0:
-            out[t:] = 0.0
-            break
-        e = math.log1p(math.expm1(epsilon) / d) if tight else epsilon
-        d = d * theta_epsilon(e, r)
-        out[t] = d
-    return out
 
 
 _register()
