@@ -165,3 +165,13 @@ def test_calibrated_sigma_never_overshoots(target, q, steps, log_delta):
 def test_calibration_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_privacy_package_imports_without_jupyter_or_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys, unlearnkit.privacy as P; P.RDPAccountant; "
+            "heavy = [m for m in ('torch', 'ipywidgets', 'plotly', 'scipy.stats', 'opacus') if m in sys.modules]; "
+            "assert not heavy, heavy")
+    subprocess.run([sys.executable, "-c", code], check=True)

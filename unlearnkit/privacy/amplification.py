@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import stats
 
 from .._validate import check_choice, check_int, check_positive, check_probability
 from .gaussian import theta_epsilon
@@ -279,8 +278,9 @@ def first_observation_rate(p: float, n_nodes: int) -> float:
 def first_observation_delay_pmf(k, p: float, n_nodes: int) -> np.ndarray:
     """``P(K = k) = (1 - q)^{k-1} q`` on ``k = 1, 2, ...``: hops until observer v first sees the model."""
     q = first_observation_rate(p, n_nodes)
-    k = np.asarray(k)
-    return np.where(k >= 1, stats.geom.pmf(np.maximum(k, 1), q), 0.0)
+    k = np.asarray(k, dtype=float)
+    with np.errstate(under="ignore"):
+        return np.where(k >= 1, q * np.exp((np.maximum(k, 1.0) - 1.0) * np.log1p(-q)), 0.0)
 
 
 def sample_first_observation_delay(p: float, n_nodes: int, size: int, *, rng: np.random.Generator) -> np.ndarray:
@@ -313,4 +313,6 @@ def visit_count_bound(n_hops: int, p: float, tail: float) -> int:
     n_hops = check_int("n_hops", n_hops, low=0)
     p = check_probability("p", p)
     tail = check_probability("tail", tail, allow_zero=False, allow_one=False)
+    from scipy import stats  # imported here: scipy.stats costs about a second to import
+
     return int(stats.binom.ppf(1.0 - tail, n_hops, p))
