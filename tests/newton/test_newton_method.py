@@ -248,6 +248,7 @@ def test_end_to_end_dpsgd_finetune_and_retrain():
     rt = retrain(state, req, generator=g)
     assert rt.params.shape == (4, flat.d) and torch.equal(rt.extras["init"], state.extras["init"])
     assert res.certificate.mode == "paper"
+    assert 0 < res.extras["parallel_seconds"] <= res.cost.seconds
 
 
 def test_classwise_every_holder_requests(problem):
