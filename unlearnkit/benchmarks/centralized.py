@@ -1,0 +1,51 @@
+"""Centralized certified unlearning benchmarks: cost against retraining, and the paper's "epochs to reach an
+accuracy" table (Koloskova et al. 2025, Table 2) on the digits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from . import register_bench
+
+
+@register_bench("epochs_to_accuracy", description="noisy fine-tuning vs retraining: epochs to reach a test accuracy "
+                                                   "(digits MLP, 10% forgotten, (1, 1e-5) sound)")
+def epochs_to_accuracy_bench(*, quick: bool) -> list[dict]:
+    from .. import make_generator
+    from ..experiments import centralized_setup
+    from ..methods import noisy_finetune as nf
+    from ..viz.noisy_finetune import accuracy_race, epochs_to_accuracy
+
+    state, request = centralized_setup(nf.nf_profile("quick"), seed=0)
+    gc_cfg = nf.GradientClippingConfig(C0=1.0, C1=0.1, gamma=0.1, lam=5.0)
+    g = make_generator
+    starts = {
+        "retrain": state.extras["init"],
+        "gradient_clipping": nf.gradient_clipping(state, request, gc_cfg, generator=g(1)),
+        "noise_only_reinit": nf.gradient_clipping(state, request, replace(gc_cfg, init="zeros"), generator=g(1)),
+        "model_clipping": nf.model_clipping(state, request, nf.ModelClippingConfig(C2=0.1, sigma=0.1, gamma=0.1),
+                                            generator=g(1)),
+        "output_perturbation": nf.output_perturbation(state, request, nf.OutputPerturbationConfig(C0=0.1),
+                                                      generator=g(1)),
+    }
+    curves = accuracy_race(state, request, starts, epochs=3 if quick else 10)
+    return epochs_to_accuracy(curves, [0.5, 0.8, 0.9] if quick else [0.5, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95])
+
+
+@register_bench("r2d_cost", description="R2D and D2D gradient evaluations and distance to retraining against K "
+                                        "(digits softmax regression, noise-free)")
+def r2d_cost_bench(*, quick: bool) -> list[dict]:
+    from .. import make_generator
+    from ..experiments import centralized_setup
+    from ..methods import r2d
+    from ..methods.baselines import Retrain, RetrainConfig
+    from ..viz.descend_rewind import digits_k_sweep
+
+    state, request = centralized_setup(r2d.central_profile("quick"), seed=0)
+    ret = Retrain().unlearn(state, request, RetrainConfig(), generator=make_generator(2))
+    Ks = [0, 100, 200] if quick else [0, 40, 80, 120, 160, 200]
+    rows = digits_k_sweep(state, request, Ks, retrained=ret.params)
+    for r in rows:
+        r["retrain_grad_evals"] = int(ret.cost.grad_evals)
+    return rows
