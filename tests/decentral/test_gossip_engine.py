@@ -8,6 +8,7 @@ import unlearnkit as uk
 from unlearnkit import graphs
 from unlearnkit.decentral import (ClientSampler, GossipConfig, MixingSource, consensus_distance, gossip_step,
                                   run_gossip, simulate_averaging)
+from unlearnkit.decentral.gossip import client_accuracies
 from unlearnkit.models import FlatParams, make_model
 
 
@@ -92,6 +93,8 @@ def test_training_learns_and_reports(setup):
     assert st.cost.grad_evals == 60 * 6 * 16
     assert st.cost.messages == 60 * 12  # ring: 2 messages per client per round
     assert st.extras["client_losses"].shape == (60, 6)
+    acc = client_accuracies(flat, st.params, ds.x_test, ds.y_test)
+    assert acc.shape == (6,) and acc.min() == pytest.approx(st.history[-1]["client_accuracy_min"])
 
 
 def test_same_seed_same_run(setup):

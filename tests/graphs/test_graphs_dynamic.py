@@ -67,6 +67,9 @@ def test_edge_churn_keeps_edge_count_and_rewires_the_fraction(rate):
             assert prev == cur
     if rate > 0:
         assert set(s.graph(5).edges) != set(G.edges)
+    if rate == 0.25:
+        late = g.EdgeChurnSchedule(G, rate, seed=2).graph(1100)  # built round by round, no recursion limit
+        assert late.number_of_edges() == G.number_of_edges()
     kc = g.EdgeChurnSchedule(G, 0.3, keep_connected=True, seed=2)
     assert kc.window_connected(8, 1)
 

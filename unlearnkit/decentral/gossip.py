@@ -34,7 +34,7 @@ from ._engine import (ClientSampler, MixingSource, batched_loss_and_grad, client
                       init_stack)
 
 __all__ = ["GossipConfig", "gossip_step", "gossip_step_loop", "run_gossip", "simulate_averaging",
-           "consensus_distance"]
+           "consensus_distance", "client_accuracies"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -154,7 +154,8 @@ def run_gossip(flat: Any, federation: Any, network: Any, config: GossipConfig, *
     TrainedState
         ``params`` is the final ``(N, d)`` stack; ``history`` has one dict per round (``round``, ``loss``
         = mean client minibatch loss, ``consensus``, and at evaluations ``accuracy`` of the network average
-        and ``client_accuracy_mean``); ``extras["client_losses"]`` is the ``(rounds, N)`` loss array and
+        and ``client_accuracy_mean`` / ``client_accuracy_min`` over clients; :func:`client_accuracies`
+        gives the per-client vector); ``extras["client_losses"]`` is the ``(rounds, N)`` loss array and
         ``extras["mixing"]`` the :class:`MixingSource`.
     """
     if not isinstance(config, GossipConfig):
@@ -206,11 +207,16 @@ def run_gossip(flat: Any, federation: Any, network: Any, config: GossipConfig, *
                         extras={"client_losses": client_losses, "mixing": mixing})
 
 
+def client_accuracies(flat: Any, thetas: Tensor, x: Tensor, y: Tensor) -> np.ndarray:
+    """Test accuracy of every client's model, ``(N,)``."""
+    with torch.no_grad():
+        return torch.stack([(flat.predict(th, x) == y).float().mean() for th in thetas]).cpu().numpy()
+
+
 def _evaluate(flat: Any, thetas: Tensor, dataset: Any) -> dict[str, float]:
     with torch.no_grad():
-        y = dataset.y_test
-        avg = (flat.predict(thetas.mean(0), dataset.x_test) == y).float().mean()
-        per = torch.stack([(flat.predict(th, dataset.x_test) == y).float().mean() for th in thetas])
+        avg = (flat.predict(thetas.mean(0), dataset.x_test) == dataset.y_test).float().mean()
+    per = client_accuracies(flat, thetas, dataset.x_test, dataset.y_test)
     return {"accuracy": float(avg), "client_accuracy_mean": float(per.mean()),
             "client_accuracy_min": float(per.min())}
 

@@ -198,7 +198,9 @@ class EdgeChurnSchedule(DynamicTopology):
             return G
         drop = rng.choice(len(edges), size=k, replace=False)
         G.remove_edges_from(edges[i] for i in drop)
-        A = nx.to_numpy_array(G, nodelist=range(self.n)) > 0
+        e = np.array(list(G.edges), dtype=np.int64).reshape(-1, 2)
+        A = np.zeros((self.n, self.n), dtype=bool)
+        A[e[:, 0], e[:, 1]] = A[e[:, 1], e[:, 0]] = True
         iu, ju = np.triu_indices(self.n, 1)
         free = np.flatnonzero(~A[iu, ju])
         add = rng.choice(free, size=min(k, len(free)), replace=False)
@@ -208,6 +210,9 @@ class EdgeChurnSchedule(DynamicTopology):
     def _build(self, t: int) -> nx.Graph:
         if t == 0:
             return self.base.copy()
+        # build the missing rounds in order (no deep recursion for a late first request)
+        for s in range(max((s for s in self._cache if s < t), default=0), t - 1):
+            self.graph(s)
         prev = self.graph(t - 1)
         rng = self._round_rng(t)
         for _ in range(self.tries if self.keep_connected else 1):
