@@ -171,3 +171,21 @@ def test_paper_profile_says_when_mnist_is_missing(tmp_path, monkeypatch):
         pytest.skip("MNIST is on disk here")
     with pytest.raises(DatasetUnavailableError, match="paper' profile of pdudt needs the mnist files"):
         P.run_profile(profile="paper")
+
+
+def test_memory_is_bounded_as_stated(setup):
+    from unlearnkit.decentral.gradient_gossip import paper_storage_bytes
+
+    ds, fed, flat, sched, states, _ = setup
+    d = flat.d
+    cfg = P.PDUDTConfig(sigma=0.0)
+    run = P.PDUDT().unlearn(states["running", "recompute"], req(fed, 2), cfg, generator=uk.make_generator(0))
+    hist = P.PDUDT().unlearn(states["history", "recompute"], req(fed, 2), cfg, generator=uk.make_generator(0))
+    # running sums: A (n) + S, D (n leavers x n x d) in float64, whatever the number of rounds: O(n d) per client
+    assert run.cost.memory_bytes == 8 * (N + 2 * N * N * d)
+    # full history: every round's W (n x n) and gradients (n x d), stored once in the simulator
+    assert hist.cost.memory_bytes == 8 * ROUNDS * (N * N + N * d)
+    # a real client keeps its own and its neighbours' gradients: at most t1 (1 + N_max) d floats
+    cache = states["history", "recompute"].extras["history"]
+    n_max = int(((cache.W > 0).sum(-1) - 1).max())
+    assert (cache.per_client_bytes() <= paper_storage_bytes(ROUNDS, n_max, d)).all()
