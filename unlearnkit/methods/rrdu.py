@@ -444,3 +444,378 @@ class RRDU:
 
 def _finite_L(cfg: RRDUConfig) -> float:
     return 1.0 if cfg.clip_L == math.inf else float(cfg.clip_L)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Baselines of the paper's section 6 (digest 2.7), all on the substrate's token walk
+# ----------------------------------------------------------------------------------------------------------
+
+def _repeat(route: np.ndarray, k: int) -> np.ndarray:
+    """``k`` consecutive local steps per hop (digest P2): the token stays ``k`` steps at each client."""
+    return np.repeat(np.asarray(route, dtype=np.int64), k)
+
+
+def _monitored_default(monitor: Optional[Callable[[Tensor], dict]], every: int, k: int, total: int):
+    """A hop rule that takes the default step and evaluates ``monitor`` every ``every`` hops (of ``k`` steps)."""
+    def rule(ctx: Any) -> Tensor:
+        new = ctx.default()
+        step = ctx.t + 1
+        if monitor is not None and step % k == 0:
+            hop = step // k
+            if (every and hop % every == 0) or step == total:
+                ctx.values.update(monitor(new))
+        return new
+    return rule
+
+
+def _hop_rows(history: list[dict], k: int) -> list[dict]:
+    """One row per hop (the last local step of each) with the hop number."""
+    rows = []
+    for i in range(k - 1, len(history), k):
+        row = dict(history[i])
+        row["hop"] = (i + 1) // k
+        rows.append(row)
+    return rows
+
+
+def token_train(flat: Any, federation: Any, *, hops: int, local_steps: int, config: Any, generator: torch.Generator,
+                rng: np.random.Generator, init: Optional[Tensor] = None, monitor: Optional[Callable] = None,
+                eval_every: int = 0, callback: Optional[Callback] = None, progress: bool = False) -> TrainedState:
+    """Algorithm 2 (Network-SGD) on the complete graph: a simple walk (uniform *other* client each hop) with
+    ``local_steps`` steps per hop, via :func:`~unlearnkit.decentral.run_token`. Trains the original model
+    and, on ``federation.without(request)`` from a fresh initialisation, the retrained reference."""
+    from ..decentral.token import run_token
+    from ..graphs.topology import complete
+    from ..graphs.walks import simple_walk
+
+    route = _repeat(simple_walk(complete(federation.n_clients), hops, rng=rng), local_steps)
+    out = run_token(flat, federation, route, config, generator=generator, init=init, callback=callback,
+                    hop_rule=_monitored_default(monitor, eval_every, local_steps, len(route)), progress=progress)
+    out.history = _hop_rows(out.history, local_steps)
+    return out
+
+
+def finetune_walk(flat: Any, federation_retained: Any, theta0: Tensor, *, hops: int, local_steps: int, config: Any,
+                  generator: torch.Generator, rng: np.random.Generator, monitor: Optional[Callable] = None,
+                  eval_every: int = 0) -> TrainedState:
+    """Fine-tuning (digest P18): the uniform walk over *all* clients on D minus D_f from ``theta0``, no noise
+    and no projection (u trains on its retained data). RR-DU with ``p = 0`` is the other reading."""
+    return token_train(flat, federation_retained, hops=hops, local_steps=local_steps, config=config,
+                       generator=generator, rng=rng, init=theta0, monitor=monitor, eval_every=eval_every)
+
+
+def ddp_walk(flat: Any, federation_retained: Any, theta0: Tensor, *, hops: int, local_steps: int, config: Any,
+             sigma: float, L: float, R: float, generator: torch.Generator, rng: np.random.Generator,
+             monitor: Optional[Callable] = None, eval_every: int = 0) -> TrainedState:
+    """The DDP/NetDP baseline (paper Algorithm 3, digest 2.7): i.i.d. uniform clients, per-example clipping at
+    ``L``, fresh ``N(0, sigma^2)`` on every step's gradient, projection onto ``B(theta0, R)``, continued from
+    ``theta0`` on D minus D_f (otherwise nothing is forgotten)."""
+    from dataclasses import replace as dc_replace
+
+    from ..decentral.token import run_token
+    from ..graphs.walks import uniform_route
+
+    cfg = dc_replace(config, noise_sigma=float(sigma), clip=float(L), radius=float(R), center="init")
+    route = _repeat(uniform_route(federation_retained.n_clients, hops, rng=rng), local_steps)
+    out = run_token(flat, federation_retained, route, cfg, generator=generator, init=theta0,
+                    hop_rule=_monitored_default(monitor, eval_every, local_steps, len(route)))
+    out.history = _hop_rows(out.history, local_steps)
+    return out
+
+
+def dpsgd_walk(flat: Any, federation_retained: Any, theta0: Tensor, *, hops: int, local_steps: int, config: Any,
+               epsilon: float, delta: float, C: float, generator: torch.Generator, rng: np.random.Generator,
+               monitor: Optional[Callable] = None, eval_every: int = 0) -> tuple[TrainedState, float]:
+    """DP-SGD (Abadi et al.) on the token walk from ``theta0`` on D minus D_f (digest 2.7): per-example
+    clipping at ``C`` and Gaussian noise with multiplier ``z`` from the sampled-Gaussian RDP accountant
+    (:func:`unlearnkit.privacy.get_noise_multiplier`), rate ``s b / n_v`` and, conservatively, every one of the
+    ``hops * local_steps`` steps counted. Minibatches are drawn with replacement, not Poisson-sampled: the
+    accounting is the usual approximation. Returns ``(state, z)``."""
+    from dataclasses import replace as dc_replace
+
+    from ..privacy import get_noise_multiplier
+
+    batch = config.batch_size * config.local_batches
+    n_min = int(min(len(ix) for ix in federation_retained.client_indices))
+    z = get_noise_multiplier(target_epsilon=epsilon, target_delta=delta, sample_rate=min(1.0, batch / n_min),
+                             steps=hops * local_steps)
+    cfg = dc_replace(config, noise_sigma=z * C / batch, clip=float(C))
+    out = token_train(flat, federation_retained, hops=hops, local_steps=local_steps, config=cfg, generator=generator,
+                      rng=rng, init=theta0, monitor=monitor, eval_every=eval_every)
+    return out, z
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The backdoor experiment (digest 000 sections 4-5; Figure 1, Table 3, Tables 14-16)
+# ----------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class BackdoorSetup:
+    """Settings of the backdoor experiment: BadNets poison at client ``u``, forget set = the poison.
+
+    ``quick``: digits 8x8 (135 samples per client, 60 of u's poisoned with a 3x3 patch), an MLP, Adam as in
+    the paper, 60 + 60 hops of 3 local steps: seconds on a CPU. ``paper_mnist`` / ``paper_cifar10``: the digest's
+    appendix (N = 10, T = T_u = 100, p = 0.1, s = 4, Adam lr 0.005, batch 64, m = 1000, eps = 1,
+    delta = 1e-5, rho 10.82 / 56.30, L 0.5 / 0.2, DDP R = 10 and L = 1, DP-SGD C = 5), with one local epoch
+    per hop (digest P2: 100 single steps cannot train these models) and our GroupNorm CNN in place of
+    FLNet/ResNet-18 (BatchNorm remembers the forget set, digest P10).
+    """
+
+    dataset: str = "digits"
+    n_nodes: int = 10
+    u: int = 0
+    m: int = 60
+    target: int = 0
+    patch: int = 3
+    model: str = "mlp"
+    hidden: tuple[int, ...] = (64,)
+    T_train: int = 60
+    T_unlearn: int = 60
+    local_steps: int = 3
+    lr: float = 0.01
+    optimizer: str = "adam"
+    batch_size: int = 16
+    s: int = 1
+    p: float = 0.1
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    accountant: str = "A"
+    clip_L: float = 0.5
+    rho: float = 10.0
+    mode: str = "lightweight"
+    ddp_R: float = 10.0
+    ddp_L: float = 1.0
+    ddp_calibration: str = "alg3"
+    dpsgd_C: float = 5.0
+    eval_every: int = 10
+
+    def __post_init__(self) -> None:
+        check_int("n_nodes", self.n_nodes, low=2)
+        check_int("u", self.u, low=0, high=self.n_nodes - 1)
+        check_int("m", self.m, low=1)
+        for name in ("T_train", "T_unlearn", "local_steps", "batch_size", "s"):
+            check_int(name, getattr(self, name), low=1)
+        check_probability("p", self.p)
+        check_choice("ddp_calibration", self.ddp_calibration, ("alg3", "netdp_group_m", "netdp_rdp", "group_sound"))
+
+    def rrdu_config(self, **changes: Any) -> RRDUConfig:
+        base = dict(T_unlearn=self.T_unlearn, p=self.p, s=self.s, batch_size=self.batch_size,
+                    lr=self.lr, epsilon=self.epsilon, delta=self.delta, accountant=self.accountant,
+                    clip_L=self.clip_L, rho=self.rho, mode=self.mode, optimizer=self.optimizer,
+                    local_steps=self.local_steps, eval_every=self.eval_every)
+        base.update(changes)
+        return RRDUConfig(**base)
+
+
+PROFILES: dict[str, BackdoorSetup] = {
+    "quick": BackdoorSetup(),
+    "paper_mnist": BackdoorSetup(dataset="mnist", m=1000, model="cnn", hidden=(), T_train=100, T_unlearn=100,
+                                 local_steps=94, lr=0.005, optimizer="adam", batch_size=64, s=4, rho=10.82,
+                                 clip_L=0.5, eval_every=5),
+    "paper_cifar10": BackdoorSetup(dataset="cifar10", m=1000, model="cnn", hidden=(), patch=4, T_train=100,
+                                   T_unlearn=100, local_steps=78, lr=0.005, optimizer="adam", batch_size=64, s=4,
+                                   rho=56.30, clip_L=0.2, eval_every=5),
+}
+
+BACKDOOR_METHODS = ("rrdu", "finetune", "ddp", "dp_sgd", "retrain")
+
+
+@dataclass
+class BackdoorWorld:
+    """Everything the backdoor experiment shares between methods: data, poison, model, original, retrained."""
+
+    setup: BackdoorSetup
+    flat: Any
+    backdoor: Any
+    federation: Any
+    request: Request
+    original: TrainedState
+    retrained: Optional[TrainedState]
+    x_trig_all: Tensor
+    seed: int
+
+    @property
+    def dataset(self) -> Any:
+        return self.backdoor.dataset
+
+    def metrics(self, theta: Tensor) -> dict[str, float]:
+        """Clean accuracy, ASR on triggered non-target images, ASR on all triggered images (digest P17)."""
+        from ..evaluate import accuracy, backdoor_success
+
+        ds = self.dataset
+        with torch.no_grad():
+            asr_all = float((self.flat.predict(theta, self.x_trig_all) == self.backdoor.target).float().mean())
+        return {"clean_acc": accuracy(self.flat, theta, ds.x_test, ds.y_test),
+                "asr": backdoor_success(self.flat, theta, self.backdoor), "asr_all": asr_all}
+
+
+def build_world(setup: BackdoorSetup, *, seed: int = 0, retrain: bool = True, progress: bool = False,
+                device: Any = None, root: Any = None) -> BackdoorWorld:
+    """Load data, plant the backdoor at ``u``, train the original model by token SGD and (optionally) the
+    retrained reference on D minus D_f from the same initialisation."""
+    from .. import data as D
+    from .. import make_generator
+    from ..decentral.token import TokenConfig
+    from ..models import FlatParams, make_model
+
+    ds = D.load(setup.dataset, device=device, seed=seed, root=root)
+    fed = D.partition(ds, setup.n_nodes, seed=seed)
+    own = np.asarray(fed.client_indices[setup.u])
+    if setup.m >= own.size:
+        raise ValueError(f"m={setup.m} is out of range: client u={setup.u} holds {own.size} samples")
+    rng = np.random.default_rng(seed)
+    poison = rng.choice(own, size=setup.m, replace=False)
+    bd = D.add_backdoor(ds, poison, target=setup.target, patch=setup.patch)
+    fed_p = D.Federation(bd.dataset, fed.client_indices, fed.scheme)
+    request = bd.request(client=setup.u)
+    gen = make_generator(seed)
+    kwargs = {"hidden": setup.hidden} if setup.model == "mlp" else {}
+    module = make_model(setup.model, ds.input_shape, ds.n_classes, generator=gen, **kwargs).to(ds.x_train.device)
+    flat = FlatParams(module)
+    init = flat.init()
+    x_trig_all = D.stamp_trigger(ds.x_test, setup.patch, bd.value)
+    world = BackdoorWorld(setup, flat, bd, fed_p, request, None, None, x_trig_all, seed)  # type: ignore[arg-type]
+    tcfg = TokenConfig(lr=setup.lr, batch_size=setup.batch_size, local_batches=setup.s, optimizer=setup.optimizer)
+    world.original = token_train(flat, fed_p, hops=setup.T_train, local_steps=setup.local_steps, config=tcfg,
+                                 generator=make_generator(seed + 1), rng=np.random.default_rng(seed + 1), init=init,
+                                 monitor=world.metrics, eval_every=setup.eval_every, progress=progress)
+    if retrain:
+        world.retrained = token_train(flat, fed_p.without(request), hops=setup.T_train, local_steps=setup.local_steps,
+                                      config=tcfg, generator=make_generator(seed + 2),
+                                      rng=np.random.default_rng(seed + 2), init=init, monitor=world.metrics,
+                                      eval_every=setup.eval_every, progress=progress)
+    return world
+
+
+def _curve(history: list[dict], offset: int = 0) -> dict[str, list[float]]:
+    rows = [r for r in history if "clean_acc" in r]
+    return {"hop": [offset + int(r["hop"]) for r in rows], "clean_acc": [r["clean_acc"] for r in rows],
+            "asr": [r["asr"] for r in rows], "asr_all": [r["asr_all"] for r in rows]}
+
+
+def run_method(world: BackdoorWorld, method: str, *, seed: int = 0, callback: Optional[Callback] = None,
+               **changes: Any) -> dict[str, Any]:
+    """Run one unlearning method of the backdoor experiment from the original model.
+
+    ``method`` in :data:`BACKDOOR_METHODS`; ``changes`` override :class:`RRDUConfig` fields for ``"rrdu"``
+    (``p``, ``epsilon``, ``rho``, ``mode``, ``noise``, ``project``, ...). Returns ``{"method", "final":
+    metrics, "curve": {hop, clean_acc, asr, asr_all}, "certificate", "sigma", "cost"}``.
+    """
+    from .. import make_generator
+    from ..decentral.token import TokenConfig
+    from .rrdu_certify import ddp_certify, ddp_sigma
+
+    check_choice("method", method, BACKDOOR_METHODS)
+    st = world.setup
+    gen, rng = make_generator(1000 + seed), np.random.default_rng(1000 + seed)
+    theta0 = world.original.params
+    fed_r = world.federation.without(world.request)
+    tcfg = TokenConfig(lr=st.lr, batch_size=st.batch_size, local_batches=st.s, optimizer=st.optimizer)
+    common = dict(hops=st.T_unlearn, local_steps=st.local_steps, config=tcfg, generator=gen, rng=rng,
+                  monitor=world.metrics, eval_every=st.eval_every)
+    cert, sigma, extras = None, None, {}
+    if method == "rrdu":
+        cfg = st.rrdu_config(**changes)
+        state = world.original.replace(federation=world.federation)
+        res = RRDU().unlearn(state, world.request, cfg, generator=gen, callback=callback, monitor=world.metrics)
+        theta, history, cost, cert, sigma = res.params, res.history, res.cost, res.certificate, res.extras["sigma"]
+        extras = {"path": res.extras["path"], "u": res.extras["u"]}
+    elif method == "finetune":
+        out = finetune_walk(world.flat, fed_r, theta0, **common)
+        theta, history, cost = out.params, out.history, out.cost
+    elif method == "ddp":
+        sigma = ddp_sigma(st.ddp_calibration, epsilon=st.epsilon, delta=st.delta, L=st.ddp_L, m=st.m,
+                          T=st.T_unlearn, n_nodes=st.n_nodes)
+        out = ddp_walk(world.flat, fed_r, theta0, sigma=sigma, L=st.ddp_L, R=st.ddp_R, **common)
+        theta, history, cost = out.params, out.history, out.cost
+        cert = ddp_certify(st.ddp_calibration, sigma=sigma, epsilon=st.epsilon, delta=st.delta, L=st.ddp_L, m=st.m,
+                           T=st.T_unlearn, n_nodes=st.n_nodes)
+    elif method == "dp_sgd":
+        out, z = dpsgd_walk(world.flat, fed_r, theta0, epsilon=st.epsilon, delta=st.delta, C=st.dpsgd_C, **common)
+        theta, history, cost, sigma = out.params, out.history, out.cost, z
+    else:
+        out = world.retrained
+        if out is None:
+            raise ValueError("the world was built with retrain=False; no retrained model to report")
+        theta, history, cost = out.params, out.history, out.cost
+    offset = 0 if method == "retrain" else st.T_train
+    return {"method": method, "final": world.metrics(theta), "curve": _curve(history, offset), "params": theta,
+            "certificate": None if cert is None else cert.to_dict(), "sigma": sigma, "cost": cost.to_dict(),
+            **extras}
+
+
+def backdoor_experiment(profile: str = "quick", *, seed: int = 0, methods: Sequence[str] = BACKDOOR_METHODS,
+                        progress: bool = False, setup: Optional[BackdoorSetup] = None, **changes: Any) -> dict:
+    """The paper's Figure 1 on one profile: every method from the same original model; returns
+    ``{"setup", "original": {final, curve}, "methods": {name: run}}`` (parameters dropped)."""
+    if setup is None:
+        check_choice("profile", profile, tuple(PROFILES))
+        setup = PROFILES[profile]
+    world = build_world(setup, seed=seed, retrain="retrain" in methods, progress=progress)
+    out = {"setup": {k: getattr(setup, k) for k in setup.__dataclass_fields__},
+           "original": {"final": world.metrics(world.original.params), "curve": _curve(world.original.history)},
+           "methods": {}}
+    for name in methods:
+        run = run_method(world, name, seed=seed, **(changes if name == "rrdu" else {}))
+        run.pop("params")
+        out["methods"][name] = run
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# CLI runners: python -m unlearnkit run rrdu | ddp | dp_sgd_walk
+# ----------------------------------------------------------------------------------------------------------
+
+def _profile_setup(profile: str, dataset: Optional[str]) -> BackdoorSetup:
+    if profile == "quick":
+        return PROFILES["quick"]
+    name = f"paper_{dataset or 'mnist'}"
+    check_choice("dataset", name[6:], ("mnist", "cifar10"))
+    return PROFILES[name]
+
+
+def _cli_result(method: str, profile: str, seed: int, progress: bool, dataset: Optional[str]) -> dict:
+    from ..data import DatasetUnavailableError
+    from ..evaluate import report
+
+    setup = _profile_setup(profile, dataset)
+    try:
+        world = build_world(setup, seed=seed, progress=progress)
+    except DatasetUnavailableError as exc:
+        raise DatasetUnavailableError(
+            f"profile {profile!r} needs {setup.dataset} (the paper's data), which is not on this machine: {exc}. "
+            "The 'quick' profile runs on the bundled digits instead.") from exc
+    run = run_method(world, {"rrdu": "rrdu", "ddp": "ddp", "dp_sgd_walk": "dp_sgd"}[method], seed=seed)
+    metrics = report(world.flat, run["params"], world.dataset, world.request, retrained=world.retrained.params,
+                     original=world.original.params, backdoor=world.backdoor)
+    metrics.update({"asr_all": run["final"]["asr_all"], "retrain_asr_all": world.metrics(world.retrained.params)["asr_all"],
+                    "original_asr_all": world.metrics(world.original.params)["asr_all"]})
+    return {"method": method, "profile": profile, "dataset": setup.dataset, "request": world.request.describe(),
+            "metrics": metrics, "certificate": run["certificate"], "sigma": run["sigma"],
+            "cost": {"grad_evals": run["cost"]["grad_evals"], "seconds": run["cost"]["seconds"],
+                     "retrain_grad_evals": world.retrained.cost.grad_evals,
+                     "retrain_seconds": world.retrained.cost.seconds},
+            "curve": run["curve"], "original_curve": _curve(world.original.history),
+            "retrain_curve": _curve(world.retrained.history),
+            "setup": {k: getattr(setup, k) for k in setup.__dataclass_fields__}}
+
+
+from ..experiments import register_method  # noqa: E402  (registration needs the functions above)
+
+
+@register_method("rrdu", profiles=("quick", "paper"), paper="Lamri & Maniatakos, Fully Decentralized Certified "
+                 "Unlearning (RR-DU)", description="RR-DU random-walk unlearning of a BadNets backdoor (Figure 1)")
+def _run_rrdu(*, profile: str, seed: int = 0, progress: bool = False, dataset: Optional[str] = None) -> dict:
+    return _cli_result("rrdu", profile, seed, progress, dataset)
+
+
+@register_method("ddp", profiles=("quick", "paper"), paper="Lamri & Maniatakos, Algorithm 3 (NetDP)",
+                 description="decentralized-DP token SGD (NetDP) continued on D minus D_f: RR-DU's DDP baseline")
+def _run_ddp(*, profile: str, seed: int = 0, progress: bool = False, dataset: Optional[str] = None) -> dict:
+    return _cli_result("ddp", profile, seed, progress, dataset)
+
+
+@register_method("dp_sgd_walk", profiles=("quick", "paper"), paper="Lamri & Maniatakos, section 6 baseline",
+                 description="DP-SGD (clip C, sampled-Gaussian noise) on the token walk: RR-DU's DP-SGD baseline")
+def _run_dpsgd_walk(*, profile: str, seed: int = 0, progress: bool = False, dataset: Optional[str] = None) -> dict:
+    return _cli_result("dp_sgd_walk", profile, seed, progress, dataset)
