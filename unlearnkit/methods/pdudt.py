@@ -515,11 +515,14 @@ class PDUDT:
                 theta = params
             else:
                 W, g = cache.W[:t1], cache.grads[:t1]
-                delta = residuals(W, g, k, lr, rule=config.retrain_rule, mixing_rule=mixing_rule)
-                p = round_weights(W, g, es)
-                corr = correction(delta, p, config.correction_scale, es)
-                extras["delta_norms"] = delta.norm(dim=-1)
-                extras["p"] = p
+                if config.correction_scale == "none":  # the control reads nothing from the cache
+                    corr = torch.zeros_like(g[0])
+                else:
+                    delta = residuals(W, g, k, lr, rule=config.retrain_rule, mixing_rule=mixing_rule)
+                    p = round_weights(W, g, es)
+                    corr = correction(delta, p, config.correction_scale, es)
+                    extras["delta_norms"] = delta.norm(dim=-1)
+                    extras["p"] = p
                 if t1 == rounds:
                     theta = params
                 else:
@@ -734,10 +737,10 @@ def _run(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None, 
     def mia(theta: Tensor) -> tuple[float, float]:
         return mia_precision(flat, theta, x_mem, y_mem, x_non=x_f, y_non=y_f, repeats=exp.mia_repeats, seed=exp.seed)
 
-    def gg_config(rounds: int, cache: str = "none") -> Any:
+    def gg_config(rounds: int, cache: str = "none", eval_every: Optional[int] = None) -> Any:
         return GradientGossipConfig(rounds=rounds, lr=exp.lr, batch_size=exp.batch_size, local_steps=exp.local_steps,
-                                    eval_every=exp.eval_every, cache=cache, retrain_rule=exp.retrain_rule,
-                                    leavers=(k,))
+                                    eval_every=exp.eval_every if eval_every is None else eval_every, cache=cache,
+                                    retrain_rule=exp.retrain_rule, leavers=(k,))
 
     def curve(state: Any, offset: int = 0) -> list[dict]:
         return [{"round": r["round"] + offset, "test_acc": r["accuracy"]} for r in state.history if "accuracy" in r]
@@ -760,16 +763,20 @@ def _run(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None, 
                                        sigma=exp.sigma, es_rounds=exp.es_rounds)
     cfgs["control"] = PDUDTConfig(retrain_rule=exp.retrain_rule, correction_scale="none", sigma=exp.sigma)
     runs = {name: method.unlearn(state, request, cfg, generator=gen) for name, cfg in cfgs.items()}
+    # timings: the best of three calls (a shared machine adds noise to sub-second timings, never removes it)
+    best = {name: min([runs[name].cost.seconds] + [method.unlearn(state, request, cfg, generator=gen).cost.seconds
+                                                  for _ in range(2)]) for name, cfg in cfgs.items()}
 
     # 3. retraining from scratch without k on the same minibatches (Alg. 1), then with its noise
-    retrain = run_gradient_gossip(flat, fed, sched, gg_config(t1), generator=uk.make_generator(exp.seed, dev),
+    # (no evaluation inside the timed loop: its seconds are the retraining's alone)
+    retrain = run_gradient_gossip(flat, fed, sched, gg_config(t1, eval_every=0), generator=uk.make_generator(exp.seed, dev),
                                   exclude=k, progress=progress)
     theta_rt = retrain.params[keep]
     z_rt = client_noise(n - 1, d, exp.sigma, generator=gen, dtype=theta_rt.dtype, device=theta_rt.device)
     at_t1 = {"origin": theta_t1, "retrain": theta_rt, "perturbed_retrain": theta_rt + z_rt,
              **{name: r.params for name, r in runs.items()}}
     seconds = {"retrain": retrain.cost.seconds, "perturbed_retrain": retrain.cost.seconds,
-               **{name: r.cost.seconds for name, r in runs.items()}}
+               **best}
 
     # 4. subsequent learning, Eq. (10): T rounds on the graphs without k, the same minibatches for every method
     final: dict[str, Tensor] = {}
@@ -816,7 +823,7 @@ def _run(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None, 
                          "paper_per_client_es": paper_storage_bytes(exp.es_rounds or t1, n_max, d),
                          "running_sums_per_client": int(8 * (2 * d + 1))},
         "train_seconds": state.cost.seconds,
-        "time_ratio": retrain.cost.seconds / max(runs["pdudt"].cost.seconds, 1e-9),
+        "time_ratio": retrain.cost.seconds / max(best["pdudt"], 1e-9),
         "d": d,
     }
 
