@@ -9,7 +9,6 @@ computed by :mod:`unlearnkit.graphs` and :mod:`unlearnkit.decentral`.
 from __future__ import annotations
 
 import html
-import math
 from typing import Any, Iterable, Optional, Sequence
 
 import networkx as nx
