@@ -170,8 +170,7 @@ class CapstoneExplorer(Explorer):
             raise ValueError("points is empty: run at least one method before exploring")
         self.points = [dict(p) for p in points]
         self.retrain = dict(retrain or {})
-        eps = sorted({float(p["epsilon"]) for p in self.points
-                      if p.get("epsilon") is not None and math.isfinite(float(p["epsilon"])) and float(p["epsilon"]) > 0})
+        eps = sorted({self._budget(p) for p in self.points if self._budget(p) is not None})
         self.epsilons = eps or [1.0]
         self.slider = W.SelectionSlider(options=[(f"{e:g}", e) for e in self.epsilons],
                                         value=self.epsilons[len(self.epsilons) // 2], description="epsilon")
@@ -183,14 +182,21 @@ class CapstoneExplorer(Explorer):
         self._layout(W.HBox([self.slider, self.metric]), self.fig, self.table)
         self.refresh()
 
+    @staticmethod
+    def _budget(p: Mapping[str, Any]) -> float | None:
+        """The target a run was asked for (``requested_epsilon``), else its certified epsilon; None if neither."""
+        e = p.get("requested_epsilon", p.get("epsilon"))
+        if e is None or not math.isfinite(float(e)) or float(e) <= 0:
+            return None
+        return float(e)
+
     def rows_at(self, epsilon: float) -> list[dict[str, Any]]:
-        """For each method, its run at ``epsilon`` (heuristics and exact retraining: their only run)."""
+        """For each method, its run at target ``epsilon`` (heuristics and exact retraining: their only run)."""
         out = []
         for method in dict.fromkeys(p["method"] for p in self.points):
             pts = [p for p in self.points if p["method"] == method]
-            cert = [p for p in pts if p.get("epsilon") is not None and math.isfinite(float(p["epsilon"]))
-                    and float(p["epsilon"]) > 0]
-            pick = min(cert, key=lambda p: abs(math.log(float(p["epsilon"])) - math.log(epsilon))) if cert else pts[0]
+            cert = [p for p in pts if self._budget(p) is not None]
+            pick = min(cert, key=lambda p: abs(math.log(self._budget(p)) - math.log(epsilon))) if cert else pts[0]
             out.append(pick)
         return out
 
@@ -214,7 +220,7 @@ class CapstoneExplorer(Explorer):
             self.fig.layout.yaxis.title = new.layout.yaxis.title
             self.fig.layout.title = f"{METRICS[metric]} against epsilon (table at epsilon = {eps:g})"
         rows = self.rows_at(eps)
-        head = "".join(f"<th>{h}</th>" for h in ("method", "epsilon", "test acc", "forget acc", "MIA AUC",
+        head = "".join(f"<th>{h}</th>" for h in ("method", "certified epsilon", "test acc", "forget acc", "MIA AUC",
                                                   "dist. to retrain", "grad evals / retrain"))
         body = ""
         for p in rows:
