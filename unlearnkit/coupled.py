@@ -28,7 +28,7 @@ import numpy as np
 from ._validate import check_int, check_positive
 from .methods.r2d import psgd_r2d_sensitivity
 
-__all__ = ["CoupledRun", "simulate", "ArrayLogistic", "coupled_batches"]
+__all__ = ["CoupledRun", "simulate", "ArrayLogistic", "coupled_batches", "coupled_retrain_batches"]
 
 
 @dataclass(frozen=True)
@@ -167,3 +167,29 @@ def simulate(problem: Any, *, T: int, K: int, eta: float, b: int = 8, forget: Op
     return CoupledRun(train=W, retrain=Wr, r2d=U, d2d=Dd, r2d_gap=r2d_gap, d2d_gap=d2d_gap,
                       original_gap=np.linalg.norm(W[:, T] - Wr[:, T], axis=-1), T=T, K=K, bound=bound,
                       hits=np.isin(idx, forget).sum(-1))
+
+
+def coupled_retrain_batches(state: Any, request: Any, *, rng: np.random.Generator) -> list:
+    """Retraining batches coupled to a real training run (Lemma A.13), as positions into the retain set.
+
+    ``state.extras["batches"]`` holds the training batches (positions into ``state.train_indices``). Every slot
+    that drew a retained sample keeps it; a slot that drew a forgotten one is redrawn uniformly from the retain
+    set. Retraining on these and replaying their last K in R2D is Algorithm 6 on real data: with ``K = T``
+    the R2D output *is* the retrained model.
+    """
+    import torch
+
+    if "batches" not in state.extras:
+        raise ValueError("state.extras has no 'batches': train with unlearnkit.train.train_sgd to couple runs")
+    idx = np.asarray(state.train_indices)
+    retain = request.retain(idx)
+    pos_in_retain = np.full(idx.size, -1, dtype=np.int64)
+    keep = ~np.isin(idx, request.indices)
+    pos_in_retain[keep] = np.arange(retain.size)
+    out = []
+    for b in state.extras["batches"]:
+        p = pos_in_retain[np.asarray(b.cpu())]
+        hit = p < 0
+        p[hit] = rng.integers(0, retain.size, size=int(hit.sum()))
+        out.append(torch.as_tensor(p))
+    return out

@@ -1,6 +1,5 @@
 """R2D, D2D and noisy fine-tuning on small real data: behaviour, certificates, fresh noise."""
 
-import math
 
 import numpy as np
 import pytest
@@ -148,3 +147,24 @@ def test_dp_sgd_group_privacy(setup):
                                    batch_size=32, mode="paper"), generator=uk.make_generator(0), init=torch.zeros(flat.d))
     assert cert.sigma > cert_p.sigma  # the correct group delta needs more noise than the paper's code
     assert cert.constants["delta1"] == pytest.approx(cert_p.constants["delta1"] / 5)
+
+
+def test_coupled_replay_on_real_data(setup):
+    """Algorithm 6 on real data: R2D with K = T on the coupled retraining batches *is* the retrained model."""
+    from dataclasses import replace
+
+    from unlearnkit.coupled import coupled_retrain_batches
+    from unlearnkit.train import run_sgd
+
+    ds, flat, cfg, state, req, _ = setup
+    batches = coupled_retrain_batches(state, req, rng=np.random.default_rng(0))
+    xr, yr = ds.train_subset(req.retain(state.train_indices))
+    assert all(int(b.max()) < xr.shape[0] for b in batches)
+    ret, _, _ = run_sgd(flat, state.extras["init"], xr, yr, replace(cfg, checkpoint_every=0),
+                        generator=uk.make_generator(0), batches=batches)
+    res = r2d.unlearn(state, req, r2d.R2DConfig(K=cfg.steps, epsilon=None), generator=uk.make_generator(5),
+                      batches=batches)
+    assert torch.allclose(res.params, ret)
+    half = r2d.unlearn(state, req, r2d.R2DConfig(K=50, epsilon=None), generator=uk.make_generator(5),
+                       batches=batches[50:])
+    assert evaluate.distance(half.params, ret) < evaluate.distance(state.params, ret)

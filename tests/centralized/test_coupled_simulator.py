@@ -1,6 +1,5 @@
 """The coupled simulator (digest 003 Algorithm 6): the measured distance stays under the bound."""
 
-import math
 
 import numpy as np
 import pytest

@@ -250,11 +250,12 @@ def d2d_certificate(config: D2DConfig, train_cfg, *, m: int, n: int, d: int) -> 
 
 def unlearn(state: TrainedState, request: Request, config: D2DConfig, *, generator: torch.Generator,
             callback: Optional[Callback] = None, progress: bool = False,
-            published: Optional[torch.Tensor] = None) -> Result:
+            published: Optional[torch.Tensor] = None, batches=None) -> Result:
     """SGD-D2D / GD-D2D (Algorithm 2b): K steps on the retain set from the final model, then noise.
 
     ``publish="perfect"`` starts from ``published`` (the noisy model that was released; drawn here with the
-    same sigma when not given). ``extras["noiseless"]`` holds the iterate before the final noise.
+    same sigma when not given). ``batches`` (positions into the retain set) replaces the drawn minibatches,
+    for coupled simulations. ``extras["noiseless"]`` holds the iterate before the final noise.
     """
     from ..train import run_sgd
 
@@ -273,7 +274,7 @@ def unlearn(state: TrainedState, request: Request, config: D2DConfig, *, generat
         if config.K > 0:
             u, cost, hist = run_sgd(state.flat, start, x, y, replace(cfg, checkpoint_every=0), generator=generator,
                                     steps=config.K, start_step=cfg.steps, callback=callback, progress=progress,
-                                    desc="D2D")
+                                    desc="D2D", batches=batches)
         else:
             u, cost, hist = start.clone(), Cost(), []
         out = noise(u, sigma, generator)

@@ -833,7 +833,6 @@ def dp_sgd_experiment(*, profile: str = "quick", seed: int = 0, epsilon: float =
     size, the paper uses a 0.5% forget set for this baseline; here ``k`` defaults to 1% of the data), then the
     "unlearning" is clean fine-tuning on the retain set; retraining is the reference.
     """
-    from .. import data as D
     from .. import make_generator
     from ..evaluate import report
     from ..experiments import centralized_setup

@@ -393,11 +393,12 @@ def r2d_certificate(config: R2DConfig, train_cfg: Any, *, m: int, n: int, sigma:
 
 
 def unlearn(state: TrainedState, request: Request, config: R2DConfig, *, generator: torch.Generator,
-            callback: Optional[Callback] = None, progress: bool = False) -> Result:
+            callback: Optional[Callback] = None, progress: bool = False, batches=None) -> Result:
     """SGD/PSGD/GD-R2D (Algorithm 2a): load checkpoint ``T-K``, run K steps on the retain set, add noise.
 
     The replay uses the training config (step size, batch size, sampling, radius, weight decay), with fresh
-    batches drawn from ``generator``. ``result.extras["noiseless"]`` holds ``u_T`` before the noise.
+    batches drawn from ``generator``, or ``batches`` (positions into the retain set) for a coupled simulation
+    (:func:`unlearnkit.coupled.coupled_retrain_batches`). ``result.extras["noiseless"]`` holds ``u_T``.
     """
     from ..train import run_sgd
 
@@ -422,7 +423,8 @@ def unlearn(state: TrainedState, request: Request, config: R2DConfig, *, generat
         x, y = state.dataset.train_subset(retain)
         if K > 0:
             u, cost, hist = run_sgd(state.flat, start, x, y, replace(cfg, checkpoint_every=0), generator=generator,
-                                    steps=K, start_step=T - K, callback=callback, progress=progress, desc="R2D")
+                                    steps=K, start_step=T - K, callback=callback, progress=progress, desc="R2D",
+                                    batches=batches)
         else:
             u, cost, hist = start.clone(), Cost(), []
         out = noise(u, sigma, generator)

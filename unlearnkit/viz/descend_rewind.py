@@ -133,24 +133,39 @@ def bound_vs_simulated_figure(rows: Sequence[dict[str, float]], *, title: str = 
     return fig
 
 
-def digits_k_sweep(state, request, Ks: Sequence[int], *, retrained, epsilon: float | None = None,
-                   constants=None, seed: int = 0) -> list[dict[str, float]]:
-    """R2D and D2D (noise-free when ``epsilon`` is None) for each K on a trained model: forgetting metrics."""
+def digits_k_sweep(state, request, Ks: Sequence[int], *, epsilon: float | None = None, constants=None,
+                   seed: int = 0) -> tuple[list[dict[str, float]], Any]:
+    """Noise-free R2D and D2D for each K, on batches coupled to training (digest 003 Algorithm 6 on real data).
+
+    Retrains on :func:`~unlearnkit.coupled.coupled_retrain_batches`; R2D replays their last K batches from the
+    checkpoint ``T - K`` and D2D runs the same K batches from ``w_T``. Returns ``(rows, retrained_params)``.
+    """
+    from dataclasses import replace
+
     from .. import make_generator
+    from ..coupled import coupled_retrain_batches
     from ..evaluate import report
     from ..methods import d2d
+    from ..train import run_sgd
 
+    cfg = state.config
+    batches = coupled_retrain_batches(state, request, rng=np.random.default_rng(seed))
+    xr, yr = state.dataset.train_subset(request.retain(state.train_indices))
+    retrained, _, _ = run_sgd(state.flat, state.extras["init"], xr, yr, replace(cfg, checkpoint_every=0),
+                              generator=make_generator(seed), batches=batches)
+    T = cfg.steps
     rows = []
     for K in Ks:
-        for name, mod, cfg in [("R2D", r2d, r2d.R2DConfig(K=int(K), epsilon=epsilon, constants=constants)),
-                               ("D2D", d2d, d2d.D2DConfig(K=int(K), epsilon=None))]:
-            res = mod.unlearn(state, request, cfg, generator=make_generator(seed + int(K)))
+        K = int(K)
+        for name, mod, conf in [("R2D", r2d, r2d.R2DConfig(K=K, epsilon=epsilon, constants=constants)),
+                                ("D2D", d2d, d2d.D2DConfig(K=K, epsilon=None))]:
+            res = mod.unlearn(state, request, conf, generator=make_generator(seed + K), batches=batches[T - K:])
             m = report(state.flat, res.params, state.dataset, request, retrained=retrained,
                        train_indices=state.train_indices)
-            rows.append({"method": name, "K": int(K), **{k: m[k] for k in ("test_acc", "forget_acc", "retain_acc",
-                                                                           "mia_auc", "dist_to_retrain")},
+            rows.append({"method": name, "K": K, **{k: m[k] for k in ("test_acc", "forget_acc", "retain_acc",
+                                                                      "mia_auc", "dist_to_retrain")},
                          "grad_evals": int(res.cost.grad_evals)})
-    return rows
+    return rows, retrained
 
 
 def k_sweep_figure(rows: Sequence[dict[str, Any]], metric: str = "forget_acc") -> go.Figure:
