@@ -81,11 +81,11 @@ def test_run_reproduction_writes_json_and_html(tmp_path, monkeypatch):
     out = tmp_path / "pdudt"
     rep = R.run_reproduction("pdudt", out=out, progress=False, echo=lambda s: None)
     assert rep["status"] == "ok"
-    data = json.loads((out / "reproduction.json").read_text())
+    data = json.loads((out / "pdudt_reproduction.json").read_text())
     assert data["paper"] == "pdudt" and "machine" in data and data["rows"]
     assert any(r["ours"] is not None and r["paper"] is not None for r in data["rows"])
-    assert (out / "comparison.html").exists() and (out / "comparison_table.html").exists()
-    assert "ours" in (out / "comparison.md").read_text()
+    assert (out / "pdudt_comparison.html").exists() and (out / "pdudt_comparison_table.html").exists()
+    assert "ours" in (out / "pdudt_comparison.md").read_text()
 
 
 def test_missing_methods_are_reported_not_fatal(monkeypatch):

@@ -143,8 +143,9 @@ def run_reproduction(paper: str, *, profile: str = "quick", out: str | Path | No
         ``"quick"`` (digits/synthetic, minutes on CPU) or ``"paper"`` (the paper's settings where the data is
         present). A method that lacks the profile is skipped with a message.
     out:
-        Folder for ``reproduction.json``, ``comparison.md`` and the interactive ``comparison.html`` (plotly;
-        ``plotly.min.js`` is written once next to it, so the page works offline). ``None`` writes nothing.
+        Folder for ``PAPER_reproduction.json``, ``PAPER_comparison.md`` and the interactive
+        ``PAPER_comparison.html`` / ``PAPER_comparison_table.html`` (plotly; ``plotly.min.js`` is written once
+        next to them, so the pages work offline). ``None`` writes nothing.
 
     Returns
     -------
@@ -203,16 +204,17 @@ def _write(report: dict[str, Any], out: Path) -> list[str]:
     files = []
     payload = dict(report, machine=machine_info())
     payload.pop("files", None)
-    p = out / "reproduction.json"
+    key = report["paper"]  # one folder can hold all five papers' results side by side
+    p = out / f"{key}_reproduction.json"
     p.write_text(json.dumps(payload, indent=2, default=_json_default))
     files.append(str(p))
-    p = out / "comparison.md"
+    p = out / f"{key}_comparison.md"
     p.write_text(f"# {report['title']}\n\nProfile `{report['profile']}`, seed {report['seed']}.\n\n"
                  + "\n".join(f"- {m}" for m in report["messages"]) + "\n\n```\n" + format_rows(report["rows"]) + "\n```\n")
     files.append(str(p))
     title = f"{report['paper']} ({report['profile']} profile): paper vs ours"
-    for name, fig in (("comparison_table.html", reproduction_table(report["rows"], title=title)),
-                      ("comparison.html", reproduction_figure(report["rows"], title=title))):
+    for name, fig in ((f"{key}_comparison_table.html", reproduction_table(report["rows"], title=title)),
+                      (f"{key}_comparison.html", reproduction_figure(report["rows"], title=title))):
         fig.write_html(out / name, include_plotlyjs="directory", full_html=True)
         files.append(str(out / name))
     return files
