@@ -518,9 +518,11 @@ class PDUDT:
                 if config.correction_scale == "none":  # the control reads nothing from the cache
                     corr = torch.zeros_like(g[0])
                 else:
-                    delta = residuals(W, g, k, lr, rule=config.retrain_rule, mixing_rule=mixing_rule)
-                    p = round_weights(W, g, es)
-                    corr = correction(delta, p, config.correction_scale, es)
+                    # PDUDT(ES) reads only the rounds it kept: that is where its time and memory saving comes from
+                    H = t1 if es is None else es
+                    delta = residuals(W[:H], g[:H], k, lr, rule=config.retrain_rule, mixing_rule=mixing_rule)
+                    p = round_weights(W[:H], g[:H])
+                    corr = correction(delta, p, config.correction_scale)
                     extras["delta_norms"] = delta.norm(dim=-1)
                     extras["p"] = p
                 if t1 == rounds:
