@@ -1,0 +1,325 @@
+"""Figures and the explorer of notebook 06 (RR-DU; digest 000 section 8).
+
+Pure figure builders (data -> ``go.Figure``): :func:`walk_figure` (the token on the topology, u in red),
+:func:`ledger_figure` (per-client epsilon bars), :func:`curves_figure` (clean accuracy and backdoor success
+over the hops), :func:`sigma_figure` (sigma against epsilon for accountants A-D and DDP) and
+:func:`capacity_figure` (deletion capacity of RR-DU and DDP). :class:`RRDUExplorer` wires them to sliders:
+moving p, epsilon, delta, rho, s, the mode or the accountant recalibrates sigma and redraws the walk preview,
+the ledger and the capacity plot at once; :meth:`RRDUExplorer.run` runs RR-DU (and DDP at the same epsilon)
+on the backdoor task and streams every hop into the figures.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ._explorer import Explorer
+
+__all__ = ["walk_figure", "ledger_figure", "curves_figure", "sigma_figure", "capacity_figure", "RRDUExplorer"]
+
+U_COLOR, NODE_COLOR, TOKEN_COLOR, NOISE_COLOR = "#d62728", "#1f77b4", "#2ca02c", "#ff7f0e"
+
+
+def _positions(n: int) -> np.ndarray:
+    ang = 2 * np.pi * np.arange(n) / n
+    return np.stack([np.cos(ang), np.sin(ang)], axis=1)
+
+
+def walk_figure(n_nodes: int, u: int, route: Sequence[int], *, upto: Optional[int] = None,
+                edges: Optional[Sequence[tuple[int, int]]] = None, pos: Optional[np.ndarray] = None) -> go.Figure:
+    """The token walk on the clients: node size = visits so far, u in red, the token (green, orange when its
+    last hop was a noisy u-step) and the last few hops as a trail. ``edges`` default: the complete graph."""
+    pos = _positions(n_nodes) if pos is None else np.asarray(pos)
+    route = np.asarray(route, dtype=int)
+    upto = len(route) if upto is None else int(upto)
+    seen = route[:upto]
+    counts = np.bincount(seen, minlength=n_nodes) if seen.size else np.zeros(n_nodes, int)
+    if edges is None:
+        edges = [(i, j) for i in range(n_nodes) for j in range(i + 1, n_nodes)]
+    ex, ey = [], []
+    for i, j in edges:
+        ex += [pos[i, 0], pos[j, 0], None]
+        ey += [pos[i, 1], pos[j, 1], None]
+    trail = seen[-6:]
+    fig = go.Figure()
+    fig.add_scatter(x=ex, y=ey, mode="lines", line=dict(color="#ddd", width=1), hoverinfo="skip", name="edges")
+    fig.add_scatter(x=pos[trail, 0] if trail.size else [], y=pos[trail, 1] if trail.size else [], mode="lines",
+                    line=dict(color=TOKEN_COLOR, width=3, dash="dot"), name="last hops")
+    colors = [U_COLOR if v == u else NODE_COLOR for v in range(n_nodes)]
+    fig.add_scatter(x=pos[:, 0], y=pos[:, 1], mode="markers+text", text=[str(v) for v in range(n_nodes)],
+                    textposition="middle center", textfont=dict(color="white"),
+                    marker=dict(size=(18 + 3 * np.sqrt(counts)).tolist(), color=colors), name="clients",
+                    hovertext=[f"client {v}: {c} visits" for v, c in enumerate(counts)], hoverinfo="text")
+    at = int(seen[-1]) if seen.size else None
+    noisy = at == u
+    fig.add_scatter(x=[pos[at, 0]] if at is not None else [], y=[pos[at, 1]] if at is not None else [],
+                    mode="markers", marker=dict(size=40, color="rgba(0,0,0,0)",
+                                                line=dict(color=NOISE_COLOR if noisy else TOKEN_COLOR, width=5)),
+                    name="token")
+    fig.update_layout(title=f"hop {upto}: token at client {at}" + (" (noisy step at u)" if noisy else ""),
+                      xaxis=dict(visible=False), yaxis=dict(visible=False, scaleanchor="x"), showlegend=False,
+                      height=360, width=380, margin=dict(l=10, r=10, t=40, b=10))
+    return fig
+
+
+def ledger_figure(epsilons: np.ndarray, u: int, *, target: Optional[float] = None) -> go.Figure:
+    """Per-client epsilon of what each client observed (bars); u is not an observer (drawn empty)."""
+    eps = np.nan_to_num(np.asarray(epsilons, dtype=float), nan=0.0)
+    colors = [U_COLOR if v == u else NODE_COLOR for v in range(len(eps))]
+    fig = go.Figure(go.Bar(x=[f"{v}" for v in range(len(eps))], y=eps.tolist(), marker_color=colors))
+    if target is not None:
+        fig.add_hline(y=target, line_dash="dash", annotation_text=f"target epsilon {target:g}")
+    fig.update_layout(title="per-client privacy ledger (epsilon of each view)", xaxis_title="client",
+                      yaxis_title="epsilon", height=300, width=420, margin=dict(l=40, r=10, t=40, b=40))
+    return fig
+
+
+def curves_figure(curves: dict[str, dict], *, start: Optional[int] = None,
+                  references: Optional[dict[str, dict]] = None) -> go.Figure:
+    """Clean accuracy (solid) and backdoor success (dashed) against the hop, one colour per method;
+    ``references`` (e.g. retraining) as horizontal dotted lines; ``start`` marks where unlearning begins."""
+    palette = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#7f7f7f"]
+    fig = go.Figure()
+    for i, (name, c) in enumerate(curves.items()):
+        col = palette[i % len(palette)]
+        fig.add_scatter(x=list(c.get("hop", [])), y=list(c.get("clean_acc", [])), mode="lines+markers",
+                        name=f"{name} clean", line=dict(color=col))
+        fig.add_scatter(x=list(c.get("hop", [])), y=list(c.get("asr", [])), mode="lines+markers",
+                        name=f"{name} backdoor", line=dict(color=col, dash="dash"))
+    for name, vals in (references or {}).items():
+        fig.add_hline(y=vals["clean_acc"], line_dash="dot", line_color="black",
+                      annotation_text=f"{name} clean {vals['clean_acc']:.2f}")
+        fig.add_hline(y=vals["asr"], line_dash="dot", line_color="grey",
+                      annotation_text=f"{name} backdoor {vals['asr']:.2f}")
+    if start is not None:
+        fig.add_vline(x=start, line_dash="dash", line_color="purple")
+    fig.update_layout(title="clean accuracy and backdoor success", xaxis_title="hop", yaxis_title="accuracy",
+                      yaxis_range=[0, 1.02], height=360, width=620, margin=dict(l=40, r=10, t=40, b=40))
+    return fig
+
+
+def sigma_figure(*, delta: float, n_nodes: int, p: float, T_u: int, L: float, m: int = 1,
+                 eps_grid: Optional[np.ndarray] = None, mark: Optional[float] = None) -> go.Figure:
+    """sigma against epsilon for accountants A-D (flat in m) and DDP (Algorithm 3 and group privacy in m)."""
+    from ..methods.rrdu_certify import calibrate, ddp_sigma
+
+    eps_grid = np.geomspace(0.1, 20, 25) if eps_grid is None else np.asarray(eps_grid)
+    fig = go.Figure()
+    for acc in "ABCD":
+        fig.add_scatter(x=eps_grid, y=[calibrate(acc, epsilon=e, delta=delta, n_nodes=n_nodes, p=p, T_u=T_u, L=L)
+                                       for e in eps_grid], name=f"RR-DU {acc}")
+    fig.add_scatter(x=eps_grid, y=[ddp_sigma("alg3", epsilon=e, delta=delta, L=L) for e in eps_grid],
+                    name="DDP Alg. 3", line=dict(dash="dot"))
+    fig.add_scatter(x=eps_grid, y=[ddp_sigma("group_sound", epsilon=e, delta=delta, L=L, m=m, T=T_u,
+                                             n_nodes=n_nodes) for e in eps_grid],
+                    name=f"DDP group (m={m})", line=dict(dash="dot"))
+    if mark is not None:
+        fig.add_vline(x=mark, line_dash="dash")
+    fig.update_layout(title="noise needed for (epsilon, delta)", xaxis_type="log", yaxis_type="log",
+                      xaxis_title="epsilon", yaxis_title="sigma", height=340, width=520,
+                      margin=dict(l=40, r=10, t=40, b=40))
+    return fig
+
+
+def capacity_figure(*, epsilon: float, delta: float, n_nodes: int, d: int, T_u: int, L: float, rho: float, p: float,
+                    s: int, gamma: float = 1.0, T: int = 100, R: float = 10.0) -> go.Figure:
+    """Deletion capacity: RR-DU's m* against n_u (zero until A < gamma, then linear) and DDP's m against N."""
+    from ..privacy.capacity import ddp_capacity, rrdu_capacity
+
+    n_u = np.unique(np.geomspace(10, 1e5, 40).astype(int))
+    rr = [rrdu_capacity(gamma=gamma, epsilon=epsilon, delta=delta, n_nodes=n_nodes, d=d, T_u=T_u, n_u=int(n), L=L,
+                        rho=rho, p=p, s=s, floor=False).m for n in n_u]
+    ddp = [ddp_capacity(gamma=gamma, epsilon=epsilon, delta=delta, n_nodes=n_nodes, d=d, T=T, R=R, L=L, s=s,
+                        floor=False) * n / n_nodes for n in n_u]
+    fig = go.Figure()
+    fig.add_scatter(x=n_u, y=rr, name="RR-DU m* (local data n_u)")
+    fig.add_scatter(x=n_u, y=ddp, name="DDP m (Thm 3.5; grows only with N)", line=dict(dash="dot"))
+    fig.update_layout(title=f"deletion capacity (gamma={gamma:g}, d={d})", xaxis_type="log", yaxis_type="log",
+                      xaxis_title="n_u (DDP: scaled by n_u/N for comparison)", yaxis_title="deletions m",
+                      height=340, width=520, margin=dict(l=40, r=10, t=40, b=40))
+    return fig
+
+
+class RRDUExplorer(Explorer):
+    """Notebook 06's explorer: RR-DU's knobs, the walk, the ledger, forgetting curves and capacity.
+
+    Parameters
+    ----------
+    world:
+        A :class:`unlearnkit.methods.rrdu.BackdoorWorld` (trained original and retrained models). ``None``
+        builds the walk, ledger and capacity views only; :meth:`run` then needs one.
+    n_nodes, u, T_u, L:
+        Used when ``world`` is None (else taken from the world's setup).
+    """
+
+    def __init__(self, world: Any = None, *, n_nodes: int = 10, u: int = 0, T_u: int = 60, L: float = 0.5,
+                 seed: int = 0) -> None:
+        import ipywidgets as W
+
+        super().__init__()
+        self.world = world
+        if world is not None:
+            st = world.setup
+            n_nodes, u, T_u, L = st.n_nodes, st.u, st.T_unlearn, st.clip_L
+            self.d = world.flat.d
+        else:
+            self.d = 10_000
+        self.n_nodes, self.u, self.T_u, self.L, self.seed = n_nodes, u, T_u, L, seed
+        style = {"description_width": "90px"}
+        self.p = W.FloatSlider(value=round(1 / n_nodes, 3), min=0.0, max=1.0, step=0.01, description="p", style=style)
+        self.epsilon = W.FloatLogSlider(value=1.0, base=10, min=-1, max=1.3, step=0.05, description="epsilon",
+                                        style=style)
+        self.delta = W.FloatLogSlider(value=1e-5, base=10, min=-8, max=-2, step=0.5, description="delta", style=style)
+        self.rho = W.FloatLogSlider(value=10.0, base=10, min=-0.5, max=2, step=0.05, description="rho", style=style)
+        self.s = W.IntSlider(value=1, min=1, max=8, description="s", style=style)
+        self.mode = W.Dropdown(options=["lightweight", "exact", "corrected"], value="lightweight", description="mode",
+                               style=style)
+        self.accountant = W.Dropdown(options=["A", "B", "C", "D"], value="C", description="accountant", style=style)
+        self.run_button = W.Button(description="run RR-DU and DDP", button_style="primary")
+        self.sigma_text = W.HTML()
+        self.route: np.ndarray = np.zeros(0, int)
+        self.sigma = float("nan")
+        self.walk_fig = go.FigureWidget(walk_figure(n_nodes, u, []))
+        self.ledger_fig = go.FigureWidget(ledger_figure(np.zeros(n_nodes), u))
+        self.curve_fig = go.FigureWidget(curves_figure({}))
+        self.capacity_fig = go.FigureWidget()
+        self.results: dict[str, dict] = {}
+        for w in (self.p, self.epsilon, self.delta, self.rho, self.s, self.mode, self.accountant):
+            self.observe(w)
+        self.run_button.on_click(lambda _b: self.guard(self.run))
+        controls = W.VBox([self.p, self.epsilon, self.delta, self.rho, self.s, self.mode, self.accountant,
+                           self.run_button, self.sigma_text])
+        self._layout(W.HBox([controls, self.walk_fig, self.ledger_fig]), W.HBox([self.curve_fig, self.capacity_fig]))
+        self.refresh()
+
+    # -- the cheap part: calibration, a walk preview, the ledger, capacity ------------------------------------
+    def config(self) -> Any:
+        from ..methods.rrdu import RRDUConfig
+
+        return RRDUConfig(T_unlearn=self.T_u, p=float(self.p.value), s=int(self.s.value), epsilon=float(self.epsilon.value),
+                          delta=float(self.delta.value), rho=float(self.rho.value), mode=self.mode.value,
+                          accountant=self.accountant.value, clip_L=self.L,
+                          **({} if self.world is None else {"lr": self.world.setup.lr,
+                                                            "optimizer": self.world.setup.optimizer,
+                                                            "batch_size": self.world.setup.batch_size,
+                                                            "local_steps": self.world.setup.local_steps,
+                                                            "eval_every": self.world.setup.eval_every}))
+
+    def update(self) -> None:
+        from ..graphs.walks import rrdu_route
+        from ..methods.rrdu_certify import ObserverLedger, calibrate, certify
+
+        cfg = self.config()
+        self.sigma = calibrate(cfg.accountant, epsilon=cfg.epsilon, delta=cfg.delta, n_nodes=self.n_nodes, p=cfg.p,
+                               T_u=self.T_u, L=self.L, sens_factor=cfg.sens_factor)
+        cert = certify(cfg.accountant, sigma=max(self.sigma, 1e-12), delta=cfg.delta, n_nodes=self.n_nodes, p=cfg.p,
+                       T_u=self.T_u, L=self.L)
+        self.sigma_text.value = (f"<b>sigma = {self.sigma:.4g}</b> (accountant {cfg.accountant}, "
+                                 f"certificate mode '{cert.mode}')<br><small>{cert.note}</small>")
+        self.route = rrdu_route(self.n_nodes, self.u, cfg.p, self.T_u, rng=np.random.default_rng(self.seed))
+        self._draw_walk(len(self.route))
+        self._draw_ledger(self.route)
+        cap = capacity_figure(epsilon=cfg.epsilon, delta=cfg.delta, n_nodes=self.n_nodes, d=self.d, T_u=self.T_u,
+                              L=self.L, rho=cfg.rho, p=max(cfg.p, 1e-6), s=cfg.s)
+        with self.capacity_fig.batch_update():
+            self.capacity_fig.data = ()
+            for tr in cap.data:
+                self.capacity_fig.add_trace(tr)
+            self.capacity_fig.layout = cap.layout
+
+    def _draw_walk(self, upto: int) -> None:
+        fig = walk_figure(self.n_nodes, self.u, self.route, upto=upto)
+        with self.walk_fig.batch_update():
+            for tgt, src in zip(self.walk_fig.data, fig.data):
+                tgt.x, tgt.y = src.x, src.y
+                if src.marker is not None:
+                    tgt.marker = src.marker
+                if src.line is not None:
+                    tgt.line = src.line
+            self.walk_fig.layout.title = fig.layout.title
+
+    def ledger_epsilons(self, route: Sequence[int]) -> np.ndarray:
+        """Per-client epsilon along ``route`` at the current sigma (the ledger of the explorer's accountant:
+        the amplified one for B, the per-visit one otherwise)."""
+        from ..methods.rrdu_certify import ObserverLedger
+
+        if not (self.sigma > 0):
+            out = np.zeros(self.n_nodes)
+            out[self.u] = np.nan
+            return out
+        acc = "B" if self.accountant.value == "B" else "C"
+        led = ObserverLedger.from_path(route, n_nodes=self.n_nodes, u=self.u, sigma=self.sigma,
+                                       Delta=2 * self.L, accountant=acc)
+        return led.epsilons(float(self.delta.value))
+
+    def _draw_ledger(self, route: Sequence[int]) -> None:
+        eps = np.nan_to_num(self.ledger_epsilons(route), nan=0.0)
+        with self.ledger_fig.batch_update():
+            self.ledger_fig.data[0].y = eps.tolist()
+
+    # -- the expensive part: run RR-DU and DDP on the backdoor task, live -----------------------------------
+    def run(self, methods: Sequence[str] = ("rrdu", "ddp")) -> dict:
+        """Run RR-DU along the previewed route (and DDP at the same epsilon), streaming hops into the figures."""
+        import torch
+
+        from .. import make_generator
+        from ..methods.rrdu import WalkData, _curve, rrdu_unlearn, run_method
+
+        if self.world is None:
+            raise ValueError("world is None: build one with unlearnkit.methods.rrdu.build_world to run the methods")
+        w, cfg = self.world, self.config()
+        curves = {"original": _curve(w.original.history)}
+        self.results = {}
+        if "rrdu" in methods:
+            data = WalkData.from_state(w.original.replace(federation=w.federation), w.request)
+            live: dict[str, list] = {"hop": [], "clean_acc": [], "asr": [], "asr_all": []}
+            start = w.setup.T_train
+
+            def on_event(ev: Any) -> None:
+                if ev.kind != "hop":
+                    return
+                if "clean_acc" in ev.values:
+                    live["hop"].append(start + ev.step)
+                    for k in ("clean_acc", "asr", "asr_all"):
+                        live[k].append(ev.values[k])
+                if self.throttled(force=ev.step == len(self.route)):
+                    self._draw_walk(ev.step)
+                    self._draw_ledger(self.route[:ev.step])
+                    self._draw_curves({**curves, "RR-DU": live})
+
+            theta, hist, cost, _ = rrdu_unlearn(w.flat, w.original.params, data, cfg, sigma=self.sigma,
+                                                generator=make_generator(self.seed), route=self.route,
+                                                federation=w.federation.without(w.request), callback=on_event,
+                                                monitor=w.metrics)
+            self.results["rrdu"] = {"final": w.metrics(theta), "curve": dict(live), "sigma": self.sigma}
+            curves["RR-DU"] = live
+        if "ddp" in methods:
+            old = w.setup
+            try:
+                w.setup = dataclasses.replace(old, epsilon=float(self.epsilon.value), delta=float(self.delta.value))
+                r = run_method(w, "ddp", seed=self.seed)
+            finally:
+                w.setup = old
+            r.pop("params")
+            self.results["ddp"] = r
+            curves["DDP"] = r["curve"]
+        self._draw_curves(curves)
+        self.status.value = " | ".join(f"{k}: clean {v['final']['clean_acc']:.3f}, backdoor {v['final']['asr']:.3f}"
+                                       for k, v in self.results.items())
+        return self.results
+
+    def _draw_curves(self, curves: dict[str, dict]) -> None:
+        refs = None
+        if self.world is not None and self.world.retrained is not None:
+            refs = {"retrain": self.world.metrics(self.world.retrained.params)}
+        fig = curves_figure(curves, start=None if self.world is None else self.world.setup.T_train, references=refs)
+        with self.curve_fig.batch_update():
+            self.curve_fig.data = ()
+            for tr in fig.data:
+                self.curve_fig.add_trace(tr)
+            self.curve_fig.layout = fig.layout
