@@ -46,6 +46,12 @@ def test_figures_build_from_an_experiment_report():
                                                    hidden=8, eval_every=3, mia_repeats=5))
     fig = V.correction_figure(rep["delta_norms"], rep["p"], 0, leaver=3, es_rounds=4)
     assert len(fig.data[0].y) == 6 and abs(sum(fig.data[1].y) - 1) < 1e-6
+    sig = [0.0, 0.1, 10.0]
+    sweep = P.sigma_sweep(rep, sig)
+    assert set(sweep) == {"perturbed_retrain", "pdudt", "pdudt_es", "control"}
+    assert sweep["pdudt"][0] == pytest.approx(rep["methods"]["pdudt"]["test_acc"], abs=0.2)
+    assert sweep["pdudt"][2] < sweep["pdudt"][0]  # large noise destroys the model
+    assert len(V.sigma_sweep_figure(sig, sweep).data) == 4
     fig = V.accuracy_figure(rep["curves"], 6)
     assert {tr.name for tr in fig.data} >= {"PDUDT", "Retrain", "Control: no correction, same noise"}
     fig = V.mia_figure(rep["methods"], paper=P.PAPER_TABLE3["MNIST"])

@@ -80,6 +80,7 @@ __all__ = [
     "PDUDTConfig",
     "PDUDT",
     "mia_precision",
+    "sigma_sweep",
     "PDUDTExperiment",
     "run_pdudt_experiment",
     "run_profile",
@@ -828,6 +829,29 @@ def _run(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None, 
         "time_ratio": retrain.cost.seconds / max(best["pdudt"], 1e-9),
         "d": d,
     }
+
+
+def sigma_sweep(rep: dict, sigmas: Any, *, seed: int = 0) -> dict[str, list[float]]:
+    """The paper's Figure 1 in miniature: accuracy of the average model against sigma, right after unlearning.
+
+    For perturbed retraining, PDUDT, PDUDT(ES) and the control, the models before noise are taken from an
+    experiment report (:func:`run_pdudt_experiment`) and the same noise draw is added to each at every sigma
+    (common random numbers, so the curves differ only by what the methods did).
+    """
+    from ..evaluate import accuracy
+
+    sigmas = [check_positive("sigma", s, allow_zero=True) for s in sigmas]
+    ds, flat = rep["dataset"], rep["flat"]
+    bases = {"perturbed_retrain": rep["theta"]["t1"]["retrain"],
+             **{name: r.extras["corrected"] for name, r in rep["runs"].items()}}
+    out: dict[str, list[float]] = {name: [] for name in bases}
+    m, d = next(iter(bases.values())).shape
+    for i, sigma in enumerate(sigmas):
+        gen = torch.Generator(device=next(iter(bases.values())).device).manual_seed(int(seed) * 100003 + i)
+        z = client_noise(m, d, sigma, generator=gen, dtype=next(iter(bases.values())).dtype)
+        for name, base in bases.items():
+            out[name].append(accuracy(flat, base + z, ds.x_test, ds.y_test))
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------------

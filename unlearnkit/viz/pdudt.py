@@ -5,6 +5,7 @@
   (line) for one client: which rounds the correction draws on;
 - :func:`sigma_figure`: the noise actually used (manual) against the certified one (paper and sound mode),
   on a log axis;
+- :func:`sigma_sweep_figure`: accuracy against sigma for perturbed retraining, PDUDT and PDUDT(ES) (Fig. 1);
 - :func:`accuracy_figure`: test accuracy per round, before and after the leaver goes, per method;
 - :func:`mia_figure`: membership-inference precision per method with error bars, beside the paper's Table 3;
 - :func:`time_figure`: unlearning time against retraining (log axis), beside the paper's Table 2;
@@ -25,7 +26,7 @@ import torch
 from .._validate import check_int, check_positive, check_range
 from ._explorer import Explorer
 
-__all__ = ["topology_figure", "correction_figure", "sigma_figure", "accuracy_figure", "mia_figure", "time_figure",
+__all__ = ["topology_figure", "correction_figure", "sigma_figure", "sigma_sweep_figure", "accuracy_figure", "mia_figure", "time_figure",
            "TopologyExplorer", "NoiseExplorer", "METHOD_LABELS"]
 
 METHOD_LABELS = {"origin": "Origin (no unlearning)", "retrain": "Retrain", "perturbed_retrain": "Perturbed retraining",
@@ -112,6 +113,19 @@ def sigma_figure(manual: float, certified: Mapping[str, float], *, title: str = 
     fig.update_layout(title=title or f"sigma: the certificate asks for {ratio:.3g} times more noise",
                       yaxis=dict(type="log", title="sigma (std of the noise on the average model)"),
                       height=360, margin=dict(l=50, r=10, t=50, b=40))
+    return fig
+
+
+def sigma_sweep_figure(sigmas: Sequence[float], accuracies: Mapping[str, Sequence[float]], *,
+                       title: str = "") -> go.Figure:
+    """Accuracy of the average model against the noise sigma, one line per method (paper Figure 1)."""
+    fig = go.Figure()
+    for name, acc in accuracies.items():
+        fig.add_trace(go.Scatter(x=list(sigmas), y=list(acc), mode="lines+markers", name=METHOD_LABELS.get(name, name),
+                                 line=dict(color=COLORS.get(name))))
+    fig.update_layout(title=title or "accuracy against sigma, right after unlearning (paper Fig. 1)",
+                      xaxis_title="sigma (noise on the average model)", yaxis_title="test accuracy", height=380,
+                      legend=dict(orientation="h", y=-0.25), margin=dict(l=50, r=10, t=50, b=40))
     return fig
 
 
