@@ -51,6 +51,9 @@ class RefValue:
     ours: Optional[str] = None
     match: tuple[str, ...] = ()
     note: str = ""
+    calc: Optional[tuple[str, str, Mapping[str, Any]]] = None
+    """``(module, function, kwargs)``: our number is computed by the package's own formula (e.g. a noise
+    calibrator in paper mode), so the row checks our implementation against the paper's table exactly."""
 
 
 PAPERS: dict[str, PaperInfo] = {
@@ -241,14 +244,29 @@ REFERENCES: tuple[RefValue, ...] = (
     _r("noisy_finetune", id="t7_gc_sigma_b7", table="Table 7", page=None, locator="App. B, Table 7, seed line 641",
        dataset="cifar10", setting="lambda=50, C1=10, gamma=0.01, C0=20, eps=1 (budget 7, also Fig. 2)",
        method="Gradient clipping", metric="noise sigma (paper mode)", value=0.256790, unit="sigma",
-       note="T=11 steps; reproduced by the paper-mode calibrator, which certifies only about (7.08, 1e-5) (digest §3.4)"),
+       calc=("unlearnkit.methods.noisy_finetune", "gc_sigma", dict(epsilon=1.0, delta=1e-5, C0=20.0, C1=10.0, gamma=0.01, lam=50.0, T=11,
+                                   mode="paper")),
+       note="ours: gc_sigma(mode='paper'); this sigma certifies only about (7.08, 1e-5) (next row)"),
+    _r("noisy_finetune", id="t7_gc_T_b7", table="Table 7", page=None, locator="App. B, Table 7, seed line 641",
+       dataset="cifar10", setting="lambda=50, C1=10, gamma=0.01, C0=20", method="Gradient clipping",
+       metric="noisy steps T", value=11, unit="steps",
+       calc=("unlearnkit.methods.noisy_finetune", "paper_T", dict(C0=20.0, C1=10.0, gamma=0.01, lam=50.0))),
+    _r("noisy_finetune", id="t7_gc_eps_b7", table="Table 7 (claimed eps)", page=None,
+       locator="App. B, Table 7 (eps column) and §5", dataset="cifar10", setting="the sigma above, delta=1e-5",
+       method="Gradient clipping", metric="epsilon certified by that sigma", value=1.0, unit="eps",
+       calc=("unlearnkit.methods.noisy_finetune", "gc_epsilon", dict(sigma=0.256790, delta=1e-5, C0=20.0, C1=10.0, gamma=0.01, lam=50.0,
+                                     T=11, mode="sound")),
+       note="paper claims eps=1; ours: the sound accountant (Thm A.9 + Balle et al. 2020) on the same sigma"),
     _r("noisy_finetune", id="t5_gc_sigma_mnist", table="Table 5", page=None, locator="App. B, Table 5, seed line 615",
        dataset="mnist", setting="lambda=10, C1=100, gamma=1e-4, C0=0.01, eps=1", method="Gradient clipping",
-       metric="noise sigma (paper mode)", value=0.028270, unit="sigma", ours="sigma", match=("gc", "gradient_clip"),
-       note="ours: the sigma our run's certificate used (different constants unless the profile copies them)"),
+       metric="noise sigma (paper mode)", value=0.028270, unit="sigma",
+       calc=("unlearnkit.methods.noisy_finetune", "gc_sigma", dict(epsilon=1.0, delta=1e-5, C0=0.01, C1=100.0, gamma=1e-4, lam=10.0, T=1,
+                                   mode="paper")),
+       note="ours: gc_sigma(mode='paper') with the table's constants"),
     _r("noisy_finetune", id="t9_op_sigma", table="Table 9", page=None, locator="App. B, Table 9, seed line 677",
        dataset="cifar10", setting="output perturbation, C0=1, (1, 1e-5)", method="Output perturbation",
        metric="noise sigma", value=9.689610, unit="sigma",
+       calc=("unlearnkit.methods.noisy_finetune", "op_sigma", dict(epsilon=1.0, delta=1e-5, C0=1.0, mode="paper")),
        note="= 2 C0 sqrt(2 ln(1.25/delta)) / eps, the classic Gaussian mechanism at sensitivity 2 C0"),
 )
 

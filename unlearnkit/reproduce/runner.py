@@ -59,7 +59,7 @@ def compare(paper: str, runs: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
     """
     ok = {n: r["result"] for n, r in runs.items() if r.get("status") == "ok"}
     rows: list[dict[str, Any]] = []
-    used: set[str] = set()
+    placed: set[tuple[str, str]] = set()  # (method, extractor) already next to a paper number
     for ref in references(paper):
         row = {
             "id": ref.id, "table": ref.table, "page": ref.page, "locator": ref.locator, "dataset": ref.dataset,
@@ -67,7 +67,9 @@ def compare(paper: str, runs: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
             "paper": _finite(ref.value), "paper_std": ref.std, "ours": None, "ours_method": None,
             "ours_dataset": None, "same_data": None, "note": ref.note,
         }
-        if ref.ours is not None:
+        if ref.calc is not None:
+            row.update(_calc(ref))
+        elif ref.ours is not None:
             for name, res in ok.items():
                 if not any(m in name.lower() for m in ref.match):
                     continue
@@ -76,23 +78,34 @@ def compare(paper: str, runs: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
                 if _accepts(ref, ds):
                     row["ours"] = _finite(EXTRACTORS[ref.ours](res))
                     row["same_data"] = str(ds).lower() == ref.dataset
-                    used.add(name)
+                    placed.add((name, ref.ours))
                 break
         rows.append(row)
     for name, res in ok.items():
-        if name in used:
-            continue
         for key, metric, unit in (("test_acc_pct", "test accuracy", "%"), ("retrain_test_acc_pct", "retrain test accuracy", "%"),
                                   ("forget_acc_pct", "forget accuracy", "%"), ("mia_auc", "MIA AUC", "AUC"),
                                   ("grad_evals_saved_pct", "gradient evaluations saved vs retraining", "%")):
             val = _finite(EXTRACTORS[key](res))
-            if val is None:
+            if val is None or (name, key) in placed or (key == "mia_auc" and (name, "mia_auc_pct") in placed):
                 continue
             rows.append({"id": f"ours_{name}_{key}", "table": "-", "page": None, "locator": "not in the paper's tables",
                          "dataset": res.get("dataset"), "setting": f"profile {res.get('profile')}", "method": name,
                          "metric": metric, "unit": unit, "paper": None, "paper_std": None, "ours": val,
                          "ours_method": name, "ours_dataset": res.get("dataset"), "same_data": None, "note": ""})
     return rows
+
+
+def _calc(ref: RefValue) -> dict[str, Any]:
+    """Evaluate a reference row's formula with the package's own implementation (None if it is missing)."""
+    import importlib
+
+    module, func, kwargs = ref.calc  # type: ignore[misc]
+    label = f"{module.rsplit('.', 1)[-1]}.{func}"
+    try:
+        value = float(getattr(importlib.import_module(module), func)(**dict(kwargs)))
+    except (ImportError, AttributeError, TypeError, ValueError) as exc:
+        return {"ours": None, "ours_method": f"{label} unavailable ({type(exc).__name__})", "ours_dataset": "formula"}
+    return {"ours": _finite(value), "ours_method": label, "ours_dataset": "formula", "same_data": True}
 
 
 def _fmt(v: Any, std: Any = None) -> str:
