@@ -42,9 +42,12 @@ $(VENV)/.test-installed: pyproject.toml $(VENV)/.lab-installed
 lab: $(VENV)/.lab-installed
 	cd notebooks && ../$(VENV)/bin/jupyter lab 00_welcome.ipynb $(LAB_ARGS)
 
+# unit, property and notebook tests in parallel; then the browser test on its own (a quiet machine keeps
+# plotly's widget bundle inside anywidget's 2 s initialisation window)
 test: $(VENV)/.test-installed
 	UNLEARNKIT_QUICK=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest -n $(WORKERS) --dist loadfile \
-		tests notebooks --nbval-lax --nbval-current-env $(PYTEST_ARGS)
+		tests notebooks --nbval-lax --nbval-current-env -m "not browser" $(PYTEST_ARGS)
+	UNLEARNKIT_QUICK=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 $(PY) -m pytest tests/browser -m browser $(PYTEST_ARGS)
 
 test-fast: $(VENV)/.test-installed
 	UNLEARNKIT_QUICK=1 $(PY) -m pytest tests -m "not browser" -x -q $(PYTEST_ARGS)

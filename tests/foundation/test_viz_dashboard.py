@@ -40,7 +40,9 @@ def test_partition_explorer_reacts(digits):
 
 def test_forgetting_dashboard_runs_and_shows_errors_in_place(setup):
     dash = ForgettingDashboard(setup=setup, chunks=3)
+    shapes_before = dash.fig.layout.shapes[0].x0
     dash.steps.value = 48
+    assert dash.fig.layout.shapes[0].x0 == 48 * 32 != shapes_before  # the budget marker follows the slider
     dash.method.value = "finetune"
     dash.run_button.click()
     assert dash.last_error is None

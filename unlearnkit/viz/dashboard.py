@@ -104,10 +104,33 @@ class ForgettingDashboard(Explorer):
         self.history: list[dict[str, float]] = []
         self.run_button.on_click(lambda _b: self.guard(self.run))
         self.observe(self.kind, self._sync_controls)
+        self.observe(self.steps, self._draw_budget)
         self._layout(W.HBox([self.method, self.kind]), W.HBox([self.label, self.m]),
                      W.HBox([self.steps, self.lr, self.run_button]), self.fig, self.bars)
         self._sync_controls()
         self._retrain_cache: dict[tuple, Any] = {}
+        self._draw_budget()
+
+    def budget(self) -> int:
+        """Gradient evaluations the next run will spend (steps x batch size)."""
+        return int(self.steps.value) * int(getattr(self.state.config, "batch_size", 32))
+
+    def _draw_budget(self) -> None:
+        """Two vertical markers: the next run's budget and one retraining's cost (what unlearning must beat)."""
+        retrain = int(self.state.cost.grad_evals)
+        budget = self.budget()
+        with self.fig.batch_update():
+            self.fig.layout.shapes = [
+                dict(type="line", x0=budget, x1=budget, y0=0, y1=1, yref="y", line=dict(color="#555", dash="dot")),
+                dict(type="line", x0=retrain, x1=retrain, y0=0, y1=1, yref="y", line=dict(color="#2ca02c", width=2)),
+            ]
+            self.fig.layout.annotations = [
+                dict(x=budget, y=1.0, yref="y", text=f"budget {budget}", showarrow=False, yanchor="bottom",
+                     font=dict(size=10, color="#555")),
+                dict(x=retrain, y=0.92, yref="y", text=f"retraining {retrain}", showarrow=False,
+                     font=dict(size=10, color="#2ca02c")),
+            ]
+            self.fig.layout.xaxis.range = [0, 1.05 * max(budget, retrain)]
 
     def _sync_controls(self) -> None:
         self.label.disabled = self.kind.value != "class"

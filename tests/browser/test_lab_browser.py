@@ -1,0 +1,204 @@
+"""Real-browser test: JupyterLab on 127.0.0.1 driven by Playwright in Debian's Chromium.
+
+For every course notebook (picked up automatically): open it, run all cells in quick mode, wait for the plotly
+figure and the widgets, move sliders until one changes a figure, assert it did, and save a screenshot to
+``artifacts/screenshots/``. The notebooks are copied to a temporary folder first, so Lab's autosave never
+writes outputs into the committed files.
+
+Needs ``/usr/bin/chromium`` (``.ci/run`` installs it); never ``playwright install``. Skipped locally when
+Chromium is missing, but a failure in CI (``CI`` set).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+SHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+TOKEN = "unlearnkit-browser-test"
+CHROME_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+               "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"]
+RUN_TIMEOUT_S = float(os.environ.get("UNLEARNKIT_BROWSER_TIMEOUT", "420"))
+
+# JSON of every plotly figure on the page: data arrays and the layout parts explorers change
+_SNAPSHOT_JS = """
+() => JSON.stringify(Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => ({
+  data: (gd.data || []).map(t => [t.x, t.y, t.z, t.marker && t.marker.color, t.text]),
+  layout: gd.layout ? [gd.layout.shapes, gd.layout.annotations, gd.layout.title] : null
+})))
+"""
+
+_CELL_STATE_JS = """
+() => Array.from(document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')).map(p => p.textContent.trim())
+"""
+
+_ERRORS_JS = """
+() => Array.from(document.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'))
+        .map(e => e.textContent).filter(t => /Traceback|Error:/.test(t) && !/Warning/.test(t.split('\\n')[0]))
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing in CI: .ci/run should have installed Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
+    pytest.importorskip("playwright")
+    work = Path(tempfile.mkdtemp(prefix="unlearnkit-lab-"))
+    root = work / "notebooks"
+    root.mkdir()
+    for nb in NOTEBOOKS:
+        shutil.copy(nb, root / nb.name)
+    port = _free_port()
+    from unlearnkit._labsettings import write as write_lab_settings
+
+    write_lab_settings()  # no news toast over the screenshots (make lab writes the same file)
+    env = {**os.environ, "UNLEARNKIT_QUICK": "1", "JUPYTER_CONFIG_DIR": str(work / "cfg"),
+           "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+           f"--ServerApp.token={TOKEN}", f"--ServerApp.root_dir={root}", "--allow-root",
+           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    log = open(work / "lab.log", "wb")
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2)
+            break
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited: {(work / 'lab.log').read_text()[-2000:]}")
+            time.sleep(0.5)
+    else:
+        proc.terminate()
+        raise RuntimeError("JupyterLab did not start within 90 s")
+    yield base
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_all(page) -> None:
+    """Run > Run All Cells, retried until the first cell is queued (Lab ignores it while still starting)."""
+    for _attempt in range(6):
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            prompts = page.evaluate(_CELL_STATE_JS)
+            if prompts and prompts[0] != "[ ]:":
+                return
+            time.sleep(0.5)
+        page.keyboard.press("Escape")
+    raise AssertionError("Run All Cells never started the cells")
+
+
+_PLOTS_READY_JS = """
+() => { const g = Array.from(document.querySelectorAll('.js-plotly-plot'));
+        return g.length > 0 && g.every(d => Array.isArray(d.data) && d.data.length > 0); }
+"""
+
+
+def _wait_plots_rendered(page, attempts: int = 4) -> None:
+    """Wait until every plotly figure has data; reload the page when one came up blank.
+
+    anywidget gives a model 2 s to initialise in the browser (a hard-coded ``AbortSignal.timeout(2000)``) and
+    plotly's FigureWidget bundle is ~5 MB of JavaScript: on a loaded 2-core machine the first load can miss
+    that window and the figure stays blank. A reload restores the widget models from the running kernel.
+    """
+    for attempt in range(attempts):
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            if page.evaluate(_PLOTS_READY_JS):
+                return
+            time.sleep(0.5)
+        page.reload()
+        page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
+        page.wait_for_selector(".js-plotly-plot", state="attached", timeout=120_000)
+    raise AssertionError(f"plotly figures stayed blank after {attempts} page loads")
+
+
+def _wait_all_cells_ran(page, timeout_s: float) -> list[str]:
+    deadline = time.time() + timeout_s
+    prompts: list[str] = []
+    while time.time() < deadline:
+        prompts = page.evaluate(_CELL_STATE_JS)
+        if prompts and all(p.startswith("[") and p[1:-2].strip().isdigit() for p in prompts):
+            return prompts
+        time.sleep(1.0)
+    raise AssertionError(f"cells did not finish within {timeout_s:.0f} s: prompts {prompts}")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebook_runs_and_reacts_in_the_browser(lab, notebook):
+    from playwright.sync_api import sync_playwright
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    workspace = notebook.stem.replace("_", "-")
+    url = f"{lab}/lab/workspaces/{workspace}/tree/{notebook.name}?reset&token={TOKEN}"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROME_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            page.goto(url, timeout=120_000)
+            page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
+            page.wait_for_selector("#jp-main-statusbar :text('Idle')", timeout=120_000)
+            _run_all(page)
+            _wait_all_cells_ran(page, RUN_TIMEOUT_S)
+            errors = page.evaluate(_ERRORS_JS)
+            assert not errors, f"{notebook.name} raised in the browser:\n{errors[0][-2000:]}"
+            page.wait_for_selector(".js-plotly-plot", state="attached", timeout=60_000)
+            _wait_plots_rendered(page)
+            page.wait_for_selector(".widget-slider", state="attached", timeout=60_000)
+            before = page.evaluate(_SNAPSHOT_JS)
+            changed = False
+            handles = page.locator(".widget-slider .noUi-handle")
+            for i in range(min(handles.count(), 8)):
+                handle = handles.nth(i)
+                if not handle.is_visible() or handle.get_attribute("disabled") is not None:
+                    continue
+                handle.scroll_into_view_if_needed()
+                handle.click()
+                for _ in range(3):
+                    page.keyboard.press("ArrowRight")
+                deadline = time.time() + 20
+                while time.time() < deadline:
+                    if page.evaluate(_SNAPSHOT_JS) != before:
+                        changed = True
+                        break
+                    time.sleep(0.5)
+                if changed:
+                    time.sleep(1.0)
+                    page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+                    break
+            page.screenshot(path=str(SHOTS / f"{notebook.stem}.png"))
+            assert changed, f"{notebook.name}: no slider changed any plotly figure"
+        finally:
+            browser.close()
