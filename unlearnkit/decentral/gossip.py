@@ -164,11 +164,12 @@ def run_gossip(flat: Any, federation: Any, network: Any, config: GossipConfig, *
     dataset, client_idx = client_indices_of(federation)
     device = dataset.x_train.device
     n = len(client_idx)
-    mixing = MixingSource(network, rule=config.rule, sparse=config.sparse, device=device)
+    thetas = init_stack(flat, n, init, device)
+    # W in the parameters' dtype: float64 parameters (exactness tests, Newton's oracle) must mix in float64
+    mixing = MixingSource(network, rule=config.rule, sparse=config.sparse, device=device, dtype=thetas.dtype)
     if mixing.n != n:
         raise ValueError(f"the network has N={mixing.n} clients but the federation has {n}")
     sampler = ClientSampler(dataset, client_idx, config.batch_size, generator=generator)
-    thetas = init_stack(flat, n, init, device)
     step = gossip_step if engine == "vectorized" else gossip_step_loop
 
     history: list[dict[str, float]] = []

@@ -324,7 +324,10 @@ def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: Gradie
     device = dataset.x_train.device
     n = len(client_idx)
     # gradient gossip tolerates disconnected graphs: its bounds stay finite at slem = 1 (digest 002, P6)
-    mixing = MixingSource(network, rule=config.rule, sparse=False, device=device, require_connected=False)
+    # W in the parameters' dtype, so float64 runs (the exactness tests) mix in float64
+    param_dtype = (flat.init() if init is None else init).dtype
+    mixing = MixingSource(network, rule=config.rule, sparse=False, device=device, require_connected=False,
+                          dtype=param_dtype)
     if mixing.n != n:
         raise ValueError(f"the network has N={mixing.n} clients but the federation has {n}")
     if exclude is not None:
