@@ -499,7 +499,8 @@ def toy_setup(task: ToyTask):
 
 
 def unlearner_worlds(unlearn_fn: Callable[..., Any], config: Any, task: ToyTask, *,
-                     certifier: str = "retrain_plus_noise", fresh_training: bool = True):
+                     certifier: str = "retrain_plus_noise", fresh_training: bool = True,
+                     worst_case_starts: bool = False):
     """The two worlds of a method's certificate on ``task``, as per-trial mechanisms, plus the certificate.
 
     World A trains on D (fresh batches) and unlearns with ``unlearn_fn(state, request, config, generator=g)``.
@@ -515,6 +516,11 @@ def unlearner_worlds(unlearn_fn: Callable[..., Any], config: Any, task: ToyTask,
     per trial: much faster, and still a valid test of certificates that hold for *every* pair of trained
     models (output perturbation and noisy fine-tuning clip the start to a ball of radius C0, so any start is
     covered); for certificates that average over training randomness (D2D, R2D) it is a conditional check.
+
+    ``worst_case_starts=True`` (only with ``certifier="unlearn_retrained"``) replaces the two trained models
+    by the two ends of the clipping ball, ``+task.radius e_1`` and ``-task.radius e_1``: certificates that
+    clip the start to ``C0 = task.radius`` must cover any pair of starts, and this pair is the farthest apart,
+    so it is where an under-calibrated noise shows first.
     """
     from .train import train_sgd
 
@@ -528,7 +534,15 @@ def unlearner_worlds(unlearn_fn: Callable[..., Any], config: Any, task: ToyTask,
     sigma = float(getattr(cert, "sigma", None) or 0.0)
 
     fixed_a = fixed_b = None
-    if not fresh_training:
+    if worst_case_starts:
+        if certifier != "unlearn_retrained":
+            raise ValueError(f"worst_case_starts=True needs certifier='unlearn_retrained', got {certifier!r}")
+        base = train_sgd(flat, ds, full, sgd, generator=torch.Generator().manual_seed(2))
+        e1 = torch.zeros_like(base.params)
+        e1.view(-1)[0] = task.radius
+        fixed_a = base.replace(params=e1)
+        fixed_b = base.replace(params=-e1, train_indices=retain)
+    elif not fresh_training:
         fixed_a = train_sgd(flat, ds, full, sgd, generator=torch.Generator().manual_seed(2))
         fixed_b = train_sgd(flat, ds, retain, sgd, generator=torch.Generator().manual_seed(3))
 
@@ -553,11 +567,12 @@ def unlearner_worlds(unlearn_fn: Callable[..., Any], config: Any, task: ToyTask,
 def audit_unlearner(unlearn_fn: Callable[..., Any], config: Any, *, task: ToyTask | None = None,
                     certifier: str = "retrain_plus_noise", config_audit: AuditConfig | None = None,
                     generator: torch.Generator, label: str = "", progress: bool = False,
-                    callback: Optional[Callback] = None, fresh_training: bool = True) -> AuditResult:
+                    callback: Optional[Callback] = None, fresh_training: bool = True,
+                    worst_case_starts: bool = False) -> AuditResult:
     """Audit one method's certificate on a tiny convex task (see :func:`unlearner_worlds`)."""
     task = task or ToyTask()
     world_a, world_b, cert = unlearner_worlds(unlearn_fn, config, task, certifier=certifier,
-                                              fresh_training=fresh_training)
+                                              fresh_training=fresh_training, worst_case_starts=worst_case_starts)
     if cert is None:
         eps, delta, mode = None, 1e-5, "none"
     else:
@@ -565,7 +580,7 @@ def audit_unlearner(unlearn_fn: Callable[..., Any], config: Any, *, task: ToyTas
         delta, mode = float(cert.delta), cert.mode
     res = audit(world_a, world_b, delta=delta, epsilon=eps, config=config_audit, generator=generator,
                 label=label, mode=mode, progress=progress, callback=callback, chunk=25)
-    res.extras.update(certifier=certifier, fresh_training=fresh_training, sigma=None if cert is None else cert.sigma,
+    res.extras.update(certifier=certifier, fresh_training=fresh_training, worst_case_starts=worst_case_starts, sigma=None if cert is None else cert.sigma,
                       claimed_epsilon=None if cert is None else float(cert.epsilon))
     return res
 

@@ -173,3 +173,16 @@ def test_toy_task_validation():
         A.ToyTask(n_train=10, m=9)
     with pytest.raises(ValueError, match="method"):
         A.audit_methods(methods=("nope",))
+
+
+def test_worst_case_starts_separate_the_worlds_more():
+    """At the two ends of the C0 ball the worlds differ most, so the audit's signal grows."""
+    fn = _broken_output_perturbation(1 / 20)
+    task = A.ToyTask(n_train=40, steps=5)
+    kw = dict(task=task, certifier="unlearn_retrained", config_audit=A.AuditConfig(n_trials=200),
+              fresh_training=False)
+    near = A.audit_unlearner(fn, None, generator=gen(8), **kw)
+    far = A.audit_unlearner(fn, None, generator=gen(8), worst_case_starts=True, **kw)
+    assert far.epsilon_point > near.epsilon_point and far.extras["worst_case_starts"]
+    with pytest.raises(ValueError, match="worst_case_starts"):
+        A.unlearner_worlds(fn, None, task, certifier="retrain_plus_noise", worst_case_starts=True)
