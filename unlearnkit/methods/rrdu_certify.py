@@ -243,7 +243,9 @@ def ddp_sigma(calibration: str, *, epsilon: float, delta: float, L: float, m: in
     check_int("T", T, low=1)
     check_int("n_nodes", n_nodes, low=2)
     if calibration == "alg3":
-        return math.sqrt(8 * L**2 * math.log(1.25 / delta)) / eps
+        from ..decentral.token import netdp_sigma
+
+        return netdp_sigma(L, eps, delta)
     if calibration == "netdp_group_m":
         return m * L / eps * math.sqrt(T * math.log(n_nodes) * math.log(1 / delta) / n_nodes)
     M = visit_quantile(T, 1.0 / n_nodes, delta)
