@@ -9,6 +9,8 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
 TORCH_SPEC ?= torch==2.13.0
 LAB_ARGS ?=
+# Jupyter refuses to run as root without this flag (containers, CI machines, Binder-like images)
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 PYTEST_ARGS ?=
 # 2 workers fit CI's 2 cores; each runs single-threaded torch to avoid oversubscription
 WORKERS ?= 2
@@ -40,7 +42,7 @@ $(VENV)/.test-installed: pyproject.toml $(VENV)/.lab-installed
 	@touch $@
 
 lab: $(VENV)/.lab-installed
-	cd notebooks && ../$(VENV)/bin/jupyter lab 00_welcome.ipynb $(LAB_ARGS)
+	cd notebooks && ../$(VENV)/bin/jupyter lab 00_welcome.ipynb $(ROOT_FLAG) $(LAB_ARGS)
 
 # unit, property and notebook tests in parallel; then the browser test on its own (a quiet machine keeps
 # plotly's widget bundle inside anywidget's 2 s initialisation window)

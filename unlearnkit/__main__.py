@@ -60,7 +60,7 @@ def _list(args: argparse.Namespace) -> int:
 
     print("methods (python -m unlearnkit run NAME):")
     for name, spec in available_methods().items():
-        print(f"  {name:22s} profiles: {', '.join(spec.profiles):14s} {spec.description}")
+        print(f"  {name:22s} profiles: {', '.join(spec.profiles):24s} {spec.description}")
     print("benchmarks (python -m unlearnkit bench NAME):")
     for name, spec in available_benches().items():
         print(f"  {name:22s} {spec.description}")
