@@ -1,7 +1,6 @@
 """Benchmarks produce well-formed JSON (no timing thresholds)."""
 
 import json
-from pathlib import Path
 
 import nbformat
 import pytest

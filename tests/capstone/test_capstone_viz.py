@@ -1,6 +1,5 @@
 """Capstone figures and explorer, headless."""
 
-import math
 
 import pytest
 

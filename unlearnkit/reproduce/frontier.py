@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import numpy as np
-import torch
 
 from .._validate import check_choice, check_int, check_positive, check_probability
 
