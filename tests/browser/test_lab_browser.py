@@ -139,6 +139,9 @@ def _wait_plots_rendered(page, attempts: int = 4) -> None:
             if page.evaluate(_PLOTS_READY_JS):
                 return
             time.sleep(0.5)
+        # save first: the reload reads the notebook from disk, and its outputs name the live widget models
+        page.keyboard.press("Control+s")
+        time.sleep(3)
         page.reload()
         page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
         page.wait_for_selector(".js-plotly-plot", state="attached", timeout=120_000)
@@ -186,14 +189,18 @@ def test_notebook_runs_and_reacts_in_the_browser(lab, notebook):
                     continue
                 handle.scroll_into_view_if_needed()
                 handle.click()
-                for _ in range(3):
-                    page.keyboard.press("ArrowRight")
-                deadline = time.time() + 20
-                while time.time() < deadline:
-                    if page.evaluate(_SNAPSHOT_JS) != before:
-                        changed = True
+                # right first; a slider already at its maximum (a check cell may leave it there) moves left
+                for key in ("ArrowRight", "ArrowLeft"):
+                    for _ in range(3 if key == "ArrowRight" else 6):
+                        page.keyboard.press(key)
+                    deadline = time.time() + 20
+                    while time.time() < deadline:
+                        if page.evaluate(_SNAPSHOT_JS) != before:
+                            changed = True
+                            break
+                        time.sleep(0.5)
+                    if changed:
                         break
-                    time.sleep(0.5)
                 if changed:
                     time.sleep(1.0)
                     page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
