@@ -29,6 +29,12 @@ _SUBMODULES = {
     "viz",
     "experiments",
     "benchmarks",
+    "audit",
+    "reproduce",
+    "constants",
+    "curvature",
+    "coupled",
+    "toy",
 }
 
 __all__ = ["__version__", "device", "seed_everything", "make_generator", "numpy_generator", "quick_mode",
