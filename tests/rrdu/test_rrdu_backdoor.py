@@ -25,7 +25,7 @@ def world():
     return build_world(PROFILES["quick"], seed=0)
 
 
-@pytest.mark.slow
+
 def test_quick_profile_backdoor_table(world):
     orig = world.metrics(world.original.params)
     retr = world.metrics(world.retrained.params)
