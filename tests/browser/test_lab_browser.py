@@ -182,13 +182,17 @@ def test_notebook_runs_and_reacts_in_the_browser(lab, notebook):
             page.wait_for_selector(".widget-slider", state="attached", timeout=60_000)
             before = page.evaluate(_SNAPSHOT_JS)
             changed = False
-            handles = page.locator(".widget-slider .noUi-handle")
+            # enabled sliders only: keys pressed on a disabled one fall through to the notebook's shortcuts
+            handles = page.locator(".widget-slider .noUi-target:not([disabled]) .noUi-handle")
             for i in range(min(handles.count(), 8)):
                 handle = handles.nth(i)
-                if not handle.is_visible() or handle.get_attribute("disabled") is not None:
+                if not handle.is_visible():
                     continue
                 handle.scroll_into_view_if_needed()
                 handle.click()
+                if not page.evaluate("() => !!document.activeElement && "
+                                     "document.activeElement.classList.contains('noUi-handle')"):
+                    continue  # the click did not focus the handle: keys would go elsewhere
                 # right first; a slider already at its maximum (a check cell may leave it there) moves left
                 for key in ("ArrowRight", "ArrowLeft"):
                     for _ in range(3 if key == "ArrowRight" else 6):
