@@ -12,15 +12,6 @@ from unlearnkit.decentral.gossip import client_accuracies
 from unlearnkit.models import FlatParams, make_model
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # tiny per-client ops: OpenMP threads only contend on a shared 2-core machine
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 @pytest.fixture(scope="module")
 def setup():
     ds = uk.data.load("digits", device="cpu")

@@ -13,14 +13,6 @@ from unlearnkit.decentral.gradient_gossip import residuals
 from unlearnkit.models import FlatParams, make_model
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
-
-
 @pytest.fixture(scope="module")
 def setup():
     ds = uk.data.load("digits", device="cpu")
