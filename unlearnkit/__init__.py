@@ -18,6 +18,7 @@ from typing import Any
 __version__ = "0.1.0"
 
 _SUBMODULES = {
+    "core",
     "data",
     "models",
     "train",

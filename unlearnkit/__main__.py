@@ -46,11 +46,11 @@ def _doctor(args: argparse.Namespace) -> int:
             print(f"  lab extension {name}: {'installed' if found else 'MISSING (pip install the package)'}")
     except ImportError:
         print("  lab extensions: jupyter is not installed (pip install jupyterlab)")
-    from unlearnkit.experiments import available_methods, discovery_errors
+    from unlearnkit.experiments import available_methods, registry_errors
 
     print("methods: " + ", ".join(available_methods()))
-    for mod, err in discovery_errors().items():
-        print(f"  WARNING: unlearnkit.methods.{mod} failed to import: {err}")
+    for mod, err in registry_errors().items():
+        print(f"  WARNING: the runner of {mod} failed to import: {err}")
     return 0
 
 

@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from ._validate import check_choice, check_int, check_positive, check_probability, check_range
-from .methods.base import Callback, emit
+from .core import Callback, emit
 
 __all__ = [
     "AuditConfig",
@@ -479,7 +479,7 @@ def toy_setup(task: ToyTask):
     from . import data as D
     from . import make_generator
     from .constants import logistic_constants
-    from .methods.base import Request
+    from .core import Request
     from .models import FlatParams, make_model
     from .train import SGDConfig
 

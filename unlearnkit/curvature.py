@@ -28,7 +28,7 @@ Choices we made where the paper is silent (digest 001 P10, P11), each tested in 
   citing FedFisher) is only asymptotic (P10c). :func:`true_fisher` computes the expectation exactly by
   summing over labels, or by Monte Carlo with ``labels="sample"``.
 
-Cost is counted on :class:`~unlearnkit.methods.base.Cost`'s axis: a per-sample gradient over n samples
+Cost is counted on :class:`~unlearnkit.core.Cost`'s axis: a per-sample gradient over n samples
 costs n, a Hessian-vector product 2n.
 """
 

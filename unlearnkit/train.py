@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from ._validate import check_choice, check_int, check_positive
-from .methods.base import Callback, Cost, Stopwatch, TrainedState, emit
+from .core import Callback, Cost, Stopwatch, TrainedState, emit
 from .models import FlatParams, project_l2_ball
 
 __all__ = ["SGDConfig", "draw_batches", "train_sgd", "run_sgd", "SAMPLING"]

@@ -134,7 +134,7 @@ def test_bad_inputs():
 
 def _broken_output_perturbation(scale):
     """Clip the model to C0 and add noise calibrated for (1, 1e-5) times ``scale``, claiming (1, 1e-5)."""
-    from unlearnkit.methods.base import Cost, Result
+    from unlearnkit.core import Cost, Result
     from unlearnkit.privacy import Certificate
 
     C0 = 5.0

@@ -10,7 +10,7 @@ from unlearnkit import data, evaluate
 from unlearnkit.constants import estimate_constants, logistic_constants
 from unlearnkit.methods import d2d, r2d
 from unlearnkit.methods import noisy_finetune as nf
-from unlearnkit.methods.base import Request
+from unlearnkit.core import Request
 from unlearnkit.models import FlatParams, make_model
 from unlearnkit.train import SGDConfig, train_sgd
 

@@ -6,7 +6,7 @@ import torch
 
 import unlearnkit as uk
 from unlearnkit.evaluate import auc, mia_auc, report
-from unlearnkit.experiments import CentralProfile, available_methods, centralized_setup, discovery_errors
+from unlearnkit.experiments import CentralProfile, available_methods, centralized_setup, registry_errors
 from unlearnkit.methods.baselines import (Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain,
                                           RetrainConfig)
 from unlearnkit.train import SGDConfig
@@ -74,7 +74,7 @@ def test_baseline_config_validation():
 
 
 def test_every_method_module_imports():
-    assert discovery_errors() == {}
+    assert registry_errors() == {}
     assert {"retrain", "finetune", "gradient_ascent"} <= set(available_methods())
 
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from unlearnkit import data
 from unlearnkit.graphs import make_graph
-from unlearnkit.methods.base import Request, TrainedState
+from unlearnkit.core import Request, TrainedState
 from unlearnkit.decentral.gossip import GossipConfig
 from unlearnkit.methods.newton import (Newton, NewtonConfig, certify, exact_minimizer, flood,
                                        logistic_newton_constants, paper_sensitivity, train_dpsgd,

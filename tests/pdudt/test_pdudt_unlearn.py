@@ -11,7 +11,7 @@ from unlearnkit.data import load, partition
 from unlearnkit.decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
 from unlearnkit.graphs.dynamic import ErdosRenyiSchedule
 from unlearnkit.methods import pdudt as P
-from unlearnkit.methods.base import Request
+from unlearnkit.core import Request
 from unlearnkit.models import FlatParams, make_model
 
 N, ROUNDS, LR = 6, 12, 0.5

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import unlearnkit as uk
-from unlearnkit.methods.base import TrainedState
+from unlearnkit.core import TrainedState
 from unlearnkit.methods.rrdu import (RRDU, RRDUConfig, WalkData, expected_update, make_route, retrain_gradient,
                                      rrdu_unlearn)
 from unlearnkit.models import FlatParams, logreg
@@ -168,6 +168,6 @@ def test_config_validation_names_field(field, value):
 
 def test_request_must_belong_to_u(problem):
     state, req, data = problem
-    other = uk.methods.base.Request("samples", state.federation.client_indices[0][:3], client=2)
+    other = uk.core.Request("samples", state.federation.client_indices[0][:3], client=2)
     with pytest.raises(ValueError, match="does not hold"):
         WalkData.from_state(state, other)

@@ -6,7 +6,7 @@ digits, an MLP, forget one class). It is trained once; every method whose runner
 whose pipeline is different (the decentralized ones build a network of clients) run their own quick profile
 instead, and the row says so in ``task``.
 
-Costs are on the axes of :class:`unlearnkit.methods.base.Cost`: per-sample gradient evaluations (hardware
+Costs are on the axes of :class:`unlearnkit.core.Cost`: per-sample gradient evaluations (hardware
 independent) and wall-clock seconds (this machine; see the report's machine block).
 """
 

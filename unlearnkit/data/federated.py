@@ -1,7 +1,7 @@
 """Splitting a dataset among clients, forget requests, and a BadNets-style backdoor.
 
 A :class:`Federation` is a list of index sets into the training split, one per client. Forget requests are
-:class:`unlearnkit.methods.base.Request` objects: some samples of one client, a whole class, or a whole
+:class:`unlearnkit.core.Request` objects: some samples of one client, a whole class, or a whole
 client.
 """
 
@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from .._validate import check_choice, check_int, check_positive, check_probability
-from ..methods.base import Request
+from ..core import Request
 from .datasets import Dataset
 
 __all__ = ["Federation", "partition", "forget_samples", "forget_class", "forget_client", "Backdoor", "add_backdoor",

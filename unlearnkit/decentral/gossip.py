@@ -28,7 +28,7 @@ import torch
 from torch import Tensor
 
 from .._validate import check_choice, check_int, check_positive
-from ..methods.base import Callback, Cost, Stopwatch, TrainedState, emit
+from ..core import Callback, Cost, Stopwatch, TrainedState, emit
 from ..graphs.mixing import MIXING_RULES
 from ._engine import (ClientSampler, MixingSource, batched_loss_and_grad, client_indices_of, consensus_distance,
                       init_stack)

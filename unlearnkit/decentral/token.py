@@ -38,7 +38,7 @@ import torch
 from torch import Tensor
 
 from .._validate import check_choice, check_int, check_positive, check_range
-from ..methods.base import Callback, Cost, Stopwatch, TrainedState, emit
+from ..core import Callback, Cost, Stopwatch, TrainedState, emit
 from ..models import project_l2_ball
 from ._engine import client_indices_of
 
@@ -130,7 +130,7 @@ class HopContext:
     """Everything a ``hop_rule`` may use at hop ``t`` at client ``node``.
 
     A rule returns the new parameters (usually via :meth:`step`) or ``None`` for the default step.
-    Scalars put in ``values`` appear in the hop's :class:`~unlearnkit.methods.base.Event` and history row.
+    Scalars put in ``values`` appear in the hop's :class:`~unlearnkit.core.Event` and history row.
     """
 
     t: int

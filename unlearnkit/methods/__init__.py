@@ -1,9 +1,10 @@
-"""Unlearning methods: the shared base types, the baselines and one module per paper.
+"""Unlearning methods: the baselines and one module per paper.
 
-Every module here registers its experiments with :func:`unlearnkit.experiments.register_method` when it is
-imported; the registry imports them all on first use.
+Methods know nothing of experiments: the runnable experiments live in :mod:`unlearnkit.experiments`, whose
+table names them. The shared types (Request, TrainedState, Result, Cost, Certificate) live in
+:mod:`unlearnkit.core` and are re-exported here for convenience.
 """
 
-from .base import Cost, Event, Request, Result, Stopwatch, TrainedState, Unlearner, emit
+from ..core import Cost, Event, Request, Result, Stopwatch, TrainedState, Unlearner, emit
 
 __all__ = ["Cost", "Event", "Request", "Result", "Stopwatch", "TrainedState", "Unlearner", "emit"]

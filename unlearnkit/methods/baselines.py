@@ -7,7 +7,7 @@
 - :class:`GradientAscent`: climb the loss on the forget set until a stopping rule fires. Cheap, uncertified,
   and easy to overshoot (the model is damaged on the retain data too).
 
-Each returns a :class:`~unlearnkit.methods.base.Result` whose ``cost`` counts per-sample gradient evaluations,
+Each returns a :class:`~unlearnkit.core.Result` whose ``cost`` counts per-sample gradient evaluations,
 so the three compare with certified methods on the same axis.
 """
 
@@ -21,11 +21,10 @@ import torch
 
 from .._validate import check_int, check_positive
 from ..evaluate import accuracy
-from ..experiments import register_method, run_centralized
 from ..models import project_l2_ball
 from ..privacy import Certificate
 from ..train import SGDConfig, run_sgd
-from .base import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ..core import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
 
 __all__ = ["Retrain", "RetrainConfig", "Finetune", "FinetuneConfig", "GradientAscent", "GradientAscentConfig"]
 
@@ -186,25 +185,3 @@ class GradientAscent:
                         break
         return Result(theta, None, history, Cost(grad_evals=grad_evals, seconds=sw.seconds),
                       extras={"stopped_at": stopped_at, "target_forget_acc": target})
-
-
-# ---------------------------------------------------------------------------------------------------------
-# CLI experiments
-# ---------------------------------------------------------------------------------------------------------
-
-@register_method("retrain", profiles=("quick",), description="retrain from scratch without the forget set (exact)")
-def _run_retrain(*, profile: str, seed: int, progress: bool, **kw):
-    return run_centralized(Retrain(), RetrainConfig(), profile=profile, seed=seed, progress=progress, **kw)
-
-
-@register_method("finetune", profiles=("quick",), description="fine-tune on the retain data (uncertified)")
-def _run_finetune(*, profile: str, seed: int, progress: bool, **kw):
-    return run_centralized(Finetune(), FinetuneConfig(steps=100, lr=0.1), profile=profile, seed=seed,
-                           progress=progress, **kw)
-
-
-@register_method("gradient_ascent", profiles=("quick",),
-                 description="gradient ascent on the forget set with a stopping rule (uncertified)")
-def _run_ga(*, profile: str, seed: int, progress: bool, **kw):
-    return run_centralized(GradientAscent(), GradientAscentConfig(), profile=profile, seed=seed, progress=progress,
-                           **kw)

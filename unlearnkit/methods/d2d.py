@@ -40,8 +40,8 @@ import torch
 
 from .._validate import check_choice, check_int, check_positive, check_probability
 from ..constants import NOT_CERTIFIED_NOTE, Constants
-from ..privacy.certificate import Certificate
-from .base import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ..core import Certificate
+from ..core import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
 from .r2d import calibrate_sigma, diameter_cap_sigma, noise
 
 __all__ = ["sgd_d2d_sensitivity_derived", "neel_sigma", "neel_initial_iterations", "gd_d2d_sensitivity",
@@ -291,23 +291,3 @@ class D2D:
     def unlearn(self, state: TrainedState, request: Request, config: D2DConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
         return unlearn(state, request, config, generator=generator, callback=callback, progress=progress)
-
-
-def _register() -> None:
-    from ..experiments import register_method
-    from .r2d import PAPER, _run
-
-    @register_method("d2d", profiles=("quick", "synthetic", "mlp"), paper=PAPER,
-                     description="K SGD steps on the retain set from the final model, then noise "
-                                 "(epsilon=None: the fine-tuning baseline)")
-    def _run_d2d(*, profile: str, seed: int, progress: bool, K: int = 100, epsilon: Optional[float] = 1.0,
-                 delta: float = 1e-5, mode: str = "sound", **kw):
-        def make(state, c):
-            if c.regime != "strongly_convex":
-                return D2DConfig(K=K, epsilon=None)  # no D2D guarantee outside strong convexity: fine-tuning
-            return D2DConfig(K=K, epsilon=epsilon, delta=delta, constants=c, mode=mode)
-
-        return _run(D2D(), make, profile=profile, seed=seed, progress=progress)
-
-
-_register()

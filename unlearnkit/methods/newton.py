@@ -55,13 +55,13 @@ from torch import Tensor, nn
 
 from .. import curvature as cv
 from .._validate import check_choice, check_int, check_positive, check_probability
-from ..privacy.certificate import Certificate
+from ..core import Certificate
 from ..constants import logistic_constants, softmax_constants
 from ..data.federated import Federation
 from ..decentral.gossip import GossipConfig, run_gossip
 from ..graphs.topology import validate_graph
 from ..privacy.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma
-from .base import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ..core import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
 
 __all__ = [
     "NewtonConfig",
@@ -936,13 +936,3 @@ def run_newton_experiment(*, profile: str = "quick", seed: int = 0, progress: bo
         "table": format_table(ok),
         "paper": PAPER,
     }
-
-
-from ..experiments import register_method  # noqa: E402  (registration at import, like every method module)
-
-
-@register_method("newton", profiles=tuple(PROFILES), paper=PAPER,
-                 description="Newton/Fisher certified decentralized unlearning vs D-PSGD retraining "
-                             "(10 clients; ring, Erdos-Renyi; IID, Dirichlet; samples, class, client)")
-def _run_newton(*, profile: str, seed: int, progress: bool, **kw: Any) -> dict[str, Any]:
-    return run_newton_experiment(profile=profile, seed=seed, progress=progress, **kw)

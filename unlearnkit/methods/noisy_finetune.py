@@ -46,12 +46,12 @@ import numpy as np
 import torch
 
 from .._validate import check_choice, check_int, check_positive, check_probability, check_range
-from ..privacy.certificate import Certificate
+from ..core import Certificate
 from ..privacy.gaussian import analytic_gaussian_sigma, theta_epsilon
 from ..privacy.amplification import gradient_clipping_rho, model_clipping_delta
 from ..privacy.calibrate import calibrate_sigma, dpsgd_epsilon
 from ..privacy.rdp import linear_rdp, rdp_to_dp
-from .base import Cost, Request, Result, Stopwatch, TrainedState, emit
+from ..core import Cost, Request, Result, Stopwatch, TrainedState, emit
 
 __all__ = [
     "paper_T", "best_T", "gc_rdp_slope", "gc_sigma", "gc_epsilon", "gc_sigma_closed_form",
@@ -796,35 +796,6 @@ def _nf_run(method: _Method, config: Any, *, profile: str, seed: int, progress: 
     return out
 
 
-def _register() -> None:
-    from ..experiments import register_method
-
-    @register_method("gradient_clipping", profiles=("quick", "logistic"), paper=SOURCE,
-                     description="noisy clipped-gradient fine-tuning on the retain set, then clean fine-tuning")
-    def _run_gc(*, profile: str, seed: int, progress: bool, epsilon: float = 1.0, mode: str = "sound", **kw):
-        cfg = GradientClippingConfig(epsilon=epsilon, delta=1e-5, C0=1.0, C1=0.1, gamma=0.1, lam=5.0, mode=mode,
-                                     finetune=QUICK_FINETUNE)
-        return _nf_run(GradientClipping(), cfg, profile=profile, seed=seed, progress=progress, ablation=True)
-
-    @register_method("model_clipping", profiles=("quick", "logistic"), paper=SOURCE,
-                     description="noisy projected fine-tuning (contraction), then clean fine-tuning")
-    def _run_mc(*, profile: str, seed: int, progress: bool, epsilon: float = 1.0, **kw):
-        cfg = ModelClippingConfig(epsilon=epsilon, delta=1e-5, C2=0.1, sigma=0.1, gamma=0.1, lam=0.0,
-                                  finetune=QUICK_FINETUNE)
-        return _nf_run(ModelClipping(), cfg, profile=profile, seed=seed, progress=progress, ablation=True)
-
-    @register_method("output_perturbation", profiles=("quick", "logistic"), paper=SOURCE,
-                     description="clip the model to C0, add Gaussian noise once, then clean fine-tuning")
-    def _run_op(*, profile: str, seed: int, progress: bool, epsilon: float = 1.0, mode: str = "sound", **kw):
-        cfg = OutputPerturbationConfig(epsilon=epsilon, delta=1e-5, C0=0.1, mode=mode, finetune=QUICK_FINETUNE)
-        return _nf_run(OutputPerturbation(), cfg, profile=profile, seed=seed, progress=progress)
-
-    @register_method("dp_sgd", profiles=("quick", "logistic"), paper=SOURCE,
-                     description="DP-SGD training with group privacy over the forget set, then clean fine-tuning")
-    def _run_dpsgd(*, profile: str, seed: int, progress: bool, epsilon: float = 50.0, mode: str = "sound", **kw):
-        return dp_sgd_experiment(profile=profile, seed=seed, epsilon=epsilon, mode=mode, progress=progress)
-
-
 def dp_sgd_experiment(*, profile: str = "quick", seed: int = 0, epsilon: float = 50.0, mode: str = "sound",
                       k: Optional[int] = None, progress: bool = False) -> dict:
     """The DP-SGD + group privacy baseline end to end, as a result dict (digest 004 section 2.7).
@@ -873,6 +844,3 @@ def _linear_rdp_to_dp(rho: float, delta: float) -> float:
     # a dense order grid (1 + 1e-6 .. 1e7): the optimal order of a linear curve is ~1 + sqrt(log(1/delta)/rho)
     eps, _ = rdp_to_dp(_ORDERS, linear_rdp(rho, _ORDERS), delta, method="balle", warn_edge=False)
     return float(eps)
-
-
-_register()

@@ -57,7 +57,6 @@ from torch import Tensor
 from .._validate import check_choice, check_int, check_positive, check_range
 from ..decentral.gradient_gossip import RunningSumCache, retrain_matrices
 from ..decentral.gradient_gossip import round_weights as _substrate_round_weights
-from ..experiments import register_method
 from ..privacy import Certificate
 from ..privacy.gaussian import analytic_gaussian_sigma, zcdp_gaussian_sigma
 
@@ -474,7 +473,7 @@ class PDUDT:
 
     def unlearn(self, state: Any, request: Any, config: PDUDTConfig, *, generator: torch.Generator,
                 callback: Any = None) -> Any:
-        from .base import Cost, Result, Stopwatch, emit
+        from ..core import Cost, Result, Stopwatch, emit
 
         params = state.params
         n, d = int(params.shape[0]), int(params.shape[1])
@@ -714,7 +713,7 @@ def _run(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None, 
     from ..decentral.gradient_gossip import GradientGossipConfig, paper_storage_bytes, run_gradient_gossip
     from ..evaluate import accuracy
     from ..models import FlatParams, make_model
-    from .base import Request
+    from ..core import Request
 
     dev = uk.device()
     ds = dataset if dataset is not None else load(exp.dataset, device=dev, seed=exp.seed)
@@ -884,9 +883,6 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 
 
-@register_method("pdudt", profiles=("quick", "paper"),
-                 description="PDUDT: a client leaves a gradient-gossip network over a dynamic topology",
-                 paper="Qiao et al., PDUDT, ICML 2025 (digest 002)")
 def run_profile(*, profile: str = "quick", seed: int = 0, progress: bool = False, **overrides: Any) -> dict:
     """Run a profile (``overrides`` replace :class:`PDUDTExperiment` fields) and build the result JSON."""
     from ..data import DatasetUnavailableError

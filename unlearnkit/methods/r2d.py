@@ -35,9 +35,9 @@ import torch
 
 from .._validate import check_choice, check_int, check_positive, check_probability
 from ..constants import NOT_CERTIFIED_NOTE, Constants
-from ..privacy.certificate import Certificate
+from ..core import Certificate
 from ..privacy.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma, relaxed_gaussian_sigma
-from .base import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ..core import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
 
 __all__ = [
     "REGIMES", "contraction_factor", "geometric_sum", "psgd_r2d_sensitivity", "sgd_r2d_sensitivity_derived",
@@ -486,32 +486,3 @@ def profile_constants(name: str, state: TrainedState, *, generator: torch.Genera
     x, y = state.dataset.train_subset(state.train_indices[:128])
     return estimate_constants(state.flat, x, y, radius=RADIUS, weight_decay=LAM, n_points=4, n_samples=128,
                               generator=generator)
-
-
-def _run(method, make_config, *, profile: str, seed: int, progress: bool, **kw) -> dict:
-    from .. import make_generator
-    from ..experiments import centralized_setup, run_centralized
-
-    prof = central_profile(profile)
-    state, request = centralized_setup(prof, seed=seed, progress=progress)
-    c = profile_constants(profile, state, generator=make_generator(seed + 7))
-    out = run_centralized(method, make_config(state, c, **kw), profile=prof, seed=seed, progress=progress,
-                          setup=(state, request))
-    out["profile"] = profile
-    return out
-
-
-def _register() -> None:
-    from ..experiments import register_method
-
-    @register_method("r2d", profiles=("quick", "synthetic", "mlp"), paper=PAPER,
-                     description="rewind to checkpoint T-K, replay K PSGD steps on the retain set, add noise")
-    def _run_r2d(*, profile: str, seed: int, progress: bool, K: int = 100, epsilon: float = 1.0,
-                 delta: float = 1e-5, mode: str = "sound", **kw):
-        def make(state, c):
-            return R2DConfig(K=K, epsilon=epsilon, delta=delta, constants=c, mode=mode)
-
-        return _run(R2D(), make, profile=profile, seed=seed, progress=progress)
-
-
-_register()

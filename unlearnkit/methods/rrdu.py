@@ -54,7 +54,7 @@ from torch import Tensor
 
 from .._validate import (check_choice, check_int, check_positive, check_probability, check_range)
 from ..models import project_l2_ball
-from .base import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ..core import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
 
 __all__ = [
     "RRDUConfig",
@@ -814,24 +814,3 @@ def _cli_result(method: str, profile: str, seed: int, progress: bool, dataset: O
             "curve": run["curve"], "original_curve": _curve(world.original.history),
             "retrain_curve": _curve(world.retrained.history),
             "setup": {k: getattr(setup, k) for k in setup.__dataclass_fields__}}
-
-
-from ..experiments import register_method  # noqa: E402  (registration needs the functions above)
-
-
-@register_method("rrdu", profiles=("quick", "paper"), paper="Lamri & Maniatakos, Fully Decentralized Certified "
-                 "Unlearning (RR-DU)", description="RR-DU random-walk unlearning of a BadNets backdoor (Figure 1)")
-def _run_rrdu(*, profile: str, seed: int = 0, progress: bool = False, dataset: Optional[str] = None) -> dict:
-    return _cli_result("rrdu", profile, seed, progress, dataset)
-
-
-@register_method("ddp", profiles=("quick", "paper"), paper="Lamri & Maniatakos, Algorithm 3 (NetDP)",
-                 description="decentralized-DP token SGD (NetDP) continued on D minus D_f: RR-DU's DDP baseline")
-def _run_ddp(*, profile: str, seed: int = 0, progress: bool = False, dataset: Optional[str] = None) -> dict:
-    return _cli_result("ddp", profile, seed, progress, dataset)
-
-
-@register_method("dp_sgd_walk", profiles=("quick", "paper"), paper="Lamri & Maniatakos, section 6 baseline",
-                 description="DP-SGD (clip C, sampled-Gaussian noise) on the token walk: RR-DU's DP-SGD baseline")
-def _run_dpsgd_walk(*, profile: str, seed: int = 0, progress: bool = False, dataset: Optional[str] = None) -> dict:
-    return _cli_result("dp_sgd_walk", profile, seed, progress, dataset)

@@ -38,7 +38,7 @@ from .amplification import (
     visit_count_bound,
 )
 from .calibrate import OPACUS_ORDERS, calibrate_sigma, dpsgd_epsilon, get_noise_multiplier
-from .certificate import MODES, Certificate
+from ..core import MODES, Certificate
 from .gaussian import (
     ClassicGaussianRangeWarning,
     RelaxedGaussian,
@@ -50,6 +50,7 @@ from .gaussian import (
     theta_epsilon,
     zcdp_gaussian_sigma,
 )
+from .linear_rdp import LINEAR_METHODS, linear_rdp_epsilon, linear_rdp_slope
 from .rdp import (
     CONVERSIONS,
     DEFAULT_ORDERS,
@@ -65,6 +66,10 @@ from .rdp import (
 )
 
 __all__ = [
+    "LINEAR_METHODS",
+    "linear_rdp_epsilon",
+    "linear_rdp_slope",
+    "gaussian_noise",
     "CENTRAL",
     "CurveEvent",
     "GaussianEvent",
@@ -110,3 +115,12 @@ __all__ = [
     "subsampled_gaussian_rdp",
     "subsampled_gaussian_rdp_mpmath",
 ]
+
+
+def __getattr__(name: str):
+    # the noise draw needs torch; the accountants must import without it (Binder's first cell, the CLI)
+    if name == "gaussian_noise":
+        from .noise import gaussian_noise
+
+        return gaussian_noise
+    raise AttributeError(f"module 'unlearnkit.privacy' has no attribute {name!r}")

@@ -25,7 +25,7 @@ from typing import Any, Hashable, Iterable, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from .._validate import check_choice, check_int, check_positive, check_probability
-from .certificate import Certificate
+from ..core import Certificate
 from .rdp import (CONVERSIONS, DEFAULT_ORDERS, check_orders, gaussian_rdp, rdp_to_delta, rdp_to_dp,
                   subsampled_gaussian_rdp)
 

@@ -4,7 +4,7 @@ One convex task (binary logistic regression on ``synthetic`` data with ``||x|| <
 constants are analytic), trained **once**; retraining without the forget set is run once as the reference;
 then every method unlearns the same trained model for each target epsilon, and is evaluated with
 :func:`unlearnkit.evaluate.report` against that one retrained model. Costs come from each method's
-:class:`~unlearnkit.methods.base.Cost`, so unlearning and retraining compare on the same axes.
+:class:`~unlearnkit.core.Cost`, so unlearning and retraining compare on the same axes.
 
 The decentralized methods (RR-DU, Newton/Fisher, PDUDT) certify a network of clients (views, the average
 model) and are compared through ``python -m unlearnkit reproduce``; they are not points of this frontier.
@@ -57,7 +57,7 @@ def _setup(task: CapstoneTask, seed: int, progress: bool):
     from .. import data as D
     from .. import make_generator
     from ..constants import logistic_constants
-    from ..methods.base import Request
+    from ..core import Request
     from ..models import FlatParams, make_model
     from ..train import SGDConfig, train_sgd
 

@@ -19,7 +19,7 @@ from .. import data as D
 from .. import make_generator
 from ..evaluate import report
 from ..experiments import CentralProfile, centralized_setup
-from ..methods.base import Request
+from ..core import Request
 from ..methods.baselines import (Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain,
                                  RetrainConfig)
 from ..train import SGDConfig

@@ -167,7 +167,7 @@ def lab_problem(alpha: Optional[float] = None, *, n_clients: int = 5, n_train: i
     from .. import data
     from ..decentral.gossip import GossipConfig
     from ..graphs.topology import make_graph
-    from ..methods.base import TrainedState
+    from ..core import TrainedState
     from ..methods.newton import exact_minimizer
     from ..models import FlatParams, logreg
 

@@ -79,7 +79,7 @@ def accuracy_race(state, request, starts: Mapping[str, Any], *, epochs: int, bat
                   weight_decay: float = 5e-4, seed: int = 0) -> dict[str, dict[str, list[float]]]:
     """Fine-tune every start point on the retain set and record test accuracy after each epoch.
 
-    ``starts`` maps a name to a :class:`~unlearnkit.methods.base.Result` of a noisy method (its noisy-phase
+    ``starts`` maps a name to a :class:`~unlearnkit.core.Result` of a noisy method (its noisy-phase
     model ``extras["noisy"]`` is the start; its noisy steps are charged as a fraction of an epoch) or to a
     tensor (e.g. the training initialisation: that curve is *retraining from scratch*).
     """

@@ -1,122 +1,23 @@
-"""Named, versioned experiment configurations and the registry behind ``python -m unlearnkit run``.
+"""The centralized pipeline, train -> unlearn -> retrain -> evaluate, and the baselines' runners.
 
-Every method registers a *runner* with :func:`register_method`. A runner takes a profile name
-(``"quick"``: seconds on 2 CPU cores on digits; ``"paper"``: the paper's settings where it gives them) and a
-seed, trains, unlearns, retrains on the same request and returns the result dictionary that the CLI writes to
-``DIR/result.json``::
-
-    {"method", "profile", "dataset",
-     "metrics": {"test_acc", "forget_acc", "mia_auc", "dist_to_retrain", "retrain_test_acc",
-                 "retrain_forget_acc", "original_dist_to_retrain", ["backdoor_asr"]},
-     "certificate": null | {"epsilon", "delta", "sigma", "mode", "source", ...},
-     "cost": {"grad_evals", "seconds", "retrain_grad_evals", "retrain_seconds"}}
-
-Method modules live in :mod:`unlearnkit.methods` and are imported (and so registered) on first use of the
-registry, so adding a method never means editing a central list.
+A runner (see :mod:`unlearnkit.experiments.registry`) trains on a profile, unlearns, retrains on the same
+request and returns the result dictionary that ``python -m unlearnkit run`` writes.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-import warnings
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Mapping
 
-from ._validate import check_choice
+from .._validate import check_choice
 
-__all__ = ["MethodSpec", "register_method", "get_method", "available_methods", "discovery_errors", "RESULT_METRICS",
-           "CentralProfile", "CENTRAL_PROFILES", "centralized_setup", "centralized_backdoor_setup",
-           "run_centralized"]
-
-RESULT_METRICS = (
-    "test_acc",
-    "forget_acc",
-    "mia_auc",
-    "dist_to_retrain",
-    "retrain_test_acc",
-    "retrain_forget_acc",
-    "original_dist_to_retrain",
-)
-
-Runner = Callable[..., Mapping[str, Any]]
-
-
-@dataclass(frozen=True)
-class MethodSpec:
-    """A registered experiment: ``runner(profile=..., seed=..., progress=...) -> result dict``."""
-
-    name: str
-    runner: Runner
-    profiles: tuple[str, ...]
-    description: str = ""
-    paper: str = ""
-
-    def run(self, profile: str = "quick", *, seed: int = 0, progress: bool = True, **kwargs: Any) -> dict:
-        check_choice("profile", profile, self.profiles)
-        result = dict(self.runner(profile=profile, seed=seed, progress=progress, **kwargs))
-        result.setdefault("method", self.name)
-        result.setdefault("profile", profile)
-        return result
-
-
-_REGISTRY: dict[str, MethodSpec] = {}
-_DISCOVERED = False
-_DISCOVERY_ERRORS: dict[str, str] = {}
-
-
-def register_method(name: str, *, profiles: tuple[str, ...] = ("quick",), description: str = "",
-                    paper: str = "") -> Callable[[Runner], Runner]:
-    """Decorator: register ``runner`` under ``name`` for the CLI and the capstone."""
-
-    def deco(runner: Runner) -> Runner:
-        _REGISTRY[name] = MethodSpec(name, runner, tuple(profiles), description, paper)
-        return runner
-
-    return deco
-
-
-def _discover() -> None:
-    global _DISCOVERED
-    if _DISCOVERED:
-        return
-    _DISCOVERED = True
-    import unlearnkit.methods as pkg
-
-    for info in pkgutil.iter_modules(pkg.__path__):
-        if not info.name.startswith("_"):
-            try:
-                importlib.import_module(f"{pkg.__name__}.{info.name}")
-            except Exception as exc:  # one broken module must not hide every other method
-                _DISCOVERY_ERRORS[info.name] = f"{type(exc).__name__}: {exc}"
-                warnings.warn(f"unlearnkit.methods.{info.name} failed to import ({exc}); its methods are missing",
-                              RuntimeWarning, stacklevel=2)
-
-
-def discovery_errors() -> dict[str, str]:
-    """Method modules that failed to import, with the error (a test asserts this is empty)."""
-    _discover()
-    return dict(_DISCOVERY_ERRORS)
-
-
-def available_methods() -> dict[str, MethodSpec]:
-    """All registered methods, by name."""
-    _discover()
-    return dict(sorted(_REGISTRY.items()))
-
-
-def get_method(name: str) -> MethodSpec:
-    methods = available_methods()
-    check_choice("method", name, tuple(methods))
-    return methods[name]
+__all__ = ["CentralProfile", "CENTRAL_PROFILES", "centralized_setup", "centralized_backdoor_setup",
+           "run_centralized", "run_retrain", "run_finetune", "run_gradient_ascent"]
 
 
 # ----------------------------------------------------------------------------------------------------------
 # The centralized pipeline: train -> unlearn -> retrain -> evaluate
 # ----------------------------------------------------------------------------------------------------------
-
-from dataclasses import field  # noqa: E402
-
 
 @dataclass(frozen=True, kw_only=True)
 class CentralProfile:
@@ -141,7 +42,7 @@ class CentralProfile:
     def __post_init__(self) -> None:
         check_choice("request", self.request, ("class", "samples"))
         if self.train is None:
-            from .train import SGDConfig
+            from ..train import SGDConfig
 
             object.__setattr__(self, "train", SGDConfig(steps=600, lr=0.5, batch_size=32, weight_decay=1e-4,
                                                         checkpoint_every=50))
@@ -157,16 +58,16 @@ def centralized_setup(profile: "str | CentralProfile" = "quick", *, seed: int = 
                       device=None, callback=None):
     """Load data, build the model, train it and make the forget request.
 
-    Returns ``(state, request)``: a :class:`~unlearnkit.methods.base.TrainedState` (with checkpoints) and a
-    :class:`~unlearnkit.methods.base.Request`.
+    Returns ``(state, request)``: a :class:`~unlearnkit.core.TrainedState` (with checkpoints) and a
+    :class:`~unlearnkit.core.Request`.
     """
     import numpy as np
 
-    from . import data as D
-    from . import make_generator
-    from .methods.base import Request
-    from .models import FlatParams, make_model
-    from .train import train_sgd
+    from .. import data as D
+    from .. import make_generator
+    from ..core import Request
+    from ..models import FlatParams, make_model
+    from ..train import train_sgd
 
     prof = CENTRAL_PROFILES[check_choice("profile", profile, tuple(CENTRAL_PROFILES))] if isinstance(profile, str) \
         else profile
@@ -194,9 +95,9 @@ def run_centralized(method, config, *, profile: "str | CentralProfile" = "quick"
     ``setup`` may pass a precomputed ``(state, request)`` (e.g. to compare several methods on one
     trained model).
     """
-    from . import make_generator
-    from .evaluate import report
-    from .methods.baselines import Retrain, RetrainConfig
+    from .. import make_generator
+    from ..evaluate import report
+    from ..methods.baselines import Retrain, RetrainConfig
 
     state, request = setup if setup is not None else centralized_setup(profile, seed=seed, progress=progress,
                                                                         device=device)
@@ -235,10 +136,10 @@ def centralized_backdoor_setup(profile: "str | CentralProfile" = "quick", *, m: 
     """
     import numpy as np
 
-    from . import data as D
-    from . import make_generator
-    from .models import FlatParams, make_model
-    from .train import train_sgd
+    from .. import data as D
+    from .. import make_generator
+    from ..models import FlatParams, make_model
+    from ..train import train_sgd
 
     prof = CENTRAL_PROFILES[check_choice("profile", profile, tuple(CENTRAL_PROFILES))] if isinstance(profile, str) \
         else profile
@@ -251,3 +152,27 @@ def centralized_backdoor_setup(profile: "str | CentralProfile" = "quick", *, m: 
                                  **dict(prof.model_kwargs)), loss=prof.loss).to(bd.dataset.device)
     state = train_sgd(flat, bd.dataset, None, prof.train, generator=gen, progress=progress)
     return state, bd.request(), bd
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The baselines' runners
+# ---------------------------------------------------------------------------------------------------------
+
+def run_retrain(*, profile: str, seed: int, progress: bool, **kw):
+    from ..methods.baselines import Retrain, RetrainConfig
+
+    return run_centralized(Retrain(), RetrainConfig(), profile=profile, seed=seed, progress=progress, **kw)
+
+
+def run_finetune(*, profile: str, seed: int, progress: bool, **kw):
+    from ..methods.baselines import Finetune, FinetuneConfig
+
+    return run_centralized(Finetune(), FinetuneConfig(steps=100, lr=0.1), profile=profile, seed=seed,
+                           progress=progress, **kw)
+
+
+def run_gradient_ascent(*, profile: str, seed: int, progress: bool, **kw):
+    from ..methods.baselines import GradientAscent, GradientAscentConfig
+
+    return run_centralized(GradientAscent(), GradientAscentConfig(), profile=profile, seed=seed, progress=progress,
+                           **kw)

@@ -1,4 +1,8 @@
-"""The one calling shape every unlearning method shares.
+"""The ground floor: the types every room of unlearnkit shares.
+
+Nothing here imports from the rest of the package (except the argument checks in ``_validate``), so
+``data``, ``train``, ``privacy``, ``graphs``, ``decentral``, ``methods`` and ``experiments`` can all build
+on it. The one calling shape every unlearning method shares:
 
 ``result = method.unlearn(state, request, config, *, generator, callback=None)``
 
@@ -6,9 +10,14 @@
   the dataset and, for decentralized methods, the federation and the network.
 - ``request`` (:class:`Request`) says what to forget: sample indices, a whole class or a whole client.
 - ``config`` is a frozen dataclass owned by the method.
-- the result (:class:`Result`) holds the new parameters, a :class:`~unlearnkit.privacy.Certificate` (or
-  ``None`` for heuristics), a history of small dicts for plots, and a :class:`Cost` counted on the same axes
-  as retraining (gradient evaluations, messages, seconds).
+- the result (:class:`Result`) holds the new parameters, a :class:`Certificate` (or ``None`` for
+  heuristics), a history of small dicts for plots, and a :class:`Cost` counted on the same axes as
+  retraining (gradient evaluations, messages, seconds).
+
+A :class:`Certificate` is a *claim*: the unlearned model is (epsilon, delta)-indistinguishable from
+retraining, under stated assumptions (constants L, beta, mu, C0, ...), by a named theorem. unlearnkit keeps
+the paper's claim (``mode="paper"``) apart from the one we can prove (``mode="sound"``); heuristics carry
+``mode="none"`` and no certificate at all is ``None``.
 
 Long-running code accepts ``callback(event)`` with small :class:`Event` objects, so that widgets can draw
 training and forgetting live.
@@ -16,17 +25,24 @@ training and forgetting live.
 
 from __future__ import annotations
 
+import math
+import sys
 import time
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Optional, Protocol, runtime_checkable
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Protocol, runtime_checkable
 
 import numpy as np
-import torch
-from torch import Tensor
 
-from .._validate import check_choice
+if TYPE_CHECKING:  # the ground floor does not import torch: privacy's accountants run without it
+    import torch
+    from torch import Tensor
 
-__all__ = ["Cost", "Event", "Request", "Result", "TrainedState", "Unlearner", "Callback", "Stopwatch", "emit"]
+from ._validate import check_choice
+
+__all__ = ["Cost", "Event", "Request", "Result", "TrainedState", "Unlearner", "Callback", "Stopwatch", "emit",
+           "Certificate", "MODES"]
+
+MODES = ("paper", "sound", "none")
 
 
 @dataclass(frozen=True)
@@ -203,17 +219,102 @@ class Unlearner(Protocol):
         ...
 
 
+def _cuda_sync() -> None:
+    torch = sys.modules.get("torch")  # no torch imported yet: no GPU work to wait for
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 class Stopwatch:
     """``with Stopwatch() as sw: ...; sw.seconds`` (synchronises CUDA so GPU timings are honest)."""
 
     def __enter__(self) -> "Stopwatch":
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
+        _cuda_sync()
         self._t0 = time.perf_counter()
         self.seconds = 0.0
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
+        _cuda_sync()
         self.seconds = time.perf_counter() - self._t0
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """An (epsilon, delta) unlearning guarantee and where it comes from.
+
+    Attributes
+    ----------
+    epsilon, delta:
+        The guarantee. ``epsilon = inf`` means "no guarantee" (e.g. constants only estimated).
+    sigma:
+        Standard deviation of the Gaussian noise that was added (``None`` if none).
+    mechanism:
+        What was privatised, e.g. ``"Gaussian output perturbation"``, ``"subsampled Gaussian (RDP)"``.
+    source:
+        The theorem or equation, e.g. ``"Mu & Klabjan 2025, Thm 3.3"``.
+    mode:
+        ``"paper"`` (the paper's formula as printed), ``"sound"`` (a bound we can prove) or ``"none"``
+        (heuristic: the numbers are reported, not guaranteed).
+    constants:
+        The constants the bound assumed (``{"L": 1.0, "beta": 0.25, ...}``).
+    note:
+        One line a student should read (what the certificate does *not* cover, for example).
+    """
+
+    epsilon: float
+    delta: float
+    sigma: Optional[float] = None
+    mechanism: str = ""
+    source: str = ""
+    mode: str = "sound"
+    constants: Mapping[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        check_choice("mode", self.mode, MODES)
+        if not (self.epsilon >= 0):
+            raise ValueError(f"epsilon={self.epsilon!r} is out of range: expected epsilon in [0, inf]")
+        if not (0 <= self.delta <= 1):
+            raise ValueError(f"delta={self.delta!r} is out of range: expected delta in [0, 1]")
+        if self.sigma is not None and not (self.sigma >= 0):
+            raise ValueError(f"sigma={self.sigma!r} is out of range: expected sigma in [0, inf)")
+
+    @property
+    def certified(self) -> bool:
+        """True when the certificate is a finite guarantee backed by a proof (paper or sound mode)."""
+        return self.mode != "none" and math.isfinite(self.epsilon)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["constants"] = dict(self.constants)
+        return d
+
+    def __str__(self) -> str:
+        sig = "-" if self.sigma is None else f"{self.sigma:.4g}"
+        consts = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in self.constants.items())
+        lines = [
+            f"Certificate [{self.mode}]: ({self.epsilon:.4g}, {self.delta:.3g})-unlearning, sigma={sig}",
+            f"  mechanism: {self.mechanism or '-'}",
+            f"  source:    {self.source or '-'}",
+        ]
+        if consts:
+            lines.append(f"  assumes:   {consts}")
+        if self.note:
+            lines.append(f"  note:      {self.note}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{k}</th><td style='text-align:left'>{v}</td></tr>"
+            for k, v in [
+                ("guarantee", f"({self.epsilon:.4g}, {self.delta:.3g})"),
+                ("sigma", "-" if self.sigma is None else f"{self.sigma:.4g}"),
+                ("mode", self.mode),
+                ("mechanism", self.mechanism or "-"),
+                ("source", self.source or "-"),
+                ("assumes", ", ".join(f"{k}={v}" for k, v in self.constants.items()) or "-"),
+                ("note", self.note or "-"),
+            ]
+        )
+        return f"<table><caption style='text-align:left'><b>Certificate</b></caption>{rows}</table>"

@@ -1,0 +1,29 @@
+"""The one Gaussian noise draw every noisy mechanism in unlearnkit uses.
+
+Randomness is explicit: the draw comes from the ``torch.Generator`` passed in, on that generator's device, in
+the dtype of the target, and is then moved to the target's device. So the same seed gives the same noise
+whether the model lives on the CPU or a GPU, and every call draws afresh.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import torch
+from torch import Tensor
+
+from .._validate import check_positive
+
+__all__ = ["gaussian_noise"]
+
+
+def gaussian_noise(like: Tensor, sigma: float, generator: torch.Generator, *,
+                   shape: Optional[Sequence[int]] = None) -> Tensor:
+    """``sigma * z`` with ``z ~ N(0, I)``: shaped like ``like`` (or ``shape``), in its dtype, on its device.
+
+    The draw consumes ``generator`` even when ``sigma == 0`` (so a run's later draws do not depend on it).
+    """
+    check_positive("sigma", sigma, allow_zero=True)
+    z = torch.randn(tuple(like.shape) if shape is None else tuple(shape), generator=generator,
+                    device=generator.device, dtype=like.dtype)
+    return (sigma * z).to(like.device)
