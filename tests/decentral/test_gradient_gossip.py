@@ -9,7 +9,7 @@ import unlearnkit as uk
 from unlearnkit import graphs
 from unlearnkit.decentral import (GradientGossipConfig, HistoryCache, RunningSumCache, paper_storage_bytes,
                                   retrain_matrices, run_gradient_gossip)
-from unlearnkit.decentral.gradient_gossip import residuals
+from unlearnkit.decentral.correction import mixing_residuals as residuals
 from unlearnkit.models import FlatParams, make_model
 
 

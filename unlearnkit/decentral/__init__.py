@@ -3,14 +3,17 @@
 - :mod:`~unlearnkit.decentral.gossip`: D-PSGD (parameter gossip), all clients as one ``(N, d)`` tensor,
   gradients by one ``vmap`` call, mixing by one matmul; a per-client loop reference.
 - :mod:`~unlearnkit.decentral.gradient_gossip`: gradient-gossip DSGD as PDUDT trains, with the per-client
-  caches PDUDT's correction needs (running sums in O(N d) per client, or the full history).
+  caches PDUDT's correction needs (running sums in O(N d) per client, or the full history);
+  :mod:`~unlearnkit.decentral.correction`: PDUDT's Eqs. (7) to (9), the one copy the caches and the
+  unlearner share.
 - :mod:`~unlearnkit.decentral.token`: random-walk token SGD (RR-DU's Algorithm 2) and the noisy projected
   NetDP variant (Algorithm 3), with a per-hop hook for custom steps at chosen clients.
 """
 
 from ._engine import ClientSampler, MixingSource, batched_loss_and_grad, consensus_distance
+from .correction import retrain_matrices
 from .gradient_gossip import (GradientGossipConfig, HistoryCache, RunningSumCache, paper_storage_bytes,
-                              retrain_matrices, run_gradient_gossip)
+                              run_gradient_gossip)
 from .token import HopContext, TokenConfig, TokenOptimizer, netdp_sigma, run_netdp, run_token
 from .gossip import GossipConfig, gossip_step, gossip_step_loop, run_gossip, simulate_averaging
 

@@ -26,9 +26,8 @@ Two caches give it (both with ``update(W_t, grads_t)``, fed by :func:`run_gradie
   ``D_i^(k) = sum_t delta_i^{t,(k)}`` for each candidate leaver ``k``: ``O(N d)`` per client, whatever ``T``.
   Tests check it equals the history version to float64 precision.
 
-Retrain matrices ``W~`` (digest 002, section 2.1 and P3): ``"recompute"`` (option A: the same mixing rule on
-the round's graph without ``k``) or ``"absorb"`` (option B: ``W~_ii = W_ii + W_ik``, other entries kept).
-The round's graph is read off the support of ``W^t``.
+The formulas themselves (retrain matrices ``W~``, residuals, weights, the correction) live in
+:mod:`unlearnkit.decentral.correction`, shared with the unlearner :mod:`unlearnkit.methods.pdudt`.
 """
 
 from __future__ import annotations
@@ -43,14 +42,12 @@ from torch import Tensor
 from .._validate import check_choice, check_int, check_positive
 from ..graphs.mixing import MIXING_RULES
 from ..core import Callback, Cost, Stopwatch, TrainedState, emit
+from .correction import RETRAIN_RULES, history_correction, mixing_residuals, retrain_matrices
 from ._engine import (ClientSampler, MixingSource, batched_loss_and_grad, client_indices_of, consensus_distance,
                       init_stack)
 from .gossip import _evaluate
 
-__all__ = ["GradientGossipConfig", "run_gradient_gossip", "retrain_matrices", "residuals", "round_weights",
-           "HistoryCache", "RunningSumCache", "RETRAIN_RULES", "paper_storage_bytes"]
-
-RETRAIN_RULES = ("recompute", "absorb")
+__all__ = ["GradientGossipConfig", "run_gradient_gossip", "HistoryCache", "RunningSumCache", "paper_storage_bytes"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -96,68 +93,6 @@ class GradientGossipConfig:
             check_int("es_rounds", self.es_rounds, low=1)
         if self.leavers is not None:
             object.__setattr__(self, "leavers", tuple(check_int("leavers", k, low=0) for k in self.leavers))
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Retrain matrices W~^{(k)} for every candidate leaver at once
-# ----------------------------------------------------------------------------------------------------------
-
-def retrain_matrices(W: Tensor, leavers: Any = None, *, retrain_rule: str = "recompute",
-                     rule: str = "metropolis") -> Tensor:
-    """``(K, N, N)`` retrain mixing matrices ``W~^{(k)}``, one per leaver ``k`` (default: all ``N``).
-
-    Row and column ``k`` of ``W~^{(k)}`` are zero, so ``W~^{(k)} @ G`` sums over ``j != k`` only (digest 002,
-    Eq. 7). ``retrain_rule="recompute"`` applies ``rule`` to the support of ``W`` without ``k`` (vectorised
-    over ``k``, equal to :func:`~unlearnkit.graphs.mixing_matrix` on ``G - k``); ``"absorb"`` keeps
-    ``W``'s off-diagonal weights and adds ``W_ik`` to ``W_ii``.
-    """
-    check_choice("retrain_rule", retrain_rule, RETRAIN_RULES)
-    check_choice("rule", rule, MIXING_RULES)
-    n = W.shape[-1]
-    ks = torch.arange(n, device=W.device) if leavers is None else torch.as_tensor(list(leavers), device=W.device)
-    if ks.numel() and (int(ks.min()) < 0 or int(ks.max()) >= n):
-        raise ValueError(f"leavers={ks.tolist()} must be clients in [0, {n - 1}]")
-    K = ks.numel()
-    eye = torch.eye(n, dtype=torch.bool, device=W.device)
-    keep = torch.ones(K, n, dtype=torch.bool, device=W.device)
-    keep[torch.arange(K), ks] = False
-    pair = keep[:, :, None] & keep[:, None, :]
-    if retrain_rule == "absorb":
-        Wt = W.expand(K, n, n).clone()
-        Wt.diagonal(dim1=-2, dim2=-1).add_(W[:, ks].T)
-        return torch.where(pair, Wt, torch.zeros_like(Wt))
-    adj = ((W > 0) & ~eye).expand(K, n, n) & pair
-    deg = adj.sum(-1).to(W.dtype)
-    if rule == "max_degree":
-        w = (1.0 / (1.0 + deg.max(dim=-1).values))[:, None, None].expand(K, n, n)
-    else:
-        w = 1.0 / (1.0 + torch.maximum(deg[:, :, None], deg[:, None, :]))
-    Wt = torch.where(adj, w, torch.zeros_like(w))
-    Wt = Wt + torch.diag_embed(1.0 - Wt.sum(-1))
-    if rule == "lazy":
-        Wt = 0.5 * (torch.eye(n, dtype=W.dtype, device=W.device) + Wt)
-    return torch.where(pair, Wt, torch.zeros_like(Wt))
-
-
-def residuals(W: Tensor, grads: Tensor, lr: float, W_tilde: Tensor) -> Tensor:
-    """``delta^{(k)} = lr * (W~^{(k)} - W) @ G`` for each leaver: ``(K, N, d)``, leaver rows zeroed
-    (digest 002, Eq. 7; ``W_tilde`` from :func:`retrain_matrices`)."""
-    delta = lr * torch.einsum("kij,jd->kid", (W_tilde - W).to(grads.dtype), grads)
-    # a leaver's row of W~ is all zero (it takes no part in the retraining): it has nothing to correct
-    return delta * W_tilde.abs().sum(-1).gt(0).to(delta.dtype)[:, :, None]
-
-
-def round_weights(W_hist: Tensor, grads_hist: Tensor, horizon: Optional[int] = None) -> Tensor:
-    """``p_i^t = a_i^t / sum_{s < horizon} a_i^s`` with ``a_i^t = ||sum_j W^t_ij g_j^t||^2`` (digest 002,
-    Eq. 8; the square is the digest's reading). ``(T, N)``; rounds ``>= horizon`` get 0. A client whose
-    every update was zero gets weight 0 everywhere (its deltas are zero too)."""
-    T = W_hist.shape[0]
-    H = T if horizon is None else min(int(horizon), T)
-    u = torch.einsum("tij,tjd->tid", W_hist.to(grads_hist.dtype), grads_hist)
-    a = u.pow(2).sum(-1)
-    a[H:] = 0.0
-    A = a.sum(0, keepdim=True)
-    return a / A.clamp_min(torch.finfo(a.dtype).tiny)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -213,14 +148,8 @@ class HistoryCache:
         if self.rounds == 0:
             raise ValueError("the history is empty: no round was trained, there is nothing to unlearn")
         T = self.rounds if rounds is None else check_int("rounds", rounds, low=1, high=self.rounds)
-        W, g = self.W[:T], self.grads[:T]
-        H = T if es_rounds is None else min(int(es_rounds), T)
-        out = torch.zeros_like(g[0])
-        p = round_weights(W, g, H)
-        for t in range(H):
-            Wt = retrain_matrices(W[t], [leaver], retrain_rule=retrain_rule, rule=rule)
-            d = residuals(W[t], g[t], lr, Wt)[0]
-            out += d if scale == "sum" else p[t, :, None] * d
+        out, _, _ = history_correction(self.W[:T], self.grads[:T], leaver, lr, rule=retrain_rule, mixing_rule=rule,
+                                       scale=scale, es_rounds=es_rounds)
         out[leaver] = 0.0
         return out
 
@@ -262,7 +191,7 @@ class RunningSumCache:
         W = W_t.detach().to(device=self.A.device, dtype=self.A.dtype)
         g = grads_t.detach().to(device=self.A.device, dtype=self.A.dtype)
         a = (W @ g).pow(2).sum(1)
-        delta = residuals(W, g, self.lr, retrain_matrices(W, self.leavers, retrain_rule=self.retrain_rule,
+        delta = mixing_residuals(W, g, self.lr, retrain_matrices(W, self.leavers, retrain_rule=self.retrain_rule,
                                                           rule=self.rule))
         self.A += a
         self.S += a[None, :, None] * delta

@@ -9,6 +9,8 @@ import torch
 import unlearnkit as uk
 from unlearnkit.data import load, partition
 from unlearnkit.decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
+from unlearnkit.evaluate import mia_precision
+from unlearnkit.experiments import pdudt_lab as L
 from unlearnkit.graphs.dynamic import ErdosRenyiSchedule
 from unlearnkit.methods import pdudt as P
 from unlearnkit.core import Request
@@ -139,18 +141,18 @@ def test_mia_precision_is_half_for_identical_sets_and_high_for_separated_losses(
     ds, fed, flat, sched, states, _ = setup
     theta = states["history", "recompute"].params
     x, y = ds.x_train[:40], ds.y_train[:40]
-    mean, std = P.mia_precision(flat, theta, x, y, x, y, repeats=50)
+    mean, std = mia_precision(flat, theta, x, y, x, y, repeats=50)
     assert 40 <= mean <= 60
     # members with the true labels against non-members with flipped labels: low loss vs high loss
     fitted = flat.init()
     for _ in range(300):  # a well-fitted model: true labels get low loss, flipped labels high loss
         fitted = fitted - flat.grad(fitted, ds.x_train, ds.y_train)
-    mean, _ = P.mia_precision(flat, fitted[None], x, y, x, 1 - y, repeats=20)
+    mean, _ = mia_precision(flat, fitted[None], x, y, x, 1 - y, repeats=20)
     assert mean > 80
 
 
 def test_cli_runner_tiny():
-    out = P.run_profile(profile="quick", seed=0, t1=6, es_rounds=4, T=3, n_clients=4, leaver=3, local_steps=1,
+    out = L.run_profile(profile="quick", seed=0, t1=6, es_rounds=4, T=3, n_clients=4, leaver=3, local_steps=1,
                         hidden=8, eval_every=3, mia_repeats=5)
     assert out["method"] == "pdudt" and out["dataset"] == "digits"
     m = out["metrics"]
@@ -161,7 +163,7 @@ def test_cli_runner_tiny():
     assert set(out["methods"]) >= {"origin", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "control"}
     assert out["paper"]["table2_seconds"]["MNIST"]["Retrain"] == 1322.2
     with pytest.raises(ValueError, match="profile"):
-        P.run_profile(profile="huge")
+        L.run_profile(profile="huge")
 
 
 def test_paper_profile_says_when_mnist_is_missing(tmp_path, monkeypatch):
@@ -170,7 +172,7 @@ def test_paper_profile_says_when_mnist_is_missing(tmp_path, monkeypatch):
     if available().get("mnist"):
         pytest.skip("MNIST is on disk here")
     with pytest.raises(DatasetUnavailableError, match="paper' profile of pdudt needs the mnist files"):
-        P.run_profile(profile="paper")
+        L.run_profile(profile="paper")
 
 
 def test_memory_is_bounded_as_stated(setup):

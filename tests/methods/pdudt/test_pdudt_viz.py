@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import unlearnkit as uk
+from unlearnkit.experiments import pdudt_lab as L
 from unlearnkit.methods import pdudt as P
 from unlearnkit.viz import pdudt as V
 
@@ -42,22 +43,22 @@ def test_topology_explorer_churn_and_round():
 
 
 def test_figures_build_from_an_experiment_report():
-    rep = P.run_pdudt_experiment(P.PDUDTExperiment(n_clients=4, leaver=3, leaver_class=None, t1=6, es_rounds=4, T=3,
+    rep = L.run_pdudt_experiment(L.PDUDTExperiment(n_clients=4, leaver=3, leaver_class=None, t1=6, es_rounds=4, T=3,
                                                    hidden=8, eval_every=3, mia_repeats=5))
     fig = V.correction_figure(rep["delta_norms"], rep["p"], 0, leaver=3, es_rounds=4)
     assert len(fig.data[0].y) == 6 and abs(sum(fig.data[1].y) - 1) < 1e-6
     sig = [0.0, 0.1, 10.0]
-    sweep = P.sigma_sweep(rep, sig)
+    sweep = L.sigma_sweep(rep, sig)
     assert set(sweep) == {"perturbed_retrain", "pdudt", "pdudt_es", "control"}
     assert sweep["pdudt"][0] == pytest.approx(rep["methods"]["pdudt"]["test_acc"], abs=0.2)
     assert sweep["pdudt"][2] < sweep["pdudt"][0]  # large noise destroys the model
     assert len(V.sigma_sweep_figure(sig, sweep).data) == 4
     fig = V.accuracy_figure(rep["curves"], 6)
     assert {tr.name for tr in fig.data} >= {"PDUDT", "Retrain", "Control: no correction, same noise"}
-    fig = V.mia_figure(rep["methods"], paper=P.PAPER_TABLE3["MNIST"])
+    fig = V.mia_figure(rep["methods"], paper=L.PAPER_TABLE3["MNIST"])
     assert len(fig.data) == 2 and fig.data[1].y[0] == 65.3
     secs = {k: v["seconds"] for k, v in rep["methods"].items() if k != "origin"}
-    fig = V.time_figure(secs, paper=P.PAPER_TABLE2["MNIST"])
+    fig = V.time_figure(secs, paper=L.PAPER_TABLE2["MNIST"])
     assert "times longer" in fig.layout.title.text
     # the noise explorer: the slider changes the accuracy and the figure
     C = P.GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=2.3, delta_f_tilde=2.3, rho1=0.9, rho2=0.9)

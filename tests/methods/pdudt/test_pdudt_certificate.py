@@ -47,17 +47,17 @@ def test_step_size_condition_names_lr():
 @pytest.mark.parametrize("eps,mult", [(0.1, 48.09), (0.5, 9.70), (1.0, 4.90), (2.0, 2.50), (5.0, 1.06), (10.0, 0.57)])
 def test_paper_sigma_multiplier_table(eps, mult):
     # digest 002 section 3.3, "exact" column at beta = 1e-5
-    assert P.calibrate_sigma(1.0, eps, 1e-5, "paper") == pytest.approx(mult, abs=0.006)
-    assert P.bun_steinke_epsilon(1.0, P.calibrate_sigma(1.0, eps, 1e-5, "paper"), 1e-5) == pytest.approx(eps)
+    assert P.pdudt_sigma(1.0, eps, 1e-5, "paper") == pytest.approx(mult, abs=0.006)
+    assert P.bun_steinke_epsilon(1.0, P.pdudt_sigma(1.0, eps, 1e-5, "paper"), 1e-5) == pytest.approx(eps)
 
 
 def test_sound_sigma_covers_the_markov_tail():
     from unlearnkit.privacy.gaussian import analytic_gaussian_sigma
 
     beta = 1e-5
-    s = P.calibrate_sigma(2.0, 1.0, beta, "sound")
+    s = P.pdudt_sigma(2.0, 1.0, beta, "sound")
     assert s == pytest.approx(analytic_gaussian_sigma(1.0, beta / 2, 2.0 / math.sqrt(beta / 2)))
-    assert s > P.calibrate_sigma(2.0, 1.0, beta, "paper")
+    assert s > P.pdudt_sigma(2.0, 1.0, beta, "paper")
 
 
 def test_certificates_paper_sound_manual():
@@ -87,4 +87,4 @@ def test_certificate_bad_inputs():
     with pytest.raises(ValueError, match="rho1"):
         P.GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=1.0, delta_f_tilde=1.0, rho1=1.5, rho2=0.5)
     with pytest.raises(ValueError, match="delta"):
-        P.calibrate_sigma(1.0, 1.0, 0.0)
+        P.pdudt_sigma(1.0, 1.0, 0.0)

@@ -1,0 +1,28 @@
+"""PDUDT: unlearning a leaving client under dynamic topologies from cached gradients.
+
+Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies", ICML 2025 (digest 002).
+
+- :mod:`~unlearnkit.methods.pdudt.algorithm`: :class:`PDUDTConfig` and :class:`PDUDT` (Algorithm 2, lines
+  9-16), the per-client noise :func:`client_noise`;
+- :mod:`~unlearnkit.methods.pdudt.certify`: Theorem 4.9's gap bound and Corollary 4.10's noise and certificate
+  (pure maths, paper and sound mode);
+- Eqs. (7) to (9) (residuals, weights, correction, the retrain rules and correction scales) live in
+  :mod:`unlearnkit.decentral.correction`, shared with the gradient-gossip caches, and are re-exported here.
+
+Experiments (the paper's pipeline, profiles, sweeps, tables) are in :mod:`unlearnkit.experiments.pdudt_lab`;
+the membership-inference metric of Table 3 is :func:`unlearnkit.evaluate.mia_precision`.
+"""
+
+from ...decentral.correction import (CORRECTION_SCALES, RETRAIN_RULES, correction, history_correction,
+                                     reconstruct_models, residuals, retrain_mixing, round_weights)
+from .algorithm import PDUDT, PDUDTConfig, client_noise
+from .certify import (NOISE_MODES, GapBound, GapConstants, bun_steinke_epsilon, gap_bound, pdudt_certificate,
+                      pdudt_sigma, step_size_limit)
+
+__all__ = [
+    "PDUDT", "PDUDTConfig", "client_noise",
+    "NOISE_MODES", "GapConstants", "GapBound", "step_size_limit", "gap_bound", "bun_steinke_epsilon",
+    "pdudt_sigma", "pdudt_certificate",
+    "RETRAIN_RULES", "CORRECTION_SCALES", "retrain_mixing", "residuals", "round_weights", "correction",
+    "history_correction", "reconstruct_models",
+]

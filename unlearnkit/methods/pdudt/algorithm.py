@@ -1,0 +1,216 @@
+"""PDUDT's unlearner: Algorithm 2, lines 9-16, behind the package's one calling shape.
+
+Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies", ICML 2025 (digest 002).
+
+Training is *gradient gossip* over a graph that changes every round (paper Eq. 2)::
+
+    theta_i^{t+1} = theta_i^t - eta * sum_j W^t_ij g_j^t,      g_j^t = grad F_j(theta_j^t, xi_j^t)
+
+and every client keeps what it needs of its neighbours' gradients (:mod:`unlearnkit.decentral.gradient_gossip`
+trains and caches). When client ``k`` leaves at round ``t1``, each remaining client ``i`` corrects its own
+model locally, with no communication and no retraining: residuals, weights and the correction of Eqs. (7) to
+(9) (:mod:`unlearnkit.decentral.correction`, shared with the caches), then noise
+``z_i ~ N(0, (n-1) sigma^2 I)`` on every remaining client, so that the *average* of the ``n - 1`` models
+carries ``N(0, sigma^2 I)`` (proof of Cor. 4.10). The noise level comes from
+:mod:`unlearnkit.methods.pdudt.certify` (Theorem 4.9 + Corollary 4.10) or is set by hand, as in the paper's
+experiments.
+
+Choices we made where the paper is silent (each one tested, each one named in notebook 08): the retrain rule
+(``"recompute"``, digest 2.1 option A, or ``"absorb"``, option B), the correction scale (``"paper"``,
+``"sum"`` or the ``"none"`` control, digest P2), both described in :mod:`unlearnkit.decentral.correction`;
+the membership-inference attack: :func:`unlearnkit.evaluate.mia_precision`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import torch
+from torch import Tensor
+
+from ..._validate import check_choice, check_int, check_positive, check_range
+from ...core import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ...decentral.correction import CORRECTION_SCALES, RETRAIN_RULES, history_correction, reconstruct_models
+from ...decentral.gradient_gossip import RunningSumCache
+from ...privacy.noise import gaussian_noise
+from .certify import NOISE_MODES, GapConstants, pdudt_certificate
+
+__all__ = ["client_noise", "PDUDTConfig", "PDUDT"]
+
+
+def client_noise(n_remaining: int, d: int, sigma: float, *, generator: torch.Generator,
+                 dtype: torch.dtype = torch.float32, device: Any = None) -> Tensor:
+    """``z_i ~ N(0, (n-1) sigma^2 I_d)`` for each of the ``n - 1`` remaining clients (Alg. 2, line 15).
+
+    Their average is ``N(0, sigma^2 I_d)`` (proof of Cor. 4.10): the certificate covers the average model;
+    each client model carries ``sqrt(n-1) sigma`` per coordinate (digest P8). Drawn on the generator's device
+    in ``dtype`` (:func:`unlearnkit.privacy.noise.gaussian_noise`), then moved to ``device`` (default: the
+    generator's).
+    """
+    check_int("n_remaining", n_remaining, low=1)
+    check_positive("sigma", sigma, allow_zero=True)
+    device = generator.device if device is None else device
+    like = torch.empty(0, dtype=dtype, device=device)
+    return gaussian_noise(like, math.sqrt(n_remaining) * sigma, generator, shape=(n_remaining, d))
+
+
+@dataclass(frozen=True, kw_only=True)
+class PDUDTConfig:
+    """How PDUDT unlearns a leaving client.
+
+    Attributes
+    ----------
+    retrain_rule:
+        ``"recompute"`` or ``"absorb"`` (:mod:`unlearnkit.decentral.correction`; digest 2.1 options A and B).
+    correction_scale:
+        ``"paper"`` (Eq. 9), ``"sum"`` or ``"none"`` (digest P2).
+    es_rounds:
+        PDUDT(ES): only rounds ``t < es_rounds`` enter the correction (paper Sec. 4.3; 80 of 100 there).
+    t_unlearn:
+        The request round ``t1`` (default: every cached round). An earlier round needs the full history:
+        the model at ``t1`` is rebuilt exactly from Eq. (4).
+    noise:
+        ``"manual"`` (``sigma`` as given; the paper's experiments) or ``"certified"`` (from ``d1``).
+    sigma:
+        Std of the noise on the *average* model for ``noise="manual"``.
+    epsilon, beta:
+        The (epsilon, beta) target for ``noise="certified"``, and the beta the manual note refers to.
+    cert_mode:
+        ``"paper"`` or ``"sound"`` (:func:`~unlearnkit.methods.pdudt.certify.pdudt_sigma`).
+    constants:
+        :class:`GapConstants` for the certificate (required for ``noise="certified"``).
+    """
+
+    retrain_rule: str = "recompute"
+    correction_scale: str = "paper"
+    es_rounds: Optional[int] = None
+    t_unlearn: Optional[int] = None
+    noise: str = "manual"
+    sigma: float = 0.0
+    epsilon: float = 1.0
+    beta: float = 1e-5
+    cert_mode: str = "paper"
+    constants: Optional[GapConstants] = None
+
+    def __post_init__(self) -> None:
+        check_choice("retrain_rule", self.retrain_rule, RETRAIN_RULES)
+        check_choice("correction_scale", self.correction_scale, CORRECTION_SCALES)
+        if self.es_rounds is not None:
+            check_int("es_rounds", self.es_rounds, low=1)
+        if self.t_unlearn is not None:
+            check_int("t_unlearn", self.t_unlearn, low=1)
+        if self.es_rounds is not None and self.t_unlearn is not None and self.es_rounds > self.t_unlearn:
+            raise ValueError(f"es_rounds={self.es_rounds} is out of range: expected es_rounds in [1, t_unlearn="
+                             f"{self.t_unlearn}]")
+        check_choice("noise", self.noise, NOISE_MODES)
+        check_positive("sigma", self.sigma, allow_zero=True)
+        check_positive("epsilon", self.epsilon)
+        check_range("beta", self.beta, 0.0, 1.0, low_open=True, high_open=True)
+        check_choice("cert_mode", self.cert_mode, ("paper", "sound"))
+        if self.noise == "certified" and self.constants is None:
+            raise ValueError("constants=None: noise='certified' needs GapConstants")
+
+
+class PDUDT:
+    """PDUDT (Algorithm 2) behind the package's one calling shape."""
+
+    name = "pdudt"
+
+    def unlearn(self, state: TrainedState, request: Request, config: PDUDTConfig, *, generator: torch.Generator,
+                callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        """Unlearn the client ``request.client`` from every remaining client's model (Alg. 2, lines 9-16).
+
+        Parameters
+        ----------
+        state:
+            What :func:`unlearnkit.decentral.run_gradient_gossip` returns: ``params`` are the ``(n, d)`` client
+            models after training; ``extras`` hold the ``"history"`` (full history) or ``"running"`` (running
+            sums) cache and ``"theta0"``; ``config.lr`` is the training step size.
+        request:
+            A client request (``kind="client"``).
+        config:
+            :class:`PDUDTConfig`.
+        generator:
+            Draws the noise of Alg. 2, line 15 (one ``(n - 1, d)`` draw per call, also at ``sigma = 0``).
+        callback:
+            Receives one ``"noise"`` event.
+        progress:
+            Accepted for the common calling shape; the correction is one pass, there is nothing to show.
+
+        Returns
+        -------
+        Result
+            ``params``: the ``n - 1`` remaining models ``theta_i^u`` (in ``extras["clients"]`` order);
+            ``extras``: ``"corrected"`` (before noise), ``"correction"``, ``"noise"`` and, from a history,
+            ``"delta_norms"`` and ``"p"`` (Eqs. 7 and 8).
+        """
+        params = state.params
+        n, d = int(params.shape[0]), int(params.shape[1])
+        ex = state.extras
+        cache = ex.get("cache", ex.get("history", ex.get("running")))
+        lr = ex.get("lr", getattr(state.config, "lr", None))
+        mixing_rule = getattr(state.config, "rule", "metropolis")
+        if cache is None or lr is None:
+            raise ValueError("state needs a gradient-gossip cache (extras 'history' or 'running') and the step "
+                             "size: train with run_gradient_gossip(..., GradientGossipConfig(cache=...))")
+        if request.client is None:
+            raise ValueError(f"request.kind={request.kind!r} without a client: PDUDT unlearns a whole client")
+        k = request.client
+        if isinstance(k, bool) or not (0 <= int(k) < n):
+            raise ValueError(f"leaver={k!r} does not exist: expected a client in [0, {n - 1}]")
+        k = int(k)
+        rounds = cache.rounds
+        t1 = rounds if config.t_unlearn is None else config.t_unlearn
+        if t1 > rounds or t1 < 1:
+            raise ValueError(f"t_unlearn={t1} is after training ended: expected t_unlearn in [1, {rounds}] "
+                             f"(rounds trained and cached)")
+        es = config.es_rounds
+        if es is not None and es > t1:
+            raise ValueError(f"es_rounds={es} is out of range: expected es_rounds in [1, t_unlearn={t1}]")
+        keep = [i for i in range(n) if i != k]
+        extras: dict[str, Any] = {"clients": keep, "leaver": k, "t_unlearn": t1}
+        with Stopwatch() as sw:
+            if isinstance(cache, RunningSumCache):
+                if t1 != rounds:
+                    raise ValueError(f"t_unlearn={t1}: running sums only hold the request round {rounds}")
+                if cache.retrain_rule != config.retrain_rule or cache.es_rounds != es:
+                    raise ValueError(f"retrain_rule={config.retrain_rule!r}, es_rounds={es}: the running sums were "
+                                     f"accumulated with retrain_rule={cache.retrain_rule!r}, "
+                                     f"es_rounds={cache.es_rounds}")
+                if config.correction_scale == "none":
+                    corr = torch.zeros(n, d, dtype=cache.A.dtype, device=cache.A.device)
+                else:
+                    corr = cache.correction(k, scale=config.correction_scale)
+                theta = params
+            else:
+                W, g = cache.W[:t1], cache.grads[:t1]
+                if config.correction_scale == "none":  # the control reads nothing from the cache
+                    corr = torch.zeros_like(g[0])
+                else:
+                    corr, delta, p = history_correction(W, g, k, lr, rule=config.retrain_rule, mixing_rule=mixing_rule,
+                                                        scale=config.correction_scale, es_rounds=es)
+                    extras["delta_norms"] = delta.norm(dim=-1)
+                    extras["p"] = p
+                if t1 == rounds:
+                    theta = params
+                else:
+                    theta0 = ex.get("theta0")
+                    if theta0 is None:
+                        raise ValueError(f"t_unlearn={t1} < {rounds} needs state.extras['theta0']")
+                    theta = reconstruct_models(theta0.to(g.dtype), W, g, lr).to(params.dtype)
+            corr = corr.to(device=params.device, dtype=params.dtype)
+            corrected = theta[keep] - corr[keep].to(params.dtype)
+            cert = pdudt_certificate(lr=lr, t1=t1, n=n, constants=config.constants, noise=config.noise,
+                                     mode=config.cert_mode, epsilon=config.epsilon, beta=config.beta,
+                                     sigma=config.sigma if config.noise == "manual" else None)
+            z = client_noise(n - 1, d, cert.sigma or 0.0, generator=generator, dtype=params.dtype,
+                             device=params.device)
+            out = corrected + z
+        extras.update(corrected=corrected, correction=corr[keep], noise=z)
+        emit(callback, "noise", t1, None, sigma=cert.sigma or 0.0, correction_norm=float(corr[keep].norm()),
+             noise_norm=float(z.norm()))
+        history = [{"t_unlearn": t1, "sigma": float(cert.sigma or 0.0), "correction_norm": float(corr[keep].norm())}]
+        cost = Cost(grad_evals=0, messages=0, seconds=sw.seconds, memory_bytes=int(cache.memory_bytes))
+        return Result(out, cert, history, cost, extras)
