@@ -245,7 +245,8 @@ class NoiseExplorer(Explorer):
     sigma beside it, and the accuracy of the average model and of the individual clients after the noise.
 
     ``corrected`` are the ``(n-1, d)`` corrected models before noise (``Result.extras["corrected"]``); the
-    certified sigmas come from :func:`~unlearnkit.methods.pdudt.pdudt_certificate` with ``constants``.
+    certified sigmas come from :func:`~unlearnkit.methods.pdudt.certify.pdudt_certificate` with ``constants``,
+    the noise from :func:`~unlearnkit.methods.pdudt.client_noise` (the draw PDUDT itself adds).
     """
 
     def __init__(self, flat: Any, corrected: torch.Tensor, dataset: Any, *, lr: float, t1: int, constants: Any,

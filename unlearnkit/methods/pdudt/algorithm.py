@@ -77,7 +77,7 @@ class PDUDTConfig:
         Std of the noise on the *average* model for ``noise="manual"``.
     epsilon, beta:
         The (epsilon, beta) target for ``noise="certified"``, and the beta the manual note refers to.
-    cert_mode:
+    mode:
         ``"paper"`` or ``"sound"`` (:func:`~unlearnkit.methods.pdudt.certify.pdudt_sigma`).
     constants:
         :class:`GapConstants` for the certificate (required for ``noise="certified"``).
@@ -91,7 +91,7 @@ class PDUDTConfig:
     sigma: float = 0.0
     epsilon: float = 1.0
     beta: float = 1e-5
-    cert_mode: str = "paper"
+    mode: str = "paper"
     constants: Optional[GapConstants] = None
 
     def __post_init__(self) -> None:
@@ -108,7 +108,7 @@ class PDUDTConfig:
         check_positive("sigma", self.sigma, allow_zero=True)
         check_positive("epsilon", self.epsilon)
         check_range("beta", self.beta, 0.0, 1.0, low_open=True, high_open=True)
-        check_choice("cert_mode", self.cert_mode, ("paper", "sound"))
+        check_choice("mode", self.mode, ("paper", "sound"))
         if self.noise == "certified" and self.constants is None:
             raise ValueError("constants=None: noise='certified' needs GapConstants")
 
@@ -203,7 +203,7 @@ class PDUDT:
             corr = corr.to(device=params.device, dtype=params.dtype)
             corrected = theta[keep] - corr[keep].to(params.dtype)
             cert = pdudt_certificate(lr=lr, t1=t1, n=n, constants=config.constants, noise=config.noise,
-                                     mode=config.cert_mode, epsilon=config.epsilon, beta=config.beta,
+                                     mode=config.mode, epsilon=config.epsilon, beta=config.beta,
                                      sigma=config.sigma if config.noise == "manual" else None)
             z = client_noise(n - 1, d, cert.sigma or 0.0, generator=generator, dtype=params.dtype,
                              device=params.device)
