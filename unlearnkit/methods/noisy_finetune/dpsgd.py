@@ -56,7 +56,23 @@ class DPSGDConfig:
 
 
 def dpsgd_noise_multiplier(epsilon: float, delta: float, *, q: float, steps: int) -> float:
-    """Smallest noise multiplier with ``steps`` Poisson-subsampled Gaussian steps ``(epsilon, delta)``-DP."""
+    """Smallest noise multiplier with ``steps`` Poisson-subsampled Gaussian steps ``(epsilon, delta)``-DP.
+
+    Parameters
+    ----------
+    epsilon, delta:
+        Per-record target (for group privacy: the ``(eps1, delta1)`` of :func:`.bounds.dpsgd_group_targets`).
+    q:
+        Poisson sampling rate ``batch_size / n``.
+    steps:
+        Number of DP-SGD steps composed.
+
+    Returns
+    -------
+    float
+        The noise multiplier ``z`` (noise std ``z * clip``), found by bisection on the RDP accountant of the
+        subsampled Gaussian (Mironov et al. 2019) through :func:`unlearnkit.privacy.calibrate.calibrate_sigma`.
+    """
     return float(calibrate_sigma(lambda z: dpsgd_epsilon(z, q, steps, delta), epsilon, sigma_hint=1.0))
 
 
@@ -64,8 +80,26 @@ def dp_sgd_train(flat, dataset, indices, config: DPSGDConfig, *, generator: torc
                  init: Optional[torch.Tensor] = None, callback=None):
     """Train with DP-SGD (per-example clipping at ``clip``, Poisson sampling, fresh Gaussian noise each step).
 
-    Returns ``(params, certificate, cost)``. The certificate is the *group* guarantee for ``k`` records, the
-    one that makes DP-SGD an unlearning baseline (nothing to do at deletion time).
+    Parameters
+    ----------
+    flat:
+        The :class:`~unlearnkit.models.FlatParams` model (per-sample gradients on a flat parameter vector).
+    dataset, indices:
+        The dataset and the training indices DP-SGD runs on.
+    config:
+        The :class:`DPSGDConfig`.
+    generator:
+        The only source of randomness (Poisson masks, then one noise draw, per step).
+    init:
+        Starting parameters (default: ``flat.init()``).
+    callback:
+        Receives a ``"step"`` event per step with the sampled batch size.
+
+    Returns
+    -------
+    (params, certificate, cost)
+        The certificate is the *group* guarantee for ``k`` records (Koloskova et al. 2025, Sec. 4.2), the one
+        that makes DP-SGD an unlearning baseline (nothing to do at deletion time).
     """
     idx = np.asarray(indices, dtype=np.int64)
     x, y = dataset.train_subset(idx)
