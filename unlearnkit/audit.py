@@ -613,16 +613,16 @@ def _recipe_gc(mode: str, eps: float, delta: float, task: ToyTask, consts: Any):
     # audit of hundreds of trials stays within minutes on a laptop CPU
     cfg = nf.GradientClippingConfig(epsilon=eps, delta=delta, C0=task.radius, C1=task.radius, gamma=0.5,
                                     lam=task.weight_decay, mode=mode, batch_size=task.batch_size,
-                                    finetune=nf.FinetuneConfig(steps=0) if _has_field(nf.FinetuneConfig, "steps")
-                                    else nf.FinetuneConfig())
-    return nf.gradient_clipping, cfg, "unlearn_retrained"
+                                    finetune=nf.CleanFinetuneConfig(steps=0) if _has_field(nf.CleanFinetuneConfig, "steps")
+                                    else nf.CleanFinetuneConfig())
+    return nf.GradientClipping().unlearn, cfg, "unlearn_retrained"
 
 
 def _recipe_op(mode: str, eps: float, delta: float, task: ToyTask, consts: Any):
     from .methods import noisy_finetune as nf
 
     cfg = nf.OutputPerturbationConfig(epsilon=eps, delta=delta, C0=task.radius, mode=mode)
-    return nf.output_perturbation, cfg, "unlearn_retrained"
+    return nf.OutputPerturbation().unlearn, cfg, "unlearn_retrained"
 
 
 def _has_field(cls: type, name: str) -> bool:

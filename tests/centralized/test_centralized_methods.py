@@ -105,7 +105,7 @@ def test_every_noisy_step_draws_fresh_noise(setup):
     ds, flat, cfg, state, req, ret = setup
     seen = []
     mc = nf.ModelClippingConfig(C2=1e-9, sigma=1.0, gamma=0.1, T=3)
-    nf.model_clipping(state, req, mc, generator=uk.make_generator(0), eval_fn=lambda x: seen.append(x.clone()) or {})
+    nf.ModelClipping(eval_fn=lambda x: seen.append(x.clone()) or {}).unlearn(state, req, mc, generator=uk.make_generator(0))
     # after clipping to ~0, each iterate is (almost exactly) that step's noise
     assert len(seen) == 3
     for a, b in [(0, 1), (1, 2), (0, 2)]:
@@ -118,22 +118,24 @@ def test_every_noisy_step_draws_fresh_noise(setup):
 
 def test_gradient_clipping_certificate_and_ablation(setup):
     ds, flat, cfg, state, req, ret = setup
-    ft = nf.FinetuneConfig(steps=20, lr=0.5, batch_size=8)
+    ft = nf.CleanFinetuneConfig(steps=20, lr=0.5, batch_size=8)
     paper = nf.GradientClippingConfig(C0=1, C1=1, gamma=0.1, lam=1, mode="paper", finetune=ft)
-    res = nf.gradient_clipping(state, req, paper, generator=uk.make_generator(0))
+    res = nf.GradientClipping().unlearn(state, req, paper, generator=uk.make_generator(0))
     cert = res.certificate
     assert cert.mode == "paper" and cert.epsilon == pytest.approx(1.0036, abs=1e-3)
     assert cert.constants["sound_epsilon"] == pytest.approx(7.077, abs=0.01)
     assert len(res.history) == paper.steps + 0 or res.history[-1]["phase"] == 1.0
-    sound = nf.gradient_clipping(state, req, nf.GradientClippingConfig(C0=1, C1=1, gamma=0.1, lam=1, finetune=ft),
-                                 generator=uk.make_generator(0))
+    sound = nf.GradientClipping().unlearn(state, req, nf.GradientClippingConfig(C0=1, C1=1, gamma=0.1, lam=1,
+                                                                                finetune=ft),
+                                          generator=uk.make_generator(0))
     assert sound.certificate.epsilon == pytest.approx(1.0, rel=1e-6)
     assert sound.certificate.sigma > cert.sigma * 5
-    zero = nf.gradient_clipping(state, req, nf.GradientClippingConfig(C0=1, C1=1, gamma=0.1, lam=1, init="zeros",
-                                                                      finetune=ft), generator=uk.make_generator(0))
+    zero = nf.GradientClipping().unlearn(state, req, nf.GradientClippingConfig(C0=1, C1=1, gamma=0.1, lam=1,
+                                                                               init="zeros", finetune=ft),
+                                         generator=uk.make_generator(0))
     assert zero.cost.grad_evals == sound.cost.grad_evals
-    op = nf.output_perturbation(state, req, nf.OutputPerturbationConfig(C0=0.5, finetune=ft),
-                                generator=uk.make_generator(0))
+    op = nf.OutputPerturbation().unlearn(state, req, nf.OutputPerturbationConfig(C0=0.5, finetune=ft),
+                                         generator=uk.make_generator(0))
     assert op.certificate.sigma == pytest.approx(nf.op_sigma(1, 1e-5, C0=0.5))
     assert float(res.extras["noisy"].norm()) > 0
 

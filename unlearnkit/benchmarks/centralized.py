@@ -14,20 +14,22 @@ from . import register_bench
 def epochs_to_accuracy_bench(*, quick: bool) -> list[dict]:
     from .. import make_generator
     from ..experiments import centralized_setup
+    from ..experiments.noisy_finetune_lab import accuracy_race, epochs_to_accuracy, nf_profile
     from ..methods import noisy_finetune as nf
-    from ..viz.noisy_finetune import accuracy_race, epochs_to_accuracy
 
-    state, request = centralized_setup(nf.nf_profile("quick"), seed=0)
+    state, request = centralized_setup(nf_profile("quick"), seed=0)
     gc_cfg = nf.GradientClippingConfig(C0=1.0, C1=0.1, gamma=0.1, lam=5.0)
     g = make_generator
+    gc = nf.GradientClipping()
     starts = {
         "retrain": state.extras["init"],
-        "gradient_clipping": nf.gradient_clipping(state, request, gc_cfg, generator=g(1)),
-        "noise_only_reinit": nf.gradient_clipping(state, request, replace(gc_cfg, init="zeros"), generator=g(1)),
-        "model_clipping": nf.model_clipping(state, request, nf.ModelClippingConfig(C2=0.1, sigma=0.1, gamma=0.1),
-                                            generator=g(1)),
-        "output_perturbation": nf.output_perturbation(state, request, nf.OutputPerturbationConfig(C0=0.1),
-                                                      generator=g(1)),
+        "gradient_clipping": gc.unlearn(state, request, gc_cfg, generator=g(1)),
+        "noise_only_reinit": gc.unlearn(state, request, replace(gc_cfg, init="zeros"), generator=g(1)),
+        "model_clipping": nf.ModelClipping().unlearn(state, request,
+                                                     nf.ModelClippingConfig(C2=0.1, sigma=0.1, gamma=0.1),
+                                                     generator=g(1)),
+        "output_perturbation": nf.OutputPerturbation().unlearn(state, request, nf.OutputPerturbationConfig(C0=0.1),
+                                                               generator=g(1)),
     }
     curves = accuracy_race(state, request, starts, epochs=3 if quick else 10)
     return epochs_to_accuracy(curves, [0.5, 0.8, 0.9] if quick else [0.5, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95])

@@ -1,12 +1,75 @@
-"""Certified Unlearning for Neural Networks (Koloskova et al. 2025): the experiments behind the CLI."""
+"""Certified Unlearning for Neural Networks (Koloskova et al. 2025): the experiments behind the CLI.
+
+Everything here is an experiment built on :mod:`unlearnkit.methods.noisy_finetune`: the digits profiles
+(:func:`nf_profile`, :data:`QUICK_FINETUNE`), the CLI runners (with the noise-only re-initialisation ablation,
+digest 004 pitfall 16), the DP-SGD + group privacy pipeline (:func:`dp_sgd_experiment`), the per-setting
+calibration table of notebook 04 (:func:`calibration_summary`) and the paper's Table 2 on our data
+(:func:`accuracy_race`, :func:`epochs_to_accuracy`).
+"""
 
 from __future__ import annotations
 
-from ..methods.noisy_finetune import (QUICK_FINETUNE, GradientClipping, GradientClippingConfig, ModelClipping,
-                                      ModelClippingConfig, OutputPerturbation, OutputPerturbationConfig, _nf_run,
-                                      dp_sgd_experiment)
+import math
+from dataclasses import replace
+from typing import Any, Mapping, Optional, Sequence
 
-__all__ = ["run_gradient_clipping", "run_model_clipping", "run_output_perturbation", "run_dp_sgd"]
+import numpy as np
+
+from .._validate import check_choice, check_int
+from ..core import Request
+from ..methods.noisy_finetune import (CleanFinetuneConfig, DPSGDConfig, GradientClipping, GradientClippingConfig,
+                                      ModelClipping, ModelClippingConfig, OutputPerturbation,
+                                      OutputPerturbationConfig, best_T, clean_finetune, dp_sgd_train, gc_epsilon,
+                                      gc_sigma, gc_sigma_closed_form, paper_T)
+from .centralized import CentralProfile, centralized_setup, run_centralized
+
+__all__ = ["run_gradient_clipping", "run_model_clipping", "run_output_perturbation", "run_dp_sgd", "nf_profile",
+           "QUICK_FINETUNE", "dp_sgd_experiment", "calibration_summary", "accuracy_race", "epochs_to_accuracy"]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Profiles (digits MLP, 10% random forget set, like the paper's MNIST setting)
+# ----------------------------------------------------------------------------------------------------------
+
+
+def nf_profile(name: str = "quick"):
+    """``"quick"``: digits, a 32-unit MLP (d = 2410), 300 SGD steps, forget a random 10% (135 samples).
+    ``"logistic"``: the same with softmax regression."""
+    from ..train import SGDConfig
+
+    check_choice("profile", name, ("quick", "logistic"))
+    train = SGDConfig(steps=300, lr=0.5, batch_size=32, weight_decay=5e-4)
+    if name == "logistic":
+        return CentralProfile(model="logreg", model_kwargs={}, train=train, request="samples", m=135)
+    return CentralProfile(model="mlp", model_kwargs={"hidden": (32,)}, train=train, request="samples", m=135)
+
+
+QUICK_FINETUNE = CleanFinetuneConfig(steps=150, lr=0.5, batch_size=32, weight_decay=5e-4)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# CLI runners (the rows of unlearnkit.experiments.registry.METHODS)
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _nf_run(method, config: Any, *, profile: str, seed: int, progress: bool, ablation: bool = False) -> dict:
+    from .. import make_generator
+    from ..evaluate import accuracy
+
+    prof = nf_profile(profile)
+    state, request = centralized_setup(prof, seed=seed, progress=progress)
+    out = run_centralized(method, config, profile=prof, seed=seed, progress=progress, setup=(state, request))
+    out["profile"] = profile
+    if ablation:
+        # digest 004 pitfall 16: same noise, same steps, but start from 0 instead of the trained model
+        res = method.unlearn(state, request, replace(config, init="zeros"), generator=make_generator(seed + 1))
+        ds = state.dataset
+        out["ablation_noise_only_reinit"] = {
+            "test_acc": accuracy(state.flat, res.params, ds.x_test, ds.y_test),
+            "test_acc_after_noisy_phase": accuracy(state.flat, res.extras["noisy"], ds.x_test, ds.y_test),
+            "grad_evals": int(res.cost.grad_evals),
+        }
+    return out
 
 
 def run_gradient_clipping(*, profile: str, seed: int, progress: bool, epsilon: float = 1.0, mode: str = "sound",
@@ -30,3 +93,123 @@ def run_output_perturbation(*, profile: str, seed: int, progress: bool, epsilon:
 
 def run_dp_sgd(*, profile: str, seed: int, progress: bool, epsilon: float = 50.0, mode: str = "sound", **kw) -> dict:
     return dp_sgd_experiment(profile=profile, seed=seed, epsilon=epsilon, mode=mode, progress=progress)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# DP-SGD + group privacy end to end (Sec. 4.2)
+# ----------------------------------------------------------------------------------------------------------
+
+
+def dp_sgd_experiment(*, profile: str = "quick", seed: int = 0, epsilon: float = 50.0, mode: str = "sound",
+                      k: Optional[int] = None, progress: bool = False) -> dict:
+    """The DP-SGD + group privacy baseline end to end, as a result dict (digest 004 section 2.7).
+
+    Trains with DP-SGD for the profile's number of steps so that group privacy covers the forget set (k = its
+    size, the paper uses a 0.5% forget set for this baseline; here ``k`` defaults to 1% of the data), then the
+    "unlearning" is clean fine-tuning on the retain set; retraining is the reference.
+    """
+    from .. import make_generator
+    from ..evaluate import report
+    from ..methods.baselines import Retrain, RetrainConfig
+
+    prof = nf_profile(profile)
+    state, _ = centralized_setup(replace(prof, train=replace(prof.train, steps=1)), seed=seed)
+    ds = state.dataset
+    k = k or max(1, ds.n_train // 100)
+    request = Request("samples", np.random.default_rng(seed).choice(ds.n_train, size=k, replace=False))
+    init = state.extras["init"]
+    conf = DPSGDConfig(epsilon=epsilon, delta=1e-5, k=k, steps=prof.train.steps, lr=0.5, batch_size=64, clip=1.0,
+                       mode=mode)
+    theta, cert, cost = dp_sgd_train(state.flat, ds, state.train_indices, conf, generator=make_generator(seed),
+                                     init=init)
+    st = state.replace(params=theta, config=prof.train, extras={**state.extras, "init": init})
+    x, fcost, _ = clean_finetune(st, request, theta, QUICK_FINETUNE, generator=make_generator(seed + 1))
+    retrained = Retrain().unlearn(st, request, RetrainConfig(), generator=make_generator(seed + 2))
+    metrics = report(st.flat, x, ds, request, retrained=retrained.params, original=theta,
+                     train_indices=st.train_indices)
+    return {"method": "dp_sgd", "profile": profile, "dataset": ds.name, "request": request.describe(),
+            "metrics": metrics, "certificate": cert.to_dict(),
+            "cost": {"grad_evals": int(fcost.grad_evals), "seconds": float(fcost.seconds),
+                     "retrain_grad_evals": int(retrained.cost.grad_evals),
+                     "retrain_seconds": float(retrained.cost.seconds), "train_grad_evals": int(cost.grad_evals)}}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Notebook 04's tables: one calibration setting, and the accuracy race of Table 2
+# ----------------------------------------------------------------------------------------------------------
+
+
+def calibration_summary(epsilon: float, delta: float, *, C0: float, C1: float, gamma: float, lam: float,
+                        T: int | None = None, d: int = 2410) -> dict[str, float]:
+    """All the numbers notebook 04 shows for one gradient-clipping setting (``T=None``: the paper's rule).
+
+    The paper's T (:func:`~unlearnkit.methods.noisy_finetune.paper_T`) and the best T, sigma in paper mode
+    (the tables' code), in sound mode (Theorem A.9 + Balle et al. 2020) and from the closed form of
+    Theorem 4.1, the epsilon the paper's sigma really certifies, and the noise norm next to the clipped
+    model's norm.
+    """
+    T_paper = paper_T(C0, C1, gamma, lam)
+    T = T_paper if T is None else check_int("T", T, low=1)
+    kw = dict(C0=C0, C1=C1, gamma=gamma, lam=lam, T=T)
+    s_paper = gc_sigma(epsilon, delta, **kw, mode="paper")
+    s_sound = gc_sigma(epsilon, delta, **kw, mode="sound")
+    T_best, s_best = best_T(epsilon, delta, C0=C0, C1=C1, gamma=gamma, lam=lam, T_max=max(2000, 2 * T))
+    r = 1.0 - gamma * lam
+    # the noise still present after T steps (each step's noise shrinks by r per later step) vs the clipped
+    # model's contribution, which weight decay shrinks to at most C0 r^T (indicative: gradient steps are nonlinear)
+    noise = s_sound * math.sqrt(d * sum(r ** (2 * k) for k in range(T)))
+    out = {"T": T, "T_paper": T_paper, "T_best": T_best, "sigma_paper": s_paper, "sigma_sound": s_sound,
+           "sigma_best": s_best, "eps_of_paper_sigma": gc_epsilon(s_paper, delta, **kw, mode="sound"),
+           "claimed_eps_of_paper_sigma": gc_epsilon(s_paper, delta, **kw, mode="paper"),
+           "ratio_sound_over_paper": s_sound / s_paper, "noise_norm": noise, "signal_norm": C0 * r**T}
+    if lam == 0 or 0.5 < gamma * lam < 1:
+        out["sigma_closed_form"] = gc_sigma_closed_form(epsilon, delta, **kw)
+    return out
+
+
+def accuracy_race(state, request, starts: Mapping[str, Any], *, epochs: int, batch_size: int = 32, lr: float = 0.5,
+                  weight_decay: float = 5e-4, seed: int = 0) -> dict[str, dict[str, list[float]]]:
+    """Fine-tune every start point on the retain set and record test accuracy after each epoch.
+
+    ``starts`` maps a name to a :class:`~unlearnkit.core.Result` of a noisy method (its noisy-phase
+    model ``extras["noisy"]`` is the start; its noisy steps are charged as a fraction of an epoch) or to a
+    tensor (e.g. the training initialisation: that curve is *retraining from scratch*).
+    """
+    import torch
+
+    from .. import make_generator
+    from ..evaluate import accuracy
+    from ..train import SGDConfig, run_sgd
+
+    check_int("epochs", epochs, low=1)
+    retain = request.retain(state.train_indices)
+    xr, yr = state.dataset.train_subset(retain)
+    spe = int(math.ceil(len(retain) / batch_size))
+    cfg = SGDConfig(steps=spe, lr=lr, batch_size=batch_size, weight_decay=weight_decay)
+    ds = state.dataset
+    out: dict[str, dict[str, list[float]]] = {}
+    for name, start in starts.items():
+        if isinstance(start, torch.Tensor):
+            x, offset = start.clone(), 0.0
+        else:
+            x, offset = start.extras["noisy"].clone(), start.extras.get("noisy_grad_evals", 0) / len(retain)
+        g = make_generator(seed)
+        accs = [accuracy(state.flat, x, ds.x_test, ds.y_test)]
+        for _ in range(epochs):
+            x, _, _ = run_sgd(state.flat, x, xr, yr, cfg, generator=g)
+            accs.append(accuracy(state.flat, x, ds.x_test, ds.y_test))
+        out[name] = {"epoch": [offset + e for e in range(epochs + 1)], "test_acc": accs}
+    return out
+
+
+def epochs_to_accuracy(curves: Mapping[str, Mapping[str, Sequence[float]]], targets: Sequence[float]
+                       ) -> list[dict[str, Any]]:
+    """Epochs each method needs to reach each target test accuracy (``None``: not reached), Table 2 style."""
+    rows = []
+    for t in targets:
+        row: dict[str, Any] = {"target": t}
+        for name, c in curves.items():
+            hit = [e for e, a in zip(c["epoch"], c["test_acc"]) if a >= t]
+            row[name] = round(hit[0], 2) if hit else None
+        rows.append(row)
+    return rows

@@ -1,51 +1,29 @@
 """Figures and explorers for certified noisy fine-tuning (Koloskova et al. 2025; notebook 04).
 
-- :func:`calibration_summary`: for (epsilon, delta, C0, C1, gamma, lambda, T) the paper's T and the best T,
-  sigma in paper mode (the tables' code), in sound mode (Theorem A.9 + Balle et al. 2020) and from the closed
-  form of Theorem 4.1, the epsilon the paper's sigma really certifies, and the noise norm next to the clipped
-  model's norm.
-- :class:`CalibrationExplorer`: sliders for all of them (C2 for model clipping too); sigma against T (paper
-  and sound, the U-shape of eq. 7) and the model-clipping delta decay (tight against printed recursion).
-- :func:`accuracy_race`: retraining against noisy fine-tuning methods on the same retain set, test accuracy per
-  epoch of fine-tuning, and :func:`epochs_to_accuracy` (the paper's Table 2 on our data).
+- :class:`CalibrationExplorer`: sliders for epsilon, delta, C0, C1, C2, gamma, lambda, T and d, showing the
+  table of :func:`unlearnkit.experiments.noisy_finetune_lab.calibration_summary`; sigma against T (paper and
+  sound, the U-shape of eq. 7) and the model-clipping delta decay (tight against printed recursion).
+- :func:`race_figure`: the curves of :func:`unlearnkit.experiments.noisy_finetune_lab.accuracy_race`
+  (retraining against the noisy fine-tuning methods, test accuracy per epoch: the paper's Table 2 on our data).
+- :func:`noisy_phase_figure`: a metric through the noisy phase and the clean fine-tuning after it.
+
+The numbers come from the experiments (:mod:`unlearnkit.experiments.noisy_finetune_lab`) and the public
+formulas of :mod:`unlearnkit.methods.noisy_finetune`; this module only draws.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
-from .._validate import check_int
+from ..experiments.noisy_finetune_lab import calibration_summary
 from ..methods import noisy_finetune as nf
 from ._explorer import Explorer
 
-__all__ = ["calibration_summary", "sigma_t_figure", "mc_delta_figure", "accuracy_race", "epochs_to_accuracy",
-           "race_figure", "noisy_phase_figure", "CalibrationExplorer"]
-
-
-def calibration_summary(epsilon: float, delta: float, *, C0: float, C1: float, gamma: float, lam: float,
-                        T: int | None = None, d: int = 2410) -> dict[str, float]:
-    """All the numbers notebook 04 shows for one gradient-clipping setting (``T=None``: the paper's rule)."""
-    T_paper = nf.paper_T(C0, C1, gamma, lam)
-    T = T_paper if T is None else check_int("T", T, low=1)
-    kw = dict(C0=C0, C1=C1, gamma=gamma, lam=lam, T=T)
-    s_paper = nf.gc_sigma(epsilon, delta, **kw, mode="paper")
-    s_sound = nf.gc_sigma(epsilon, delta, **kw, mode="sound")
-    T_best, s_best = nf.best_T(epsilon, delta, C0=C0, C1=C1, gamma=gamma, lam=lam, T_max=max(2000, 2 * T))
-    r = 1.0 - gamma * lam
-    # the noise still present after T steps (each step's noise shrinks by r per later step) vs the clipped
-    # model's contribution, which weight decay shrinks to at most C0 r^T (indicative: gradient steps are nonlinear)
-    noise = s_sound * math.sqrt(d * sum(r ** (2 * k) for k in range(T)))
-    out = {"T": T, "T_paper": T_paper, "T_best": T_best, "sigma_paper": s_paper, "sigma_sound": s_sound,
-           "sigma_best": s_best, "eps_of_paper_sigma": nf.gc_epsilon(s_paper, delta, **kw, mode="sound"),
-           "claimed_eps_of_paper_sigma": nf.gc_epsilon(s_paper, delta, **kw, mode="paper"),
-           "ratio_sound_over_paper": s_sound / s_paper, "noise_norm": noise, "signal_norm": C0 * r**T}
-    if lam == 0 or 0.5 < gamma * lam < 1:
-        out["sigma_closed_form"] = nf.gc_sigma_closed_form(epsilon, delta, **kw)
-    return out
+__all__ = ["sigma_t_figure", "mc_delta_figure", "race_figure", "noisy_phase_figure", "CalibrationExplorer"]
 
 
 def sigma_t_figure(epsilon: float, delta: float, *, C0: float, C1: float, gamma: float, lam: float,
@@ -73,54 +51,6 @@ def mc_delta_figure(epsilon: float, delta: float, *, C2: float, sigma: float, T:
                       xaxis={"title": "t"}, yaxis={"title": "log10 delta_t", "range": [-12, 0.2]}, width=560,
                       height=380)
     return fig
-
-
-def accuracy_race(state, request, starts: Mapping[str, Any], *, epochs: int, batch_size: int = 32, lr: float = 0.5,
-                  weight_decay: float = 5e-4, seed: int = 0) -> dict[str, dict[str, list[float]]]:
-    """Fine-tune every start point on the retain set and record test accuracy after each epoch.
-
-    ``starts`` maps a name to a :class:`~unlearnkit.core.Result` of a noisy method (its noisy-phase
-    model ``extras["noisy"]`` is the start; its noisy steps are charged as a fraction of an epoch) or to a
-    tensor (e.g. the training initialisation: that curve is *retraining from scratch*).
-    """
-    import torch
-
-    from .. import make_generator
-    from ..evaluate import accuracy
-    from ..train import SGDConfig, run_sgd
-
-    check_int("epochs", epochs, low=1)
-    retain = request.retain(state.train_indices)
-    xr, yr = state.dataset.train_subset(retain)
-    spe = int(math.ceil(len(retain) / batch_size))
-    cfg = SGDConfig(steps=spe, lr=lr, batch_size=batch_size, weight_decay=weight_decay)
-    ds = state.dataset
-    out: dict[str, dict[str, list[float]]] = {}
-    for name, start in starts.items():
-        if isinstance(start, torch.Tensor):
-            x, offset = start.clone(), 0.0
-        else:
-            x, offset = start.extras["noisy"].clone(), start.extras.get("noisy_grad_evals", 0) / len(retain)
-        g = make_generator(seed)
-        accs = [accuracy(state.flat, x, ds.x_test, ds.y_test)]
-        for _ in range(epochs):
-            x, _, _ = run_sgd(state.flat, x, xr, yr, cfg, generator=g)
-            accs.append(accuracy(state.flat, x, ds.x_test, ds.y_test))
-        out[name] = {"epoch": [offset + e for e in range(epochs + 1)], "test_acc": accs}
-    return out
-
-
-def epochs_to_accuracy(curves: Mapping[str, Mapping[str, Sequence[float]]], targets: Sequence[float]
-                       ) -> list[dict[str, Any]]:
-    """Epochs each method needs to reach each target test accuracy (``None``: not reached), Table 2 style."""
-    rows = []
-    for t in targets:
-        row: dict[str, Any] = {"target": t}
-        for name, c in curves.items():
-            hit = [e for e, a in zip(c["epoch"], c["test_acc"]) if a >= t]
-            row[name] = round(hit[0], 2) if hit else None
-        rows.append(row)
-    return rows
 
 
 def race_figure(curves: Mapping[str, Mapping[str, Sequence[float]]]) -> go.Figure:

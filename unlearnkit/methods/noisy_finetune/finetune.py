@@ -1,0 +1,107 @@
+"""The loops shared by the noisy fine-tuning methods (Koloskova et al., ICML 2025; digest 004 section 2).
+
+Every certified variant is "a noisy phase on the retain set, then clean fine-tuning on the retain set":
+
+- :func:`_noisy_loop`: ``T`` steps of ``x <- step(x, g) + N(0, sigma^2 I)`` with ``g`` the mean gradient of a
+  retain minibatch (eq. 3 and eq. 4 differ only in ``step``), fresh noise every step;
+- :func:`clean_finetune`: noise-free SGD on the retain set from the noisy model. It never touches the forget
+  set, so it is post-processing and keeps the certificate of the noisy phase (digest 004 section 2.6);
+- :func:`_finish`: runs the clean phase and assembles the :class:`~unlearnkit.core.Result`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from ..._validate import check_int, check_positive
+from ...core import Cost, Request, Result, Stopwatch, TrainedState, emit
+from ...privacy.noise import gaussian_noise
+
+__all__ = ["CleanFinetuneConfig", "clean_finetune"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CleanFinetuneConfig:
+    """Noise-free fine-tuning on the retain set after the noisy phase (free post-processing, digest 004 2.6).
+
+    Plain SGD (a fresh optimizer: no momentum state survives the noisy phase), constant step ``lr``, L2 weight
+    ``weight_decay`` in the loss, batches with replacement. ``steps=0`` skips it.
+    """
+
+    steps: int = 0
+    lr: float = 0.1
+    batch_size: int = 32
+    weight_decay: float = 5e-4
+    eval_every: int = 0
+
+    def __post_init__(self) -> None:
+        check_int("steps", self.steps, low=0)
+        check_positive("lr", self.lr)
+        check_int("batch_size", self.batch_size, low=1)
+        check_positive("weight_decay", self.weight_decay, allow_zero=True)
+        check_int("eval_every", self.eval_every, low=0)
+
+
+def _clip(v: torch.Tensor, C: float) -> torch.Tensor:
+    n = float(v.norm())
+    return v if n <= C else v * (C / n)
+
+
+def _start(state: TrainedState, init: str) -> torch.Tensor:
+    return torch.zeros_like(state.params) if init == "zeros" else state.params.detach().clone()
+
+
+def _noisy_loop(state: TrainedState, request: Request, x0: torch.Tensor, T: int, step: Callable, batch_size: int,
+                sigma: float, *, generator: torch.Generator, callback, eval_fn, tag: str):
+    retain = request.retain(state.train_indices)
+    xr, yr = state.dataset.train_subset(retain)
+    n = xr.shape[0]
+    x = x0
+    hist: list[dict[str, float]] = []
+    for t in range(T):
+        idx = torch.randint(0, n, (batch_size,), generator=generator, device=generator.device).to(xr.device)
+        g = state.flat.grad(x, xr[idx], yr[idx])
+        mean = step(x, g)
+        z = gaussian_noise(x, sigma, generator)
+        x = mean + z
+        rec = {"step": t + 1, "phase": 0.0, "noise_norm": float(z.norm()), "param_norm": float(x.norm())}
+        if eval_fn is not None:
+            rec.update(eval_fn(x))
+        hist.append(rec)
+        emit(callback, "noise", t + 1, **{k: v for k, v in rec.items() if k != "step"})
+    return x, hist, T * batch_size
+
+
+def clean_finetune(state: TrainedState, request: Request, x: torch.Tensor, config: CleanFinetuneConfig, *,
+                   generator: torch.Generator, callback=None, start_step: int = 0, progress: bool = False):
+    """Noise-free SGD on the retain set from ``x``.
+
+    Returns
+    -------
+    (x, cost, history)
+        The fine-tuned parameters, the :class:`~unlearnkit.core.Cost` and the per-step history of
+        :func:`unlearnkit.train.run_sgd` (empty when ``config.steps == 0``).
+    """
+    from ...train import SGDConfig, run_sgd
+
+    if config.steps == 0:
+        return x, Cost(), []
+    retain = request.retain(state.train_indices)
+    xr, yr = state.dataset.train_subset(retain)
+    cfg = SGDConfig(steps=config.steps, lr=config.lr, batch_size=config.batch_size,
+                    weight_decay=config.weight_decay, eval_every=config.eval_every)
+    return run_sgd(state.flat, x, xr, yr, cfg, generator=generator, start_step=start_step, callback=callback,
+                   progress=progress, desc="fine-tune")
+
+
+def _finish(state, request, x_noisy, hist, noisy_evals, cfg, cert, generator, callback, sw_seconds, progress):
+    with Stopwatch() as sw:
+        x, cost, fhist = clean_finetune(state, request, x_noisy, cfg.finetune, generator=generator,
+                                        callback=callback, start_step=len(hist), progress=progress)
+    history = hist + [{**h, "phase": 1.0} for h in fhist]
+    return Result(params=x, certificate=cert, history=history,
+                  cost=Cost(grad_evals=noisy_evals + cost.grad_evals, seconds=sw_seconds + sw.seconds),
+                  extras={"noisy": x_noisy, "noisy_grad_evals": noisy_evals})
