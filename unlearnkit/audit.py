@@ -593,16 +593,16 @@ def _recipe_retrain(mode: str, eps: float, delta: float, task: ToyTask, consts: 
 
 
 def _recipe_d2d(mode: str, eps: float, delta: float, task: ToyTask, consts: Any):
-    from .methods import d2d
+    from .methods.descend_rewind import D2D, D2DConfig
 
-    return d2d.unlearn, d2d.D2DConfig(K=task.steps // 2, epsilon=eps, delta=delta, constants=consts, mode=mode), \
+    return D2D().unlearn, D2DConfig(K=task.steps // 2, epsilon=eps, delta=delta, constants=consts, mode=mode), \
         "retrain_plus_noise"
 
 
 def _recipe_r2d(mode: str, eps: float, delta: float, task: ToyTask, consts: Any):
-    from .methods import r2d
+    from .methods.descend_rewind import R2D, R2DConfig
 
-    return r2d.unlearn, r2d.R2DConfig(K=task.steps // 2, epsilon=eps, delta=delta, constants=consts, mode=mode), \
+    return R2D().unlearn, R2DConfig(K=task.steps // 2, epsilon=eps, delta=delta, constants=consts, mode=mode), \
         "retrain_plus_noise"
 
 

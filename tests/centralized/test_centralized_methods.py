@@ -8,7 +8,7 @@ import torch
 import unlearnkit as uk
 from unlearnkit import data, evaluate
 from unlearnkit.constants import estimate_constants, logistic_constants
-from unlearnkit.methods import d2d, r2d
+from unlearnkit.methods.descend_rewind import d2d, r2d
 from unlearnkit.methods import noisy_finetune as nf
 from unlearnkit.core import Request
 from unlearnkit.models import FlatParams, make_model
@@ -37,8 +37,8 @@ def test_r2d_moves_towards_retraining(setup):
     state = train_sgd(flat, ds, None, cfg, generator=uk.make_generator(0), init=w0)
     ret = train_sgd(flat, ds, req.retain(np.arange(ds.n_train)), cfg, generator=uk.make_generator(1), init=w0).params
     c = logistic_constants(lam=LAM, radius=R)
-    res = r2d.unlearn(state, req, r2d.R2DConfig(K=60, epsilon=1.0, delta=1e-5, constants=c),
-                      generator=uk.make_generator(2))
+    res = r2d.R2D().unlearn(state, req, r2d.R2DConfig(K=60, epsilon=1.0, delta=1e-5, constants=c),
+                            generator=uk.make_generator(2))
     u = res.extras["noiseless"]
     assert evaluate.distance(u, ret) < 0.5 * evaluate.distance(state.params, ret)
     cert = res.certificate
@@ -52,13 +52,14 @@ def test_r2d_moves_towards_retraining(setup):
 def test_psgd_r2d_certificate(setup):
     ds, flat, cfg, state, req, _ = setup
     c = logistic_constants(lam=LAM, radius=R)
-    res = r2d.unlearn(state, req, r2d.R2DConfig(K=75, epsilon=1.0, constants=c), generator=uk.make_generator(2))
+    res = r2d.R2D().unlearn(state, req, r2d.R2DConfig(K=75, epsilon=1.0, constants=c), generator=uk.make_generator(2))
     assert res.certificate.constants["provenance"] == "reconstructed" and res.certificate.constants["K"] == 75
     assert res.cost.grad_evals == 75 * cfg.batch_size < cfg.steps * cfg.batch_size
-    paper = r2d.unlearn(state, req, r2d.R2DConfig(K=75, epsilon=0.5, mode="paper", constants=c),
-                        generator=uk.make_generator(2))
+    paper = r2d.R2D().unlearn(state, req, r2d.R2DConfig(K=75, epsilon=0.5, mode="paper", constants=c),
+                              generator=uk.make_generator(2))
     assert paper.certificate.mode == "paper"
-    full = r2d.unlearn(state, req, r2d.R2DConfig(K=100, epsilon=1.0, constants=c), generator=uk.make_generator(2))
+    full = r2d.R2D().unlearn(state, req, r2d.R2DConfig(K=100, epsilon=1.0, constants=c),
+                             generator=uk.make_generator(2))
     assert full.certificate.sigma == 0  # K = T: retraining, no noise
 
 
@@ -68,24 +69,24 @@ def test_r2d_uncertified_cases(setup):
     from dataclasses import replace
 
     st2 = state.replace(config=replace(cfg, sampling="without_replacement"))
-    res = r2d.unlearn(st2, req, r2d.R2DConfig(K=50, constants=c), generator=uk.make_generator(0))
+    res = r2d.R2D().unlearn(st2, req, r2d.R2DConfig(K=50, constants=c), generator=uk.make_generator(0))
     assert res.certificate.mode == "none" and "not certified" in res.certificate.note
     x, y = ds.train_subset(np.arange(64))
     est = estimate_constants(flat, x, y, radius=R, weight_decay=LAM, n_points=4, generator=uk.make_generator(0))
     assert not est.certified and est.G <= c.G + 1e-6  # probing finds a lower bound of the analytic G
-    res = r2d.unlearn(state, req, r2d.R2DConfig(K=50, constants=est), generator=uk.make_generator(0))
+    res = r2d.R2D().unlearn(state, req, r2d.R2DConfig(K=50, constants=est), generator=uk.make_generator(0))
     assert res.certificate.mode == "none" and "estimated" in res.certificate.note
     with pytest.raises(ValueError, match="K"):
-        r2d.unlearn(state, req, r2d.R2DConfig(K=30, constants=c), generator=uk.make_generator(0))
+        r2d.R2D().unlearn(state, req, r2d.R2DConfig(K=30, constants=c), generator=uk.make_generator(0))
 
 
 def test_d2d_without_noise_is_finetuning(setup):
     ds, flat, cfg, state, req, ret = setup
-    res = d2d.unlearn(state, req, d2d.D2DConfig(K=50, epsilon=None), generator=uk.make_generator(0))
+    res = d2d.D2D().unlearn(state, req, d2d.D2DConfig(K=50, epsilon=None), generator=uk.make_generator(0))
     assert res.certificate is None
     assert torch.equal(res.params, res.extras["noiseless"])
     c = logistic_constants(lam=LAM, radius=R)
-    res = d2d.unlearn(state, req, d2d.D2DConfig(K=50, constants=c, delta=1e-3), generator=uk.make_generator(0))
+    res = d2d.D2D().unlearn(state, req, d2d.D2DConfig(K=50, constants=c, delta=1e-3), generator=uk.make_generator(0))
     assert res.certificate.mode == "sound" and res.certificate.constants["moment"] == "second"
     m, n = req.m, ds.n_train
     kw = dict(K=800, constants=c, delta=1e-3, mode="paper")  # paper mode: no diameter cap, so both uncapped
@@ -97,8 +98,8 @@ def test_d2d_without_noise_is_finetuning(setup):
     with pytest.raises(ValueError, match="K=100"):
         d2d.d2d_certificate(d2d.D2DConfig(K=100, constants=c, delta=1e-3, publish="perfect"), cfg, m=m, n=n, d=flat.d)
     with pytest.raises(ValueError, match="strongly convex"):
-        d2d.unlearn(state, req, d2d.D2DConfig(K=5, constants=logistic_constants(lam=0.0, radius=R)),
-                    generator=uk.make_generator(0))
+        d2d.D2D().unlearn(state, req, d2d.D2DConfig(K=5, constants=logistic_constants(lam=0.0, radius=R)),
+                          generator=uk.make_generator(0))
 
 
 def test_every_noisy_step_draws_fresh_noise(setup):
@@ -111,8 +112,8 @@ def test_every_noisy_step_draws_fresh_noise(setup):
     for a, b in [(0, 1), (1, 2), (0, 2)]:
         assert not torch.allclose(seen[a], seen[b], atol=1e-3)
         assert not torch.allclose(seen[a], -seen[b], atol=1e-3)
-    g1 = r2d.noise(torch.zeros(5), 1.0, uk.make_generator(0))
-    g2 = r2d.noise(torch.zeros(5), 1.0, uk.make_generator(0))
+    g1 = r2d.add_output_noise(torch.zeros(5), 1.0, uk.make_generator(0))
+    g2 = r2d.add_output_noise(torch.zeros(5), 1.0, uk.make_generator(0))
     assert torch.equal(g1, g2)  # same seed, same noise: reproducible
 
 
@@ -164,9 +165,9 @@ def test_coupled_replay_on_real_data(setup):
     assert all(int(b.max()) < xr.shape[0] for b in batches)
     ret, _, _ = run_sgd(flat, state.extras["init"], xr, yr, replace(cfg, checkpoint_every=0),
                         generator=uk.make_generator(0), batches=batches)
-    res = r2d.unlearn(state, req, r2d.R2DConfig(K=cfg.steps, epsilon=None), generator=uk.make_generator(5),
-                      batches=batches)
+    res = r2d.R2D(batches=batches).unlearn(state, req, r2d.R2DConfig(K=cfg.steps, epsilon=None),
+                                           generator=uk.make_generator(5))
     assert torch.allclose(res.params, ret)
-    half = r2d.unlearn(state, req, r2d.R2DConfig(K=50, epsilon=None), generator=uk.make_generator(5),
-                       batches=batches[50:])
+    half = r2d.R2D(batches=batches[50:]).unlearn(state, req, r2d.R2DConfig(K=50, epsilon=None),
+                                                 generator=uk.make_generator(5))
     assert evaluate.distance(half.params, ret) < evaluate.distance(state.params, ret)

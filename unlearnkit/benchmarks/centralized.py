@@ -39,10 +39,10 @@ def epochs_to_accuracy_bench(*, quick: bool) -> list[dict]:
                                         "(digits softmax regression, noise-free)")
 def r2d_cost_bench(*, quick: bool) -> list[dict]:
     from ..experiments import centralized_setup
-    from ..methods import r2d
+    from ..experiments.descend_rewind_lab import central_profile
     from ..viz.descend_rewind import digits_k_sweep
 
-    state, request = centralized_setup(r2d.central_profile("quick"), seed=0)
+    state, request = centralized_setup(central_profile("quick"), seed=0)
     Ks = [0, 100, 200] if quick else [0, 40, 80, 120, 160, 200]
     rows, _ = digits_k_sweep(state, request, Ks)
     for r in rows:

@@ -1,15 +1,97 @@
-"""Descend or Rewind? (Mu & Klabjan 2025): the D2D and R2D experiments behind ``python -m unlearnkit run``."""
+"""Descend or Rewind? (Mu & Klabjan 2025): the D2D and R2D experiments behind ``python -m unlearnkit run``.
+
+The profiles (data, model, training and loss constants shared by both runners), the runners, and the
+noise-free K sweep on batches coupled to training (digest 003 Algorithm 6 on real data). The methods
+themselves live in :mod:`unlearnkit.methods.descend_rewind`.
+"""
 
 from __future__ import annotations
 
-from typing import Optional
+from dataclasses import replace
+from typing import Any, Optional, Sequence
+
+import torch
 
 from .. import make_generator
-from ..methods.d2d import D2D, D2DConfig
-from ..methods.r2d import R2D, R2DConfig, central_profile, profile_constants
-from .centralized import centralized_setup, run_centralized
+from .._validate import check_choice
+from ..constants import Constants
+from ..core import Request, TrainedState
+from ..methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig
+from .centralized import CentralProfile, centralized_setup, run_centralized
 
-__all__ = ["run_descend_rewind", "run_d2d", "run_r2d"]
+__all__ = ["LAM", "RADIUS", "central_profile", "profile_constants", "coupled_k_sweep", "run_descend_rewind",
+           "run_d2d", "run_r2d"]
+
+#: L2 weight and projection radius of every profile: analytic constants hold on this ball
+LAM = 0.01
+RADIUS = 10.0
+
+
+def central_profile(name: str) -> CentralProfile:
+    """Experiment profiles shared by the R2D and D2D runners.
+
+    ``"quick"``: digits, softmax regression on unit-ball features (+ bias), L2 weight 0.01, projection radius
+    10, 200 PSGD steps with replacement at step 0.4: analytic constants, so certificates are real.
+    ``"synthetic"``: binary logistic regression on the unit-ball synthetic data. ``"mlp"``: digits MLP; its
+    constants can only be estimated, so its certificates are ``mode="none"``.
+    """
+    from ..train import SGDConfig
+
+    check_choice("profile", name, ("quick", "synthetic", "mlp"))
+    train = SGDConfig(steps=200, lr=0.4, batch_size=32, weight_decay=LAM, radius=RADIUS, checkpoint_every=20)
+    if name == "synthetic":
+        return CentralProfile(dataset="synthetic", dataset_kwargs={"n_train": 1000, "n_test": 500, "dim": 20},
+                              model="logreg", model_kwargs={}, loss="logistic", train=train, request="samples",
+                              m=50, unit_ball=True)
+    if name == "mlp":
+        return CentralProfile(model="mlp", model_kwargs={"hidden": (32,)}, train=train, request="samples", m=60,
+                              unit_ball=True)
+    return CentralProfile(model="logreg", model_kwargs={}, train=train, request="samples", m=60, unit_ball=True)
+
+
+def profile_constants(name: str, state: TrainedState, *, generator: torch.Generator) -> Constants:
+    """Analytic constants for the convex profiles, estimated ("not certified") ones for the MLP."""
+    from ..constants import estimate_constants, logistic_constants, softmax_constants
+
+    if name == "synthetic":
+        return logistic_constants(lam=LAM, radius=RADIUS, bias=True)
+    if name == "quick":
+        return softmax_constants(n_classes=state.dataset.n_classes, lam=LAM, radius=RADIUS, bias=True)
+    x, y = state.dataset.train_subset(state.train_indices[:128])
+    return estimate_constants(state.flat, x, y, radius=RADIUS, weight_decay=LAM, n_points=4, n_samples=128,
+                              generator=generator)
+
+
+def coupled_k_sweep(state: TrainedState, request: Request, Ks: Sequence[int], *, batches: Sequence[Any],
+                    epsilon: Optional[float] = None, constants: Optional[Constants] = None,
+                    seed: int = 0) -> tuple[list[dict[str, float]], torch.Tensor]:
+    """R2D and D2D (noise-free D2D) for each K, on batches coupled to training (digest 003 Algorithm 6).
+
+    ``batches`` are the retraining run's minibatches (positions into the retain set, one per step, from
+    :func:`unlearnkit.coupled.coupled_retrain_batches`). Retrains on them; R2D replays their last K from the
+    checkpoint ``T - K`` and D2D runs the same K batches from ``w_T``. Returns ``(rows, retrained_params)``.
+    """
+    from ..evaluate import report
+    from ..train import run_sgd
+
+    cfg = state.config
+    xr, yr = state.dataset.train_subset(request.retain(state.train_indices))
+    retrained, _, _ = run_sgd(state.flat, state.extras["init"], xr, yr, replace(cfg, checkpoint_every=0),
+                              generator=make_generator(seed), batches=batches)
+    T = cfg.steps
+    rows = []
+    for K in Ks:
+        K = int(K)
+        tail = batches[T - K:]
+        for name, method, conf in [("R2D", R2D(batches=tail), R2DConfig(K=K, epsilon=epsilon, constants=constants)),
+                                   ("D2D", D2D(batches=tail), D2DConfig(K=K, epsilon=None))]:
+            res = method.unlearn(state, request, conf, generator=make_generator(seed + K))
+            m = report(state.flat, res.params, state.dataset, request, retrained=retrained,
+                       train_indices=state.train_indices)
+            rows.append({"method": name, "K": K, **{k: m[k] for k in ("test_acc", "forget_acc", "retain_acc",
+                                                                      "mia_auc", "dist_to_retrain")},
+                         "grad_evals": int(res.cost.grad_evals)})
+    return rows, retrained
 
 
 def run_descend_rewind(method, make_config, *, profile: str, seed: int, progress: bool, **kw) -> dict:

@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 
 from .._validate import check_int
 from ..coupled import CoupledRun, simulate
-from ..methods import r2d
+from ..methods.descend_rewind import descend_rewind_sigma, diameter_cap_sigma, psgd_r2d_sensitivity
 from ..toy import TOY_REGIMES, make_toy
 from ._explorer import Explorer
 
@@ -137,35 +137,15 @@ def digits_k_sweep(state, request, Ks: Sequence[int], *, epsilon: float | None =
                    seed: int = 0) -> tuple[list[dict[str, float]], Any]:
     """Noise-free R2D and D2D for each K, on batches coupled to training (digest 003 Algorithm 6 on real data).
 
-    Retrains on :func:`~unlearnkit.coupled.coupled_retrain_batches`; R2D replays their last K batches from the
-    checkpoint ``T - K`` and D2D runs the same K batches from ``w_T``. Returns ``(rows, retrained_params)``.
+    Draws the retraining batches with :func:`~unlearnkit.coupled.coupled_retrain_batches` and runs
+    :func:`~unlearnkit.experiments.descend_rewind_lab.coupled_k_sweep` on them: R2D replays their last K batches
+    from the checkpoint ``T - K`` and D2D runs the same K batches from ``w_T``. Returns ``(rows, retrained_params)``.
     """
-    from dataclasses import replace
-
-    from .. import make_generator
     from ..coupled import coupled_retrain_batches
-    from ..evaluate import report
-    from ..methods import d2d
-    from ..train import run_sgd
+    from ..experiments.descend_rewind_lab import coupled_k_sweep
 
-    cfg = state.config
     batches = coupled_retrain_batches(state, request, rng=np.random.default_rng(seed))
-    xr, yr = state.dataset.train_subset(request.retain(state.train_indices))
-    retrained, _, _ = run_sgd(state.flat, state.extras["init"], xr, yr, replace(cfg, checkpoint_every=0),
-                              generator=make_generator(seed), batches=batches)
-    T = cfg.steps
-    rows = []
-    for K in Ks:
-        K = int(K)
-        for name, mod, conf in [("R2D", r2d, r2d.R2DConfig(K=K, epsilon=epsilon, constants=constants)),
-                                ("D2D", d2d, d2d.D2DConfig(K=K, epsilon=None))]:
-            res = mod.unlearn(state, request, conf, generator=make_generator(seed + K), batches=batches[T - K:])
-            m = report(state.flat, res.params, state.dataset, request, retrained=retrained,
-                       train_indices=state.train_indices)
-            rows.append({"method": name, "K": K, **{k: m[k] for k in ("test_acc", "forget_acc", "retain_acc",
-                                                                      "mia_auc", "dist_to_retrain")},
-                         "grad_evals": int(res.cost.grad_evals)})
-    return rows, retrained
+    return coupled_k_sweep(state, request, Ks, batches=batches, epsilon=epsilon, constants=constants, seed=seed)
 
 
 def k_sweep_figure(rows: Sequence[dict[str, Any]], metric: str = "forget_acc") -> go.Figure:
@@ -262,10 +242,10 @@ class SigmaExplorer(Explorer):
         Ks = np.arange(0, p["T"] + 1, 5)
         out = {}
         for reg in TOY_REGIMES:
-            ds = [r2d.psgd_r2d_sensitivity(reg, G=p["G"], L=p["L"], mu=p["mu"], eta=p["eta"], T=p["T"], K=int(K),
-                                           m=self.m.value, n=p["n"]) for K in Ks]
-            out[reg] = np.array([r2d.calibrate_sigma(d, self.eps.value, delta, mode=self.mode.value) for d in ds])
-        cap = r2d.diameter_cap_sigma(p["radius"], self.eps.value, delta, mode=self.mode.value)
+            ds = [psgd_r2d_sensitivity(reg, G=p["G"], L=p["L"], mu=p["mu"], eta=p["eta"], T=p["T"], K=int(K),
+                                       m=self.m.value, n=p["n"]) for K in Ks]
+            out[reg] = np.array([descend_rewind_sigma(d, self.eps.value, delta, mode=self.mode.value) for d in ds])
+        cap = diameter_cap_sigma(p["radius"], self.eps.value, delta, mode=self.mode.value)
         return Ks, out, cap
 
     def update(self) -> None:

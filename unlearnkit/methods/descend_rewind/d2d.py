@@ -34,97 +34,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Any, Optional, Sequence
 
 import torch
 
-from .._validate import check_choice, check_int, check_positive, check_probability
-from ..constants import NOT_CERTIFIED_NOTE, Constants
-from ..core import Certificate
-from ..core import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
-from .r2d import calibrate_sigma, diameter_cap_sigma, noise
+from ..._validate import check_choice, check_int, check_positive, check_probability
+from ...constants import NOT_CERTIFIED_NOTE, Constants
+from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
+from .bounds import PAPER_NEEL, PAPER_SGD, descend_rewind_sigma, diameter_cap_sigma, gd_d2d_contraction, \
+    gd_d2d_sensitivity, neel_initial_iterations, neel_sigma, sgd_d2d_sensitivity_derived
+from .r2d import add_output_noise
 
-__all__ = ["sgd_d2d_sensitivity_derived", "neel_sigma", "neel_initial_iterations", "gd_d2d_sensitivity",
-           "D2DConfig", "d2d_certificate", "unlearn"]
-
-PAPER_SGD = "Mu & Klabjan 2025, Thm 4.10 (derived substitute, digest 003 3.4) + Lemma 4.4"
-PAPER_NEEL = "Neel, Roth & Sharifi-Malvajerdi 2021, Thm 3.1 (descent-to-delete compute_sigma)"
-
-
-def _gd_gamma(eta: float, L: float, mu: float) -> float:
-    # contraction of one GD step on an L-smooth mu-strongly convex function: max(|1 - eta mu|, |1 - eta L|);
-    # equals (L - mu)/(L + mu) at eta = 2/(L + mu), Neel et al.'s step
-    if eta > 2.0 / (L + mu) * (1 + 1e-12):
-        raise ValueError(f"eta={eta!r} is out of range: full-batch D2D needs eta in (0, 2/(L+mu)] = "
-                         f"(0, {2.0 / (L + mu):.6g}]")
-    return max(abs(1.0 - eta * mu), abs(1.0 - eta * L))
-
-
-def sgd_d2d_sensitivity_derived(*, L: float, mu: float, F0: float, eta: float, b: int, T: int, K: int, m: int,
-                                n: int, extra_init_var: float = 0.0) -> float:
-    """``Delta_2 >= sqrt(E||u_K - w'_T||^2)`` for SGD-D2D (digest 003 section 3.4) [derived].
-
-    ``extra_init_var`` adds ``E||Z||^2`` to the start of unlearning (perfect publishing mode).
-    """
-    check_positive("L", L)
-    check_positive("mu", mu)
-    check_positive("F0", F0, allow_zero=True)
-    check_positive("eta", eta)
-    check_int("b", b, low=1)
-    check_int("T", T, low=1)
-    check_int("K", K, low=0)
-    check_int("n", n, low=2)
-    check_int("m", m, low=1, high=n - 1)
-    if eta > 1.0 / (2.0 * L):
-        raise ValueError(f"eta={eta!r} is out of range: the derived SGD-D2D bound needs eta in (0, 1/(2L)] = "
-                         f"(0, {1.0 / (2.0 * L):.6g}]")
-    q = 1.0 - eta * mu
-    R0sq = 2.0 * F0 / mu
-    N = 4.0 * eta * L * F0 / (b * mu)
-    beta_m = (m / (n * mu)) * math.sqrt(2.0 * L * F0) * (1.0 + math.sqrt(L / mu))
-    E_T = 2.0 * (q**T * R0sq + N) + 2.0 * beta_m**2
-    return math.sqrt(2.0 * (q**K * (E_T + extra_init_var) + N) + 2.0 * (q**T * R0sq + N))
-
-
-def gd_d2d_sensitivity(*, G: float, L: float, mu: float, eta: float, radius: float, T: int, I: int, m: int,
-                       n: int, extra_init: float = 0.0) -> float:
-    """Deterministic ``||u_I - w'_T||`` for full-batch projected GD-D2D, one request of m deletions [derived].
-
-    ``gamma^I (2R gamma^T + 2 G m / (mu n) + extra_init) + 2R gamma^T``: training and retraining each end within
-    ``2R gamma^T`` of their (constrained) minimisers, the minimisers differ by at most ``2 G m / (mu n)``, and
-    the I unlearning steps contract the gap by ``gamma^I``. ``extra_init`` is a bound on the norm of noise
-    already added to the start (perfect publishing).
-    """
-    check_positive("G", G)
-    check_positive("radius", radius)
-    check_int("T", T, low=1)
-    check_int("I", I, low=0)
-    check_int("n", n, low=2)
-    check_int("m", m, low=1, high=n - 1)
-    g = _gd_gamma(eta, L, mu)
-    gT = 2.0 * radius * g**T
-    return g**I * (gT + 2.0 * G * m / (mu * n) + extra_init) + gT
-
-
-def neel_initial_iterations(*, G: float, L: float, mu: float, n: int, I: int, radius: float) -> int:
-    """Training length Neel et al. assume: ``I + log(D mu n / (2 M)) / log(1/gamma)`` with ``D = 2R`` (DescDel)."""
-    g = (L - mu) / (L + mu)
-    extra = math.log(max(2 * radius * mu * n / (2 * G), 1.0)) / math.log(1.0 / g)
-    return int(math.ceil(I + extra))
-
-
-def neel_sigma(epsilon: float, delta: float, *, G: float, L: float, mu: float, n: int, I: int, m: int = 1) -> float:
-    """The paper-mode D2D noise (peers.md A.4): ``4 sqrt2 M g^I / (mu n (1-g^I) (sqrt(ln 1/d + e) - sqrt(ln 1/d)))``.
-
-    ``g = (L - mu)/(L + mu)``, ``M = G``; times ``m`` for m deletions at once (our extension, named here).
-    """
-    check_positive("epsilon", epsilon)
-    check_probability("delta", delta, allow_zero=False, allow_one=False)
-    check_positive("mu", mu)
-    check_int("I", I, low=1)
-    g = (L - mu) / (L + mu)
-    lg = math.log(1.0 / delta)
-    return m * 4.0 * math.sqrt(2.0) * G * g**I / (mu * n * (1.0 - g**I) * (math.sqrt(lg + epsilon) - math.sqrt(lg)))
+__all__ = ["D2DConfig", "D2D", "d2d_certificate"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -202,11 +123,11 @@ def d2d_certificate(config: D2DConfig, train_cfg, *, m: int, n: int, d: int) -> 
         source, provenance, kind, dsum = PAPER_NEEL, "paper (code formula, x m)", "zCDP Gaussian", math.nan
     elif theorem == "neel":
         delta_z = delta / 2 if perfect else 0.0
-        unit = calibrate_sigma(1.0, eps, delta - delta_z, kind="deterministic", mode="sound")
+        unit = descend_rewind_sigma(1.0, eps, delta - delta_z, kind="deterministic", mode="sound")
         base = gd_d2d_sensitivity(G=c.G, L=c.L, mu=c.mu, eta=eta, radius=train_cfg.radius, T=T, I=config.K, m=m, n=n)
         slope = 0.0
         if perfect:  # Delta(sigma) = base + gamma^K sigma (sqrt d + sqrt(2 ln(1/delta_z)))
-            slope = _gd_gamma(eta, c.L, c.mu) ** config.K * (math.sqrt(d) + math.sqrt(2 * math.log(1 / delta_z)))
+            slope = gd_d2d_contraction(eta, c.L, c.mu) ** config.K * (math.sqrt(d) + math.sqrt(2 * math.log(1 / delta_z)))
         if unit * slope >= 1:
             raise ValueError(f"K={config.K!r} is too small for publish='perfect': the published noise is not "
                              "contracted enough (need gamma^K * (sqrt d + ...) * sigma-per-unit < 1)")
@@ -215,7 +136,7 @@ def d2d_certificate(config: D2DConfig, train_cfg, *, m: int, n: int, d: int) -> 
         source, provenance, kind = "full-batch projected GD-D2D, derived single-request bound", "derived", "deterministic"
     else:
         kind = "second"
-        unit = calibrate_sigma(1.0, eps, delta, kind="second", mode=config.mode)
+        unit = descend_rewind_sigma(1.0, eps, delta, kind="second", mode=config.mode)
         base = sgd_d2d_sensitivity_derived(L=c.L, mu=c.mu, F0=c.F0, eta=eta, b=b, T=T, K=config.K, m=m, n=n)
         if perfect:  # Delta^2 = base^2 + 2 q^K d sigma^2
             coef = 2.0 * (1.0 - eta * c.mu) ** config.K * d
@@ -248,16 +169,16 @@ def d2d_certificate(config: D2DConfig, train_cfg, *, m: int, n: int, d: int) -> 
                                      mode=cert_mode, constants=consts, note=note)
 
 
-def unlearn(state: TrainedState, request: Request, config: D2DConfig, *, generator: torch.Generator,
-            callback: Optional[Callback] = None, progress: bool = False,
-            published: Optional[torch.Tensor] = None, batches=None) -> Result:
+def _unlearn(state: TrainedState, request: Request, config: D2DConfig, *, generator: torch.Generator,
+             callback: Optional[Callback] = None, progress: bool = False,
+             published: Optional[torch.Tensor] = None, batches=None) -> Result:
     """SGD-D2D / GD-D2D (Algorithm 2b): K steps on the retain set from the final model, then noise.
 
     ``publish="perfect"`` starts from ``published`` (the noisy model that was released; drawn here with the
     same sigma when not given). ``batches`` (positions into the retain set) replaces the drawn minibatches,
     for coupled simulations. ``extras["noiseless"]`` holds the iterate before the final noise.
     """
-    from ..train import run_sgd
+    from ...train import run_sgd
 
     cfg = state.config
     if cfg is None:
@@ -269,7 +190,7 @@ def unlearn(state: TrainedState, request: Request, config: D2DConfig, *, generat
     with Stopwatch() as sw:
         start = state.params
         if config.publish == "perfect":
-            start = published if published is not None else noise(state.params, sigma, generator)
+            start = published if published is not None else add_output_noise(state.params, sigma, generator)
         x, y = state.dataset.train_subset(retain)
         if config.K > 0:
             u, cost, hist = run_sgd(state.flat, start, x, y, replace(cfg, checkpoint_every=0), generator=generator,
@@ -277,17 +198,33 @@ def unlearn(state: TrainedState, request: Request, config: D2DConfig, *, generat
                                     desc="D2D", batches=batches)
         else:
             u, cost, hist = start.clone(), Cost(), []
-        out = noise(u, sigma, generator)
+        out = add_output_noise(u, sigma, generator)
     emit(callback, "noise", cfg.steps + config.K, sigma=sigma, noise_norm=float((out - u).norm()))
     return Result(params=out, certificate=cert, history=hist, cost=Cost(grad_evals=cost.grad_evals, seconds=sw.seconds),
                   extras={"noiseless": u, "sigma": sigma})
 
 
 class D2D:
-    """The shared calling shape: ``D2D().unlearn(state, request, D2DConfig(...), generator=g)``."""
+    """Descent-to-Delete: ``D2D().unlearn(state, request, D2DConfig(...), generator=g)``.
+
+    Parameters
+    ----------
+    published:
+        ``publish="perfect"`` only: the noisy model that was released, where unlearning starts. ``None``
+        (default) draws it here from ``generator`` with the run's sigma.
+    batches:
+        For a coupled simulation (digest 003 Algorithm 6): the K minibatches to run, positions into the retain
+        set, instead of batches drawn from ``generator``. ``None`` (default) draws them.
+    """
 
     name = "d2d"
 
+    def __init__(self, *, published: Optional[torch.Tensor] = None, batches: Optional[Sequence[Any]] = None) -> None:
+        self.published = published
+        self.batches = batches
+
     def unlearn(self, state: TrainedState, request: Request, config: D2DConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
-        return unlearn(state, request, config, generator=generator, callback=callback, progress=progress)
+        """Unlearn ``request`` from ``state`` (Algorithm 2b); ``extras["noiseless"]`` holds the iterate before noise."""
+        return _unlearn(state, request, config, generator=generator, callback=callback, progress=progress,
+                        published=self.published, batches=self.batches)

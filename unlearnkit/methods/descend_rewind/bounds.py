@@ -1,0 +1,375 @@
+"""The certificates of "Descend or Rewind?" as plain formulas: sensitivities, noise and their inverses.
+
+Mu & Klabjan, "Descend or Rewind? Stochastic Gradient Descent Unlearning" (arXiv 2511.15983, digest 003), the
+full-batch predecessor (Mu & Klabjan, NeurIPS 2025) and Neel, Roth & Sharifi-Malvajerdi (ALT 2021). Pure
+maths (math, numpy, scipy; no torch), shared by :mod:`.r2d` and :mod:`.d2d`. The seed lost most formulas,
+so each carries its provenance:
+
+- **PSGD-R2D, Theorem 4.5 / A.14** [reconstructed]: ``E||u_T - w'_T|| <= rho^K (2 eta G m / n) S_{T-K}(rho)``
+  with ``rho = 1 - eta mu`` (strongly convex), 1 (convex) or ``1 + eta L`` (nonconvex) and
+  ``S_j(rho) = (rho^j - 1)/(rho - 1)`` (``j`` when ``rho = 1``); batches *with replacement*.
+- **SGD-R2D without projection, Theorem 4.9** [derived substitute]: the paper gives only O~(.); we use the
+  explicit sound bound of digest 003 section 3.3 (``sqrt(m/n)`` scaling, no bounded gradients).
+- **GD-R2D (full batch)** [derived]: the same recursion holds *deterministically*, so no Markov step.
+- **SGD-D2D, Theorem 4.10** [derived substitute, digest 003 section 3.4]: a second-moment bound with a floor
+  that does not vanish as K grows.
+- **Full-batch D2D** (Neel et al. 2021, Thm 3.1): the paper-mode code formula, and our derived deterministic
+  single-request bound for ``mode="sound"``.
+- **Lemma 4.4** (relaxed Gaussian, :func:`unlearnkit.privacy.gaussian.relaxed_gaussian_sigma`) turns a moment
+  bound into sigma: ``mode="paper"`` uses the classic mechanism with the delta/2 split (valid for epsilon < 1
+  only); ``mode="sound"`` uses the analytic Gaussian mechanism (any epsilon) and the deterministic **diameter
+  cap**: on the ball of radius R, ``||u_T - w'_T|| <= 2R`` always, so ``sigma = min(sigma, analytic_sigma(2R))``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..._validate import check_choice, check_int, check_positive, check_probability
+from ...privacy.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma, relaxed_gaussian_sigma
+
+if TYPE_CHECKING:  # only attributes (G, L, mu, F0, radius) are read: no torch import at run time
+    from ...constants import Constants
+
+__all__ = [
+    "REGIMES", "PAPER", "PAPER_SGD", "PAPER_NEEL", "R2D_PROVENANCE", "contraction_factor", "geometric_sum",
+    "psgd_r2d_sensitivity", "sgd_r2d_sensitivity_derived", "gd_r2d_sensitivity", "r2d_sensitivity",
+    "diameter_cap_sigma", "descend_rewind_sigma", "descend_rewind_epsilon", "r2d_sigma_curve", "k_for_sigma_sc",
+    "k_infinity", "gd_d2d_contraction", "sgd_d2d_sensitivity_derived", "gd_d2d_sensitivity",
+    "neel_initial_iterations", "neel_sigma",
+]
+
+REGIMES = ("strongly_convex", "convex", "nonconvex")
+PAPER = "Mu & Klabjan 2025 (Descend or Rewind?)"
+PAPER_SGD = "Mu & Klabjan 2025, Thm 4.10 (derived substitute, digest 003 3.4) + Lemma 4.4"
+PAPER_NEEL = "Neel, Roth & Sharifi-Malvajerdi 2021, Thm 3.1 (descent-to-delete compute_sigma)"
+
+#: source and provenance of each R2D theorem, as the certificate reports them
+R2D_PROVENANCE = {
+    "psgd": ("Mu & Klabjan 2025, Thm 4.5 (Thm A.14) + Lemma 4.4", "reconstructed"),
+    "sgd_derived": ("Mu & Klabjan 2025, Thm 4.9 (derived substitute, digest 003 3.3) + Lemma 4.4", "derived"),
+    "gd": ("full-batch GD-R2D, deterministic sensitivity (derived, digest 003 Alg. 4)", "derived"),
+}
+
+
+# ----------------------------------------------------------------------------------------------------------
+# R2D sensitivity bounds
+# ----------------------------------------------------------------------------------------------------------
+
+
+def contraction_factor(regime: str, *, eta: float, L: float, mu: float = 0.0, strict: bool = True) -> float:
+    """Lipschitz factor of the gradient map ``w -> w - eta grad f(w; z)`` (digest 003, Lemma A.11).
+
+    strongly convex: ``1 - eta mu`` for ``eta <= 2/(L + mu)``; convex: 1 for ``eta <= 2/L``; nonconvex:
+    ``1 + eta L`` for any eta. ``strict`` raises ``ValueError`` naming ``eta`` when the step-size condition of
+    the regime fails (the theorem does not apply).
+    """
+    check_choice("regime", regime, REGIMES)
+    check_positive("eta", eta)
+    check_positive("L", L)
+    check_positive("mu", mu, allow_zero=True)
+    if regime == "strongly_convex":
+        if mu <= 0:
+            raise ValueError(f"mu={mu!r} must be > 0 for regime='strongly_convex'")
+        if strict and eta > 2.0 / (L + mu):
+            raise ValueError(f"eta={eta!r} is out of range: the strongly convex bound needs eta in (0, 2/(L+mu)] = "
+                             f"(0, {2.0 / (L + mu):.6g}]")
+        return 1.0 - eta * mu
+    if regime == "convex":
+        if strict and eta > 2.0 / L:
+            raise ValueError(f"eta={eta!r} is out of range: the convex bound needs eta in (0, 2/L] = (0, {2.0 / L:.6g}]")
+        return 1.0
+    return 1.0 + eta * L
+
+
+def geometric_sum(rho: float, j: int) -> float:
+    """``S_j(rho) = sum_{s<j} rho^s`` = ``(rho^j - 1)/(rho - 1)``, or ``j`` when ``rho = 1`` (Theorem A.14)."""
+    if j <= 0:
+        return 0.0
+    if abs(rho - 1.0) < 1e-15:
+        return float(j)
+    return math.expm1(j * math.log(rho)) / (rho - 1.0) if rho > 0 else (1 - rho**j) / (1 - rho)
+
+
+def _check_TKmn(T: int, K: int, m: int, n: int) -> None:
+    check_int("T", T, low=1)
+    check_int("K", K, low=0)
+    if K > T:
+        raise ValueError(f"K={K!r} is out of range: the rewind depth must satisfy 0 <= K <= T={T}")
+    check_int("n", n, low=2)
+    check_int("m", m, low=1)
+    if m >= n:
+        raise ValueError(f"m={m!r} is out of range: expected 1 <= m < n={n}")
+
+
+def psgd_r2d_sensitivity(regime: str, *, G: float, L: float, mu: float = 0.0, eta: float, T: int, K: int,
+                         m: int, n: int) -> float:
+    """``Delta_1 >= E||u_T - w'_T||`` for PSGD-R2D (Theorem 4.5 via Theorem A.14) [reconstructed].
+
+    ``Delta_1 = rho^K * (2 eta G m / n) * S_{T-K}(rho)``: the coupled training/retraining runs drift apart by
+    at most ``2 eta G / b`` per batch slot that hits the forget set (expected ``b m / n`` slots, so b cancels),
+    that gap is amplified by ``rho`` per step, and the K shared-batch unlearning steps contract (or expand) it
+    by ``rho^K`` (Lemma A.12). Strongly convex: ``(2 G m / (mu n)) [(1-eta mu)^K - (1-eta mu)^T]``.
+    """
+    _check_TKmn(T, K, m, n)
+    check_positive("G", G)
+    rho = contraction_factor(regime, eta=eta, L=L, mu=mu)
+    if K == T:
+        return 0.0
+    return float(rho**K * (2.0 * eta * G * m / n) * geometric_sum(rho, T - K))
+
+
+def gd_r2d_sensitivity(regime: str, *, G: float, L: float, mu: float = 0.0, eta: float, T: int, K: int,
+                       m: int, n: int) -> float:
+    """Deterministic ``||u_T - w'_T||`` bound for full-batch (projected) GD-R2D [derived, digest 003 Alg. 4].
+
+    ``||grad f_D - grad f_D'|| = (m/n) ||grad f_U - grad f_D'|| <= 2 G m / n`` at every point, so the PSGD
+    recursion holds pathwise and the bound has the same value as :func:`psgd_r2d_sensitivity`, but it is a
+    worst-case sensitivity: the plain Gaussian mechanism applies, no Markov step, no 1/delta.
+    """
+    return psgd_r2d_sensitivity(regime, G=G, L=L, mu=mu, eta=eta, T=T, K=K, m=m, n=n)
+
+
+def sgd_r2d_sensitivity_derived(regime: str, *, L: float, mu: float = 0.0, F0: float, eta: float, b: int, T: int,
+                                K: int, m: int, n: int) -> float:
+    """``Delta_1`` for SGD-R2D without projection (Theorem 4.9 substitute, digest 003 section 3.3) [derived].
+
+    Not the paper's constants (its statement is only O~). Needs per-sample L-smooth nonnegative losses with
+    ``f(w0; z) <= F0``, with-replacement batches and ``eta <= 2/L`` (C, NC) or ``2/(L + mu)`` (SC)::
+
+        Delta_1 = eta c_m sqrt(2 L F0) sum_{t < T-K} rho^{T-1-t} (1 + L^2 eta^2 / b)^{t/2}
+                <= eta c_m sqrt(2 L F0) exp(L^2 eta^2 (T-K) / (2b)) rho^K S_{T-K}(rho),
+        c_m = sqrt(m/n) + m / sqrt(n (n - m)).
+
+    The sum (first line) is returned.
+    """
+    _check_TKmn(T, K, m, n)
+    check_positive("F0", F0, allow_zero=True)
+    check_int("b", b, low=1)
+    if regime == "nonconvex" and eta > 2.0 / L:
+        raise ValueError(f"eta={eta!r} is out of range: the derived SGD-R2D bound needs eta in (0, 2/L] = "
+                         f"(0, {2.0 / L:.6g}]")
+    rho = contraction_factor(regime, eta=eta, L=L, mu=mu)
+    if K == T:
+        return 0.0
+    c_m = math.sqrt(m / n) + m / math.sqrt(n * (n - m))
+    t = np.arange(T - K, dtype=float)
+    # the sum form (tighter than the closed form with exp(L^2 eta^2 (T-K)/(2b)); digest 003 3.8 pins it)
+    log_terms = (T - 1 - t) * math.log(rho) + 0.5 * t * math.log1p(L * L * eta * eta / b)
+    return float(eta * c_m * math.sqrt(2.0 * L * F0) * np.exp(log_terms).sum())
+
+
+def r2d_sensitivity(theorem: str, regime: str, c: "Constants", *, eta: float, T: int, K: int, m: int, n: int,
+                    b: int) -> tuple[float, str]:
+    """``(Delta, kind)`` of R2D's ``theorem`` (``"psgd"``: Thm 4.5, ``"gd"``: derived, else Thm 4.9 substitute).
+
+    ``kind`` is the moment that Lemma 4.4 needs: ``"first"`` or ``"deterministic"``. ``c`` provides the loss
+    constants ``G, L, mu, F0``.
+    """
+    if theorem == "psgd":
+        return psgd_r2d_sensitivity(regime, G=c.G, L=c.L, mu=c.mu, eta=eta, T=T, K=K, m=m, n=n), "first"
+    if theorem == "gd":
+        return gd_r2d_sensitivity(regime, G=c.G, L=c.L, mu=c.mu, eta=eta, T=T, K=K, m=m, n=n), "deterministic"
+    return sgd_r2d_sensitivity_derived(regime, L=c.L, mu=c.mu, F0=c.F0, eta=eta, b=b, T=T, K=K, m=m, n=n), "first"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# From sensitivity to sigma (Lemma 4.4) and back
+# ----------------------------------------------------------------------------------------------------------
+
+
+def diameter_cap_sigma(radius: float, epsilon: float, delta: float, *, mode: str = "sound") -> float:
+    """sigma for the worst-case sensitivity ``2R`` of any two points of the ball (derived; digest 003 3.1).
+
+    ``mode="paper"``: classic Gaussian mechanism; ``"sound"``: analytic Gaussian mechanism.
+    """
+    check_positive("radius", radius)
+    if not math.isfinite(radius):
+        return math.inf
+    if mode == "paper":
+        return classic_gaussian_sigma(epsilon, delta, 2.0 * radius, warn=False)
+    return analytic_gaussian_sigma(epsilon, delta, 2.0 * radius)
+
+
+def descend_rewind_sigma(sensitivity: float, epsilon: float, delta: float, *, kind: str = "first",
+                         mode: str = "sound", radius: float = math.inf, tail_fraction: float = 0.5) -> float:
+    """sigma for a sensitivity bound of ``kind`` ``"first"`` (moment), ``"second"`` or ``"deterministic"``.
+
+    Lemma 4.4 of Mu & Klabjan 2025. ``mode="paper"``: as reconstructed, classic Gaussian with the delta/2
+    split: ``sigma = (2 Delta_1 / delta) sqrt(2 ln(2.5/delta)) / epsilon`` (first moment) and
+    ``(2 Delta_2 / epsilon) sqrt(ln(2.5/delta)/delta)`` (second). ``mode="sound"``: the analytic Gaussian
+    mechanism in the same Markov argument, and ``min`` with :func:`diameter_cap_sigma` when ``radius`` is finite.
+    """
+    check_choice("mode", mode, ("paper", "sound"))
+    check_choice("kind", kind, ("first", "second", "deterministic"))
+    check_positive("sensitivity", sensitivity, allow_zero=True)
+    check_positive("epsilon", epsilon)
+    check_probability("delta", delta, allow_zero=False, allow_one=False)
+    if sensitivity == 0:
+        return 0.0
+    mech = "classic" if mode == "paper" else "analytic"
+    if not math.isfinite(sensitivity):
+        sigma = math.inf
+    elif kind == "deterministic":
+        sigma = (classic_gaussian_sigma(epsilon, delta, sensitivity, warn=False) if mode == "paper"
+                 else analytic_gaussian_sigma(epsilon, delta, sensitivity))
+    else:
+        kw = {"first_moment": sensitivity} if kind == "first" else {"second_moment": sensitivity}
+        sigma = relaxed_gaussian_sigma(epsilon, delta, mechanism=mech, tail_fraction=tail_fraction, **kw).sigma
+    if mode == "sound" and math.isfinite(radius):
+        sigma = min(sigma, diameter_cap_sigma(radius, epsilon, delta))
+    return float(sigma)
+
+
+def descend_rewind_epsilon(sigma: float, sensitivity: float, delta: float, *, kind: str = "first",
+                           mode: str = "sound", radius: float = math.inf, eps_max: float = 1e4) -> float:
+    """The smallest epsilon that noise ``sigma`` certifies (inverts :func:`descend_rewind_sigma`; inf if none)."""
+    check_positive("sigma", sigma, allow_zero=True)
+    if sensitivity == 0:
+        return 0.0
+    if sigma == 0:
+        return math.inf
+    from scipy.optimize import brentq
+
+    def f(log_eps: float) -> float:
+        return descend_rewind_sigma(sensitivity, math.exp(log_eps), delta, kind=kind, mode=mode,
+                                    radius=radius) - sigma
+
+    lo, hi = math.log(1e-8), math.log(eps_max)
+    if f(hi) > 0:
+        return math.inf
+    if f(lo) <= 0:
+        return 1e-8
+    return math.exp(brentq(f, lo, hi, xtol=1e-10))
+
+
+def r2d_sigma_curve(regime: str, Ks: np.ndarray | list[int], *, constants: "Constants", eta: float, T: int, m: int,
+                    n: int, epsilon: float, delta: float, mode: str = "sound", theorem: str = "psgd",
+                    b: int = 1) -> np.ndarray:
+    """sigma for each rewind depth K (Theorem 4.5's noise-vs-K trade-off; digest 003 section 8.3)."""
+    out = []
+    for K in Ks:
+        d1, kind = r2d_sensitivity(theorem, regime, constants, eta=eta, T=T, K=int(K), m=m, n=n, b=b)
+        out.append(descend_rewind_sigma(d1, epsilon, delta, kind=kind, mode=mode, radius=constants.radius))
+    return np.asarray(out, dtype=float)
+
+
+def k_for_sigma_sc(sigma: float, *, G: float, mu: float, eta: float, T: int, m: int, n: int, epsilon: float,
+                   delta: float) -> float:
+    """Corollary 4.6 [reconstructed]: the unlearning steps K that strongly convex PSGD-R2D needs at fixed sigma.
+
+    With ``c = sigma mu n eps delta / (4 G m sqrt(2 ln(2.5/delta)))`` (paper-mode Lemma 4.4):
+    ``K = ln(1/(c + (1-eta mu)^T)) / ln(1/(1-eta mu))`` if ``c + (1-eta mu)^T < 1``, else 0 (noise alone
+    suffices). Returned unrounded (digest 003 3.7 pins these values); round up for an actual run.
+    """
+    check_positive("sigma", sigma)
+    check_positive("mu", mu)
+    check_int("T", T, low=1)
+    q = contraction_factor("strongly_convex", eta=eta, L=mu, mu=mu, strict=False)
+    lam = math.sqrt(2.0 * math.log(2.5 / delta))
+    c = sigma * mu * n * epsilon * delta / (4.0 * G * m * lam)
+    v = c + q**T
+    if v >= 1:
+        return 0.0
+    return math.log(1.0 / v) / math.log(1.0 / q)
+
+
+def k_infinity(sigma: float, *, G: float, mu: float, eta: float, m: int, n: int, epsilon: float, delta: float) -> float:
+    """``lim_{T -> inf} K(T) = ln(1/c) / ln(1/(1-eta mu))`` (Corollary 4.6, eq. 6): K saturates in T."""
+    return k_for_sigma_sc(sigma, G=G, mu=mu, eta=eta, T=10**9, m=m, n=n, epsilon=epsilon, delta=delta)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# D2D sensitivity bounds (strongly convex only)
+# ----------------------------------------------------------------------------------------------------------
+
+
+def gd_d2d_contraction(eta: float, L: float, mu: float) -> float:
+    """Contraction ``gamma`` of one GD step on an L-smooth mu-strongly convex function (full-batch D2D).
+
+    ``max(|1 - eta mu|, |1 - eta L|)``, which equals ``(L - mu)/(L + mu)`` at ``eta = 2/(L + mu)``, Neel et al.'s
+    step. Raises ``ValueError`` naming ``eta`` beyond ``2/(L + mu)``.
+    """
+    if eta > 2.0 / (L + mu) * (1 + 1e-12):
+        raise ValueError(f"eta={eta!r} is out of range: full-batch D2D needs eta in (0, 2/(L+mu)] = "
+                         f"(0, {2.0 / (L + mu):.6g}]")
+    return max(abs(1.0 - eta * mu), abs(1.0 - eta * L))
+
+
+def sgd_d2d_sensitivity_derived(*, L: float, mu: float, F0: float, eta: float, b: int, T: int, K: int, m: int,
+                                n: int, extra_init_var: float = 0.0) -> float:
+    """``Delta_2 >= sqrt(E||u_K - w'_T||^2)`` for SGD-D2D (Theorem 4.10 substitute, digest 003 3.4) [derived].
+
+    Independent runs, with-replacement batches, ``eta <= 1/(2L)``; with ``q = 1 - eta mu``, ``R0^2 = 2 F0 / mu``,
+    SGD noise ball ``N = 4 eta L F0 / (b mu)`` and ``beta_m = (m / (n mu)) sqrt(2 L F0) (1 + sqrt(L/mu))``::
+
+        E_T       = 2 (q^T R0^2 + N) + 2 beta_m^2
+        Delta_2^2 = 2 (q^K E_T + N) + 2 (q^T R0^2 + N)
+
+    The floor ``2 q^T R0^2 + 4N`` does not vanish as K grows (the paper's "constant term that cannot be
+    eliminated"). ``extra_init_var`` adds ``E||Z||^2`` to the start of unlearning (perfect publishing mode).
+    """
+    check_positive("L", L)
+    check_positive("mu", mu)
+    check_positive("F0", F0, allow_zero=True)
+    check_positive("eta", eta)
+    check_int("b", b, low=1)
+    check_int("T", T, low=1)
+    check_int("K", K, low=0)
+    check_int("n", n, low=2)
+    check_int("m", m, low=1, high=n - 1)
+    if eta > 1.0 / (2.0 * L):
+        raise ValueError(f"eta={eta!r} is out of range: the derived SGD-D2D bound needs eta in (0, 1/(2L)] = "
+                         f"(0, {1.0 / (2.0 * L):.6g}]")
+    q = 1.0 - eta * mu
+    R0sq = 2.0 * F0 / mu
+    N = 4.0 * eta * L * F0 / (b * mu)
+    beta_m = (m / (n * mu)) * math.sqrt(2.0 * L * F0) * (1.0 + math.sqrt(L / mu))
+    E_T = 2.0 * (q**T * R0sq + N) + 2.0 * beta_m**2
+    return math.sqrt(2.0 * (q**K * (E_T + extra_init_var) + N) + 2.0 * (q**T * R0sq + N))
+
+
+def gd_d2d_sensitivity(*, G: float, L: float, mu: float, eta: float, radius: float, T: int, I: int, m: int,
+                       n: int, extra_init: float = 0.0) -> float:
+    """Deterministic ``||u_I - w'_T||`` for full-batch projected GD-D2D, one request of m deletions [derived].
+
+    The ``mode="sound"`` substitute for Neel et al. 2021, Thm 3.1:
+    ``gamma^I (2R gamma^T + 2 G m / (mu n) + extra_init) + 2R gamma^T``: training and retraining each end within
+    ``2R gamma^T`` of their (constrained) minimisers, the minimisers differ by at most ``2 G m / (mu n)``, and
+    the I unlearning steps contract the gap by ``gamma^I``. ``extra_init`` is a bound on the norm of noise
+    already added to the start (perfect publishing).
+    """
+    check_positive("G", G)
+    check_positive("radius", radius)
+    check_int("T", T, low=1)
+    check_int("I", I, low=0)
+    check_int("n", n, low=2)
+    check_int("m", m, low=1, high=n - 1)
+    g = gd_d2d_contraction(eta, L, mu)
+    gT = 2.0 * radius * g**T
+    return g**I * (gT + 2.0 * G * m / (mu * n) + extra_init) + gT
+
+
+def neel_initial_iterations(*, G: float, L: float, mu: float, n: int, I: int, radius: float) -> int:
+    """Training length Neel et al. 2021 assume: ``I + log(D mu n / (2 M)) / log(1/gamma)`` with ``D = 2R`` (DescDel)."""
+    g = (L - mu) / (L + mu)
+    extra = math.log(max(2 * radius * mu * n / (2 * G), 1.0)) / math.log(1.0 / g)
+    return int(math.ceil(I + extra))
+
+
+def neel_sigma(epsilon: float, delta: float, *, G: float, L: float, mu: float, n: int, I: int, m: int = 1) -> float:
+    """The paper-mode D2D noise (Neel et al. 2021, Thm 3.1 as coded; peers.md A.4).
+
+    ``4 sqrt2 M g^I / (mu n (1-g^I) (sqrt(ln 1/d + e) - sqrt(ln 1/d)))`` with ``g = (L - mu)/(L + mu)``,
+    ``M = G``; times ``m`` for m deletions at once (our extension, named here).
+    """
+    check_positive("epsilon", epsilon)
+    check_probability("delta", delta, allow_zero=False, allow_one=False)
+    check_positive("mu", mu)
+    check_int("I", I, low=1)
+    g = (L - mu) / (L + mu)
+    lg = math.log(1.0 / delta)
+    return m * 4.0 * math.sqrt(2.0) * G * g**I / (mu * n * (1.0 - g**I) * (math.sqrt(lg + epsilon) - math.sqrt(lg)))

@@ -1,0 +1,213 @@
+"""Rewind-to-Delete (R2D): rewind to the checkpoint at step T-K, replay K steps on the retain set, add noise.
+
+Mu & Klabjan, "Descend or Rewind? Stochastic Gradient Descent Unlearning" (arXiv 2511.15983, digest 003) and
+the full-batch predecessor (Mu & Klabjan, NeurIPS 2025). Training (Algorithm 1) saves the private checkpoint
+``w_{T-K}``; unlearning (Algorithm 2a) runs ``K`` (projected) SGD steps on ``D' = D \\ U`` from it and outputs
+``u_T + N(0, sigma^2 I)``. With ``K = T`` it *is* retraining (sigma 0); with ``K = 0`` it is output
+perturbation of ``w_T``. Cost is K steps, always <= T.
+
+The certificate picks one of the bounds of :mod:`.bounds` (PSGD-R2D Theorem 4.5, the SGD-R2D Theorem 4.9
+substitute, or deterministic GD-R2D) and turns it into sigma with Lemma 4.4 (``mode="paper"``: classic
+Gaussian, delta/2 split; ``mode="sound"``: analytic Gaussian and the diameter cap).
+
+Sampling *without replacement* breaks the coupling (App. C): the method still runs but returns
+``mode="none"`` ("not certified"). Constants estimated from data do the same.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Optional, Sequence
+
+import torch
+
+from ..._validate import check_choice, check_int, check_positive, check_probability
+from ...constants import NOT_CERTIFIED_NOTE, Constants
+from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ...privacy.noise import gaussian_noise
+from .bounds import PAPER, R2D_PROVENANCE, descend_rewind_epsilon, descend_rewind_sigma, diameter_cap_sigma, \
+    r2d_sensitivity
+
+__all__ = ["R2DConfig", "R2D", "r2d_certificate", "add_output_noise"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class R2DConfig:
+    """How to unlearn with R2D.
+
+    Attributes
+    ----------
+    K:
+        Rewind depth = number of unlearning steps (0 <= K <= T; the checkpoint ``T - K`` must exist).
+    epsilon, delta:
+        Target guarantee. ``epsilon=None`` runs without noise (no certificate).
+    constants:
+        :class:`~unlearnkit.constants.Constants` of the loss; its ``regime`` picks the bound.
+    theorem:
+        ``"auto"`` (``"gd"`` for full-batch training, ``"psgd"`` when the training projected onto a ball,
+        else ``"sgd_derived"``), or one of ``"psgd"``, ``"sgd_derived"``, ``"gd"``.
+    mode:
+        ``"paper"`` (classic Gaussian, delta/2 split) or ``"sound"`` (analytic Gaussian + diameter cap).
+    sigma:
+        Use this noise instead of calibrating; the certificate then reports the epsilon it certifies.
+    """
+
+    K: int
+    epsilon: Optional[float] = 1.0
+    delta: float = 1e-5
+    constants: Optional[Constants] = None
+    theorem: str = "auto"
+    mode: str = "sound"
+    sigma: Optional[float] = None
+
+    def __post_init__(self) -> None:
+        check_int("K", self.K, low=0)
+        if self.epsilon is not None:
+            check_positive("epsilon", self.epsilon)
+        check_probability("delta", self.delta, allow_zero=False, allow_one=False)
+        check_choice("theorem", self.theorem, ("auto", "psgd", "sgd_derived", "gd"))
+        check_choice("mode", self.mode, ("paper", "sound"))
+        if self.sigma is not None:
+            check_positive("sigma", self.sigma, allow_zero=True)
+        if self.epsilon is not None and self.constants is None and self.sigma is None:
+            raise ValueError("constants=None: a certified R2D run needs the loss constants (unlearnkit.constants)")
+
+
+def add_output_noise(params: torch.Tensor, sigma: float, generator: torch.Generator) -> torch.Tensor:
+    """``params + N(0, sigma^2 I)``, drawn from ``generator`` (fresh on every call): R2D's and D2D's output noise.
+
+    ``sigma == 0`` (retraining, or a noise-free run) returns a copy without drawing, so the generator's later
+    draws are those of a run without noise.
+    """
+    if sigma == 0:
+        return params.clone()
+    return params + gaussian_noise(params, sigma, generator)
+
+
+def _resolve_theorem(theorem: str, train_cfg: Any) -> str:
+    if theorem != "auto":
+        return theorem
+    if train_cfg.sampling == "full":
+        return "gd"
+    return "psgd" if math.isfinite(train_cfg.radius) else "sgd_derived"
+
+
+def r2d_certificate(config: R2DConfig, train_cfg: Any, *, m: int, n: int, sigma: Optional[float] = None
+                    ) -> tuple[float, Optional[Certificate]]:
+    """sigma and the :class:`Certificate` of an R2D run on training config ``train_cfg``.
+
+    Checks that the training is covered: with-replacement (or full) batches, a radius no larger than the one
+    the constants hold on, and ``weight_decay`` equal to ``constants.mu`` in the strongly convex regime.
+    """
+    if config.epsilon is None and config.sigma is None:
+        return 0.0, None
+    c = config.constants
+    theorem = _resolve_theorem(config.theorem, train_cfg)
+    T, eta, b = train_cfg.steps, train_cfg.lr, train_cfg.batch_size
+    if config.K > T:
+        raise ValueError(f"K={config.K!r} is out of range: the rewind depth must satisfy 0 <= K <= T={T}")
+    certified, note = True, ""
+    if c is None:
+        return float(config.sigma), Certificate(epsilon=math.inf, delta=config.delta, sigma=float(config.sigma),
+                                                mechanism="Gaussian output noise", source=PAPER, mode="none",
+                                                note="no loss constants given: not certified")
+    if theorem == "psgd" and train_cfg.radius > c.radius:
+        raise ValueError(f"radius={train_cfg.radius!r}: training projected on a larger ball than the constants "
+                         f"hold on (constants.radius={c.radius!r})")
+    if not c.certified:
+        certified, note = False, NOT_CERTIFIED_NOTE
+    if train_cfg.sampling == "without_replacement":
+        certified, note = False, "batches without replacement break the coupling (App. C): not certified"
+    if theorem == "gd" and train_cfg.sampling != "full":
+        raise ValueError(f"theorem='gd' needs sampling='full' training, got sampling={train_cfg.sampling!r}")
+    if theorem == "psgd" and not math.isfinite(c.G):
+        raise ValueError("theorem='psgd' needs a finite gradient bound G (train with a finite radius)")
+    d1, kind = r2d_sensitivity(theorem, c.regime, c, eta=eta, T=T, K=config.K, m=m, n=n, b=b)
+    source, provenance = R2D_PROVENANCE[theorem]
+    eps = config.epsilon
+    if sigma is None:
+        sigma = descend_rewind_sigma(d1, eps, config.delta, kind=kind, mode=config.mode, radius=train_cfg.radius)
+    else:
+        eps = descend_rewind_epsilon(sigma, d1, config.delta, kind=kind, mode=config.mode,
+                                     radius=train_cfg.radius)
+    capped = (config.mode == "sound" and math.isfinite(train_cfg.radius) and d1 > 0
+              and sigma >= diameter_cap_sigma(train_cfg.radius, min(eps, 1e4), config.delta) * (1 - 1e-12))
+    consts = {**c.as_dict(), "eta": eta, "T": T, "K": config.K, "m": m, "n": n, "b": b,
+              "regime": c.regime, "Delta": d1, "moment": kind, "provenance": provenance}
+    if not certified:
+        consts["nominal_epsilon"] = eps
+        return float(sigma), Certificate(epsilon=math.inf, delta=config.delta, sigma=float(sigma),
+                                         mechanism="Gaussian output noise, relaxed (Lemma 4.4)", source=source,
+                                         mode="none", constants=consts, note=note)
+    if not note:
+        note = f"{provenance} bound; " + ("diameter cap 2R is the binding sensitivity" if capped else
+                                         f"{kind}-moment sensitivity {d1:.3g}")
+    return float(sigma), Certificate(epsilon=float(eps), delta=config.delta, sigma=float(sigma),
+                                     mechanism="Gaussian output noise, relaxed Gaussian (Lemma 4.4)"
+                                     if kind != "deterministic" else "Gaussian output noise",
+                                     source=source, mode=config.mode, constants=consts, note=note)
+
+
+def _unlearn(state: TrainedState, request: Request, config: R2DConfig, *, generator: torch.Generator,
+             callback: Optional[Callback] = None, progress: bool = False, batches=None) -> Result:
+    """SGD/PSGD/GD-R2D (Algorithm 2a): load checkpoint ``T-K``, run K steps on the retain set, add noise.
+
+    The replay uses the training config (step size, batch size, sampling, radius, weight decay), with fresh
+    batches drawn from ``generator``, or ``batches`` (positions into the retain set) for a coupled simulation
+    (:func:`unlearnkit.coupled.coupled_retrain_batches`). ``result.extras["noiseless"]`` holds ``u_T``.
+    """
+    from ...train import run_sgd
+
+    cfg = state.config
+    if cfg is None:
+        raise ValueError("state.config is None: R2D needs the training config to replay steps")
+    T, K = cfg.steps, config.K
+    if K > T:
+        raise ValueError(f"K={K!r} is out of range: the rewind depth must satisfy 0 <= K <= T={T}")
+    if (T - K) not in state.checkpoints:
+        if K == T and state.extras.get("init") is not None:
+            start = state.extras["init"]
+        else:
+            raise ValueError(f"K={K!r}: no checkpoint at step T-K={T - K} (saved: {sorted(state.checkpoints)[:8]}...); "
+                             "train with checkpoint_every dividing T-K")
+    else:
+        start = state.checkpoints[T - K]
+    retain = request.retain(state.train_indices)
+    n, m = len(state.train_indices), len(state.train_indices) - len(retain)
+    sigma, cert = r2d_certificate(config, cfg, m=max(m, 1), n=n, sigma=config.sigma)
+    with Stopwatch() as sw:
+        x, y = state.dataset.train_subset(retain)
+        if K > 0:
+            u, cost, hist = run_sgd(state.flat, start, x, y, replace(cfg, checkpoint_every=0), generator=generator,
+                                    steps=K, start_step=T - K, callback=callback, progress=progress, desc="R2D",
+                                    batches=batches)
+        else:
+            u, cost, hist = start.clone(), Cost(), []
+        out = add_output_noise(u, sigma, generator)
+    emit(callback, "noise", T, sigma=sigma, noise_norm=float((out - u).norm()))
+    return Result(params=out, certificate=cert, history=hist,
+                  cost=Cost(grad_evals=cost.grad_evals, seconds=sw.seconds), extras={"noiseless": u, "sigma": sigma})
+
+
+class R2D:
+    """Rewind-to-Delete: ``R2D().unlearn(state, request, R2DConfig(...), generator=g)``.
+
+    Parameters
+    ----------
+    batches:
+        For a coupled simulation (digest 003 Algorithm 6): the K minibatches to replay, positions into the
+        retain set (the last K of :func:`unlearnkit.coupled.coupled_retrain_batches`), instead of batches drawn
+        from ``generator``. ``None`` (default) draws them, as a real unlearning run does.
+    """
+
+    name = "r2d"
+
+    def __init__(self, *, batches: Optional[Sequence[Any]] = None) -> None:
+        self.batches = batches
+
+    def unlearn(self, state: TrainedState, request: Request, config: R2DConfig, *, generator: torch.Generator,
+                callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        """Unlearn ``request`` from ``state`` (Algorithm 2a); ``extras["noiseless"]`` holds ``u_T``."""
+        return _unlearn(state, request, config, generator=generator, callback=callback, progress=progress,
+                        batches=self.batches)
