@@ -22,9 +22,9 @@ PKG = Path(__file__).resolve().parents[1] / "unlearnkit"
 FLOORS: dict[str, int] = {
     "_validate": 0, "core": 0,
     "models": 1, "data": 1, "constants": 1, "graphs": 1, "privacy": 1,
-    "train": 2, "evaluate": 2, "curvature": 2, "decentral": 2, "toy": 2,
+    "train": 2, "evaluate": 2, "curvature": 2, "decentral": 2, "toy": 2, "audit": 2,
     "methods": 3,
-    "audit": 4, "experiments": 4, "coupled": 4,
+    "experiments": 4, "coupled": 4,
     "viz": 5,
     "benchmarks": 6,
     "reproduce": 7,
@@ -39,7 +39,6 @@ SAME_FLOOR_OK = {
 
 # Today's offending imports (source module, target module). Delete lines as the architecture improves.
 ALLOWED: set[tuple[str, str]] = {
-    ("unlearnkit.evaluate", "unlearnkit.audit"),
     ("unlearnkit.methods.newton", "unlearnkit.experiments"),
 }
 

@@ -215,7 +215,7 @@ class Unlearner(Protocol):
     name: str
 
     def unlearn(self, state: TrainedState, request: Request, config: Any, *, generator: torch.Generator,
-                callback: Optional[Callback] = None) -> Result:
+                callback: Optional[Callback] = None, progress: bool = False) -> Result:
         ...
 
 

@@ -186,10 +186,3 @@ def format_report(rows: Mapping[str, Mapping[str, Any]], keys: Optional[list[str
             cells.append(("-" if v is None else f"{v:.4f}" if isinstance(v, float) else str(v)).rjust(widths[k]))
         lines.append(name.ljust(name_w) + "  " + "  ".join(cells))
     return "\n".join(lines)
-
-
-def audit(*args: Any, **kwargs: Any):
-    """Empirical audit of a certificate; see :func:`unlearnkit.audit.audit`."""
-    from .audit import audit as _audit
-
-    return _audit(*args, **kwargs)

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from unlearnkit import audit as A
+from unlearnkit.experiments import audit_methods as AM
 
 
 def gen(seed=0):
@@ -150,16 +151,16 @@ def _broken_output_perturbation(scale):
 
 
 def test_method_level_audit_refutes_an_under_noised_method():
-    task = A.ToyTask(n_train=40, steps=10)
-    res = A.audit_unlearner(_broken_output_perturbation(1 / 5000), None, task=task, certifier="unlearn_retrained",
+    task = AM.ToyTask(n_train=40, steps=10)
+    res = AM.audit_unlearner(_broken_output_perturbation(1 / 5000), None, task=task, certifier="unlearn_retrained",
                             config_audit=A.AuditConfig(n_trials=200), generator=gen(5), label="broken OP",
                             fresh_training=False)
     assert res.violation and res.mode == "paper" and res.certified_epsilon == 1.0
 
 
 def test_method_level_audit_accepts_calibrated_output_perturbation():
-    out = A.audit_methods(methods=("output_perturbation",), modes=("sound",), include_gaussian=False,
-                          task=A.ToyTask(n_train=40, steps=10), config=A.AuditConfig(n_trials=150), seed=1)
+    out = AM.audit_methods(methods=("output_perturbation",), modes=("sound",), include_gaussian=False,
+                          task=AM.ToyTask(n_train=40, steps=10), config=A.AuditConfig(n_trials=150), seed=1)
     assert not out["skipped"], out["skipped"]
     (res,) = out["results"]
     assert res.label == "output_perturbation" and res.mode == "sound" and not res.violation
@@ -168,21 +169,21 @@ def test_method_level_audit_accepts_calibrated_output_perturbation():
 
 def test_toy_task_validation():
     with pytest.raises(ValueError, match="forget"):
-        A.ToyTask(forget="all")
+        AM.ToyTask(forget="all")
     with pytest.raises(ValueError, match="m="):
-        A.ToyTask(n_train=10, m=9)
+        AM.ToyTask(n_train=10, m=9)
     with pytest.raises(ValueError, match="method"):
-        A.audit_methods(methods=("nope",))
+        AM.audit_methods(methods=("nope",))
 
 
 def test_worst_case_starts_separate_the_worlds_more():
     """At the two ends of the C0 ball the worlds differ most, so the audit's signal grows."""
     fn = _broken_output_perturbation(1 / 20)
-    task = A.ToyTask(n_train=40, steps=5)
+    task = AM.ToyTask(n_train=40, steps=5)
     kw = dict(task=task, certifier="unlearn_retrained", config_audit=A.AuditConfig(n_trials=200),
               fresh_training=False)
-    near = A.audit_unlearner(fn, None, generator=gen(8), **kw)
-    far = A.audit_unlearner(fn, None, generator=gen(8), worst_case_starts=True, **kw)
+    near = AM.audit_unlearner(fn, None, generator=gen(8), **kw)
+    far = AM.audit_unlearner(fn, None, generator=gen(8), worst_case_starts=True, **kw)
     assert far.epsilon_point > near.epsilon_point and far.extras["worst_case_starts"]
     with pytest.raises(ValueError, match="worst_case_starts"):
-        A.unlearner_worlds(fn, None, task, certifier="retrain_plus_noise", worst_case_starts=True)
+        AM.unlearner_worlds(fn, None, task, certifier="retrain_plus_noise", worst_case_starts=True)

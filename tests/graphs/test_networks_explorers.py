@@ -5,7 +5,7 @@ import pytest
 
 from unlearnkit import graphs as g
 from unlearnkit.viz.networks import (DynamicExplorer, NetworkExplorer, WalkExplorer, averaging_figure, graph_figure,
-                                     initial_values, topology_table)
+                                     initial_values)
 
 
 def test_pure_figures_have_fixed_traces():
@@ -18,12 +18,6 @@ def test_pure_figures_have_fixed_traces():
     assert len(averaging_figure(traj, 0.5).data) == 3
     with pytest.raises(ValueError, match="initial"):
         initial_values(G, "noise")
-
-
-def test_topology_table_orders_by_gap():
-    rows = topology_table(16, ["ring", "complete", "two_clusters", "exponential"])
-    assert [r["topology"] for r in rows] == ["complete", "exponential", "ring", "two_clusters"]
-    assert rows[0]["mixing_time"] == 0 and rows[-1]["mixing_time"] > rows[-2]["mixing_time"]
 
 
 def test_network_explorer_reacts_and_reports_errors():

@@ -4,7 +4,8 @@
   see each client's label histogram.
 - :class:`ForgettingDashboard`: choose a baseline (retrain, fine-tune, gradient ascent) and a forget request,
   press Run, and watch forget accuracy, test accuracy and membership-inference AUC move towards (or away from)
-  retraining's, chunk by chunk, on a gradient-evaluation axis.
+  retraining's, chunk by chunk, on a gradient-evaluation axis. The runs themselves are
+  :func:`unlearnkit.experiments.baselines_lab.run_baseline_in_chunks`.
 """
 
 from __future__ import annotations
@@ -17,12 +18,10 @@ import plotly.graph_objects as go
 
 from .. import data as D
 from .. import make_generator
+from ..core import Request
 from ..evaluate import report
 from ..experiments import CentralProfile, centralized_setup
-from ..core import Request
-from ..methods.baselines import (Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain,
-                                 RetrainConfig)
-from ..train import SGDConfig
+from ..experiments.baselines_lab import retrain_reference, run_baseline_in_chunks
 from ._explorer import Explorer
 from .figures import forgetting_curves, label_histogram, metrics_bars
 
@@ -148,23 +147,9 @@ class ForgettingDashboard(Explorer):
     def _reference(self, request: Request):
         key = (request.kind, request.label, request.m)
         if key not in self._retrain_cache:
-            self._retrain_cache[key] = Retrain().unlearn(self.state, request, RetrainConfig(),
-                                                          generator=make_generator(self.seed + 7)).params
+            self._retrain_cache[key] = retrain_reference(self.state, request,
+                                                         generator=make_generator(self.seed + 7))
         return self._retrain_cache[key]
-
-    def _chunk(self, name: str, current, request: Request, steps: int, gen):
-        """One chunk of ``steps`` steps of the chosen baseline, starting from ``current``."""
-        lr = self._lr()
-        if name == "retrain":
-            train = SGDConfig(steps=steps, lr=self.state.config.lr, batch_size=self.state.config.batch_size,
-                              weight_decay=self.state.config.weight_decay)
-            st = self.state.replace(extras={**self.state.extras, "init": current})
-            return Retrain().unlearn(st, request, RetrainConfig(train=train), generator=gen)
-        st = self.state.replace(params=current)
-        if name == "finetune":
-            return Finetune().unlearn(st, request, FinetuneConfig(steps=steps, lr=lr), generator=gen)
-        return GradientAscent().unlearn(st, request, GradientAscentConfig(max_steps=steps, lr=lr,
-                                                                          stop_forget_acc=0.0), generator=gen)
 
     def _lr(self) -> float:
         lr = float(self.lr.value)
@@ -175,23 +160,18 @@ class ForgettingDashboard(Explorer):
     def run(self) -> dict[str, float]:
         """Run the selected baseline now (the Run button calls this); returns its final metrics."""
         name = self.method.value
-        self._lr()  # validate every input before anything is redrawn
+        lr = self._lr()  # validate every input before anything is redrawn
         request = self.request()
         reference = self._reference(request)
-        ds, flat = self.state.dataset, self.state.flat
-        ref_metrics = report(flat, reference, ds, request)
-        gen = make_generator(self.seed + 1)
-        current = self.state.extras["init"] if name == "retrain" else self.state.params
-        per_chunk = max(1, self.steps.value // self.chunks)
-        grad_evals = 0
-        self.history = [{"grad_evals": 0, **report(flat, current, ds, request)}]
-        self._draw(ref_metrics, name, request, force=True)
-        for _ in range(self.chunks):
-            res = self._chunk(name, current, request, per_chunk, gen)
-            current = res.params
-            grad_evals += res.cost.grad_evals
-            self.history.append({"grad_evals": grad_evals, **report(flat, current, ds, request)})
-            self._draw(ref_metrics, name, request)
+        ref_metrics = report(self.state.flat, reference, self.state.dataset, request)
+
+        def draw(history: list[dict[str, float]]) -> None:
+            self.history = history
+            self._draw(ref_metrics, name, request, force=len(history) == 1)
+
+        out = run_baseline_in_chunks(self.state, request, name, steps=self.steps.value, chunks=self.chunks, lr=lr,
+                                     generator=make_generator(self.seed + 1), on_chunk=draw)
+        current, grad_evals = out["params"], out["grad_evals"]
         self._draw(ref_metrics, name, request, force=True)
         final = dict(self.history[-1])
         self.results[name] = final

@@ -3,13 +3,14 @@ gap, gossip averaging round by round, a token's random walk with visit counts, a
 
 Figure builders are pure (graph/matrix/arrays in, ``go.Figure`` out) and keep a fixed list of traces, so an
 explorer redraws by copying arrays into its ``FigureWidget`` inside ``batch_update``. Everything shown is
-computed by :mod:`unlearnkit.graphs` and :mod:`unlearnkit.decentral`.
+computed by :mod:`unlearnkit.graphs` and :mod:`unlearnkit.decentral`; the notebook's tables and training runs
+over several topologies are in :mod:`unlearnkit.experiments.networks_lab`.
 """
 
 from __future__ import annotations
 
 import html
-from typing import Any, Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 import networkx as nx
 import numpy as np
@@ -26,7 +27,6 @@ __all__ = [
     "averaging_figure",
     "visits_figure",
     "dynamic_figure",
-    "topology_table",
     "initial_values",
     "NetworkExplorer",
     "WalkExplorer",
@@ -144,20 +144,7 @@ def dynamic_figure(gaps: np.ndarray, contraction: np.ndarray, static_contraction
     return fig
 
 
-# -- small computations the explorers and the notebook share ----------------------------------------------
-
-def topology_table(n: int, names: Optional[Sequence[str]] = None, *, rule: str = "metropolis", seed: int = 0,
-                   tol: float = 1e-3) -> list[dict[str, Any]]:
-    """One row per topology on ``n`` clients: edges, max degree, diameter, spectral gap, mixing time."""
-    rows = []
-    for name in names or sorted(_g.TOPOLOGIES):
-        G = _g.make_graph(name, n, seed=seed)
-        W = _g.mixing_matrix(G, rule)
-        rows.append({"topology": name, "edges": G.number_of_edges(), "max_degree": max(d for _, d in G.degree()),
-                     "diameter": nx.diameter(G), "spectral_gap": round(_g.spectral_gap(W), 4),
-                     "mixing_time": _g.mixing_time(W, tol)})
-    return sorted(rows, key=lambda r: -r["spectral_gap"])
-
+# -- small computations the explorers share ----------------------------------------------------------------
 
 def initial_values(G: nx.Graph, kind: str = "spike") -> np.ndarray:
     """Starting values for a gossip-averaging picture: ``"spike"`` (1 at client 0), ``"halves"`` (1 on the

@@ -4,29 +4,22 @@ dp_accounting, and a calibrator.
 
 The figure builders are pure (numbers in, ``go.Figure`` out); the explorers wire sliders to them and redraw
 their ``FigureWidget``s inside ``batch_update`` (every explorer keeps a fixed set of traces, so a redraw only
-replaces x/y arrays). Everything an explorer shows is computed by :mod:`unlearnkit.privacy`.
+replaces x/y arrays). Everything an explorer shows is computed by :mod:`unlearnkit.privacy`; the sweeps and
+the dp_accounting cross-check are run by :mod:`unlearnkit.experiments.privacy_lab`.
 """
 
 from __future__ import annotations
 
 import html
 import math
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
 from .._validate import check_positive, check_probability
-from ..privacy import (
-    DEFAULT_ORDERS,
-    analytic_gaussian_sigma,
-    calibrate_sigma,
-    classic_gaussian_sigma,
-    dpsgd_epsilon,
-    gaussian_delta,
-    rdp_to_dp,
-    subsampled_gaussian_rdp,
-)
+from ..experiments.privacy_lab import CALIBRATION_PLOT_ORDERS, calibration_sweep, renyi_comparison
+from ..privacy import DEFAULT_ORDERS, analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, rdp_to_dp
 from ..privacy.rdp import epsilons_per_order
 from ._explorer import Explorer
 
@@ -36,7 +29,6 @@ __all__ = [
     "rdp_curves_figure",
     "conversions_figure",
     "calibration_figure",
-    "dp_accounting_curve",
     "GaussianExplorer",
     "RenyiExplorer",
     "CalibratorExplorer",
@@ -138,21 +130,6 @@ def calibration_figure(sigmas: np.ndarray, eps: Mapping[str, np.ndarray], target
     return fig
 
 
-def dp_accounting_curve(q: float, sigma: float, orders: Sequence[float], steps: int = 1) -> Optional[np.ndarray]:
-    """dp_accounting's RDP curve for the same subsampled Gaussian (``None`` if dp_accounting is missing)."""
-    try:
-        import dp_accounting
-        from dp_accounting.rdp import RdpAccountant
-    except ImportError:  # optional dependency
-        return None
-    ev = dp_accounting.GaussianDpEvent(sigma)
-    if q < 1:
-        ev = dp_accounting.PoissonSampledDpEvent(q, ev)
-    acc = RdpAccountant(list(orders))
-    acc.compose(dp_accounting.SelfComposedDpEvent(ev, int(steps)))
-    return np.asarray(acc._rdp, dtype=float)
-
-
 # -- explorers ----------------------------------------------------------------------------------------------
 
 def _sync(fw: go.FigureWidget, fig: go.Figure) -> None:
@@ -241,16 +218,7 @@ class RenyiExplorer(Explorer):
         if steps < 1:
             raise ValueError(f"steps={steps!r} is out of range: expected steps in [1, inf)")
         delta = check_probability("delta", 10.0 ** self.log10_delta.value, allow_zero=False, allow_one=False)
-        ours = subsampled_gaussian_rdp(q, sigma, self.orders) * steps
-        lib = dp_accounting_curve(q, sigma, self.orders, steps)
-        out = {"q": q, "sigma": sigma, "steps": steps, "delta": delta, "rdp": ours, "rdp_dp_accounting": lib}
-        for m in ("mironov", "balle", "cks"):
-            out[m] = rdp_to_dp(self.orders, ours, delta, method=m, warn_edge=False)
-        if lib is not None:
-            from dp_accounting.rdp import compute_epsilon
-
-            out["dp_accounting"] = tuple(float(v) for v in compute_epsilon(self.orders, lib, delta))
-        return out
+        return renyi_comparison(q, sigma, steps, delta, self.orders)
 
     def update(self) -> None:
         v = self.compute()
@@ -280,7 +248,7 @@ class CalibratorExplorer(Explorer):
     calibrated on the full :data:`DEFAULT_ORDERS` grid.
     """
 
-    PLOT_ORDERS = np.array(list(range(2, 65)) + [128, 256], dtype=float)
+    PLOT_ORDERS = CALIBRATION_PLOT_ORDERS
 
     def __init__(self, epsilon: float = 1.0, log10_delta: float = -5.0, q: float = 0.01, steps: int = 1000,
                  n_grid: int = 16) -> None:
@@ -305,15 +273,7 @@ class CalibratorExplorer(Explorer):
         delta = check_probability("delta", 10.0 ** self.log10_delta.value, allow_zero=False, allow_one=False)
         q = check_probability("q", self.q.value, allow_zero=False)
         steps = int(self.steps.value)
-        chosen = {m: calibrate_sigma(lambda s, m=m: dpsgd_epsilon(s, q, steps, delta, method=m), eps, rtol=1e-4)
-                  for m in ("cks", "mironov")}
-        lo, hi = min(chosen.values()) / 3.0, max(chosen.values()) * 3.0
-        grid = np.geomspace(lo, hi, self.n_grid)
-        curves = {m: np.array([dpsgd_epsilon(s, q, steps, delta, orders=self.PLOT_ORDERS, method=m) for s in grid])
-                  for m in ("cks", "mironov")}
-        return {"epsilon": eps, "delta": delta, "q": q, "steps": steps, "sigma": chosen, "grid": grid,
-                "curves": curves,
-                "achieved": {m: dpsgd_epsilon(s, q, steps, delta, method=m) for m, s in chosen.items()}}
+        return calibration_sweep(eps, delta, q, steps, n_grid=self.n_grid, plot_orders=self.PLOT_ORDERS)
 
     def update(self) -> None:
         v = self.compute()
