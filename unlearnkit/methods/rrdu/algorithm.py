@@ -54,6 +54,7 @@ from torch import Tensor
 
 from ..._validate import (check_choice, check_int, check_positive, check_probability, check_range)
 from ...core import Callback, Cost, Request, Result, TrainedState, emit
+from ...decentral.token import TokenConfig, run_token
 from ...models import project_l2_ball
 from .certify import rrdu_certify, rrdu_sigma
 from .walk import VARIANTS, WalkData, make_route
@@ -205,19 +206,17 @@ def u_direction(ctx: Any, data: WalkData, cfg: RRDUConfig) -> Tensor:
 # The algorithm
 # ----------------------------------------------------------------------------------------------------------
 
-def token_config(cfg: RRDUConfig) -> Any:
+def token_config(cfg: RRDUConfig) -> TokenConfig:
     """The :class:`~unlearnkit.decentral.TokenConfig` of RR-DU's descent hops (s minibatches, Theta ball)."""
-    from ...decentral.token import TokenConfig
-
     return TokenConfig(lr=cfg.lr, batch_size=cfg.batch_size, local_batches=cfg.s, optimizer=cfg.optimizer,
                        betas=cfg.adam_betas, radius=cfg.theta_radius, center="origin")
 
 
 def _walk_unlearn(flat: Any, theta0: Tensor, data: WalkData, cfg: RRDUConfig, *, sigma: float,
-                 generator: torch.Generator, federation: Any, theta_ref: Optional[Tensor] = None,
-                 route: Optional[np.ndarray] = None, network: Any = None, callback: Optional[Callback] = None,
-                 monitor: Optional[Callable[[Tensor], dict]] = None, optimizer: Any = None,
-                 progress: bool = False) -> tuple[Tensor, list[dict], Cost, np.ndarray]:
+                  generator: torch.Generator, federation: Any, theta_ref: Optional[Tensor] = None,
+                  route: Optional[np.ndarray] = None, network: Any = None, callback: Optional[Callback] = None,
+                  monitor: Optional[Callable[[Tensor], dict]] = None, optimizer: Any = None,
+                  progress: bool = False) -> tuple[Tensor, list[dict], Cost, np.ndarray]:
     """Run ``cfg.T_unlearn`` hops of RR-DU from ``theta0`` (paper Algorithm 4) and return
     ``(theta, history, cost, route)``.
 
@@ -232,8 +231,6 @@ def _walk_unlearn(flat: Any, theta0: Tensor, data: WalkData, cfg: RRDUConfig, *,
     ``monitor(theta) -> dict`` (e.g. accuracies) is evaluated every ``cfg.eval_every`` hops and at the end,
     stored in that hop's history row and event.
     """
-    from ...decentral.token import run_token
-
     u = data.u
     p = cfg.routing_p(data.n_nodes)
     theta_ref = theta0.detach().clone() if theta_ref is None else theta_ref
@@ -305,7 +302,7 @@ class RRDU:
                                                    network=state.network, callback=callback, monitor=monitor,
                                                    progress=progress)
         cert = rrdu_certify(config.accountant, sigma=sigma, delta=config.delta, n_nodes=data.n_nodes, p=p,
-                       T_u=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor, C_A=config.C_A)
+                            T_u=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor, C_A=config.C_A)
         reasons = []
         if config.optimizer == "adam":
             reasons.append("Adam (the paper's experimental setting) is not covered by the SGD analysis")
