@@ -40,6 +40,7 @@ from torch import Tensor
 from .._validate import check_choice, check_int, check_positive, check_range
 from ..core import Callback, Cost, Stopwatch, TrainedState, emit
 from ..models import project_l2_ball
+from ..privacy.noise import gaussian_noise
 from ._engine import client_indices_of
 
 __all__ = ["TokenConfig", "HopContext", "run_token", "run_netdp", "netdp_sigma", "TokenOptimizer"]
@@ -176,8 +177,7 @@ class HopContext:
 
     def noise(self, sigma: float) -> Tensor:
         """Fresh ``N(0, sigma^2 I_d)`` (a new draw on every call)."""
-        return sigma * torch.randn(self.theta.shape, generator=self.generator, device=self.generator.device,
-                                   dtype=self.theta.dtype).to(self.theta.device)
+        return gaussian_noise(self.theta, sigma, self.generator)
 
     def step(self, direction: Tensor, *, center: Optional[Tensor] = None, radius: float = math.inf,
              lr: Optional[float] = None) -> Tensor:

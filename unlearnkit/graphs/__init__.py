@@ -17,9 +17,9 @@ from .mixing import (MIXING_RULES, eigenvalues, influence, influence_distance, i
                      mixing_time, slem, spectral_gap, validate_mixing)
 from .topology import (TOPOLOGIES, complete, erdos_renyi, exponential, from_networkx, grid, make_graph, path,
                        positions, random_regular, ring, small_world, star, torus, two_clusters, validate_graph)
-from .walks import (Segments, crosses_only_edges, first_observation_delays, observer_probability, rrdu_graph_walk,
-                    rrdu_route, segments, simple_walk, stationary_distribution, transition_matrix, uniform_route,
-                    visit_counts)
+from .walks import (Segments, crosses_only_edges, first_observation_delays, observer_probability, route_next,
+                    rrdu_graph_walk, rrdu_route, segments, simple_walk, stationary_distribution, transition_matrix,
+                    uniform_route, visit_counts)
 
 __all__ = [
     "DYNAMIC_TOPOLOGIES", "DynamicTopology", "EdgeChurnSchedule", "ErdosRenyiSchedule", "OnePeerExponentialSchedule",
@@ -29,6 +29,6 @@ __all__ = [
     "TOPOLOGIES", "complete", "erdos_renyi", "exponential", "from_networkx", "grid", "make_graph", "path",
     "positions", "random_regular", "ring", "small_world", "star", "torus", "two_clusters", "validate_graph",
     "Segments", "crosses_only_edges", "first_observation_delays", "observer_probability", "rrdu_graph_walk",
-    "rrdu_route", "segments", "simple_walk", "stationary_distribution", "transition_matrix", "uniform_route",
-    "visit_counts",
+    "route_next", "rrdu_route", "segments", "simple_walk", "stationary_distribution", "transition_matrix",
+    "uniform_route", "visit_counts",
 ]

@@ -32,6 +32,7 @@ from .topology import validate_graph
 __all__ = [
     "simple_walk",
     "rrdu_route",
+    "route_next",
     "rrdu_graph_walk",
     "uniform_route",
     "transition_matrix",
@@ -95,6 +96,14 @@ def rrdu_route(n: int, u: int, p: float, hops: int, *, rng: np.random.Generator)
     other = rng.integers(0, n - 1, size=hops)
     other = other + (other >= u)  # uniform on {0..n-1} \ {u}
     return np.where(hit, u, other).astype(np.int64)
+
+
+def route_next(current: int, u: int, n_nodes: int, p: float, rng: np.random.Generator) -> int:
+    """One RR-DU routing draw (for step-by-step animations): :func:`rrdu_route` with one hop.
+
+    ``current`` is ignored: the routing is memoryless (digest 000, Algorithm 4).
+    """
+    return int(rrdu_route(n_nodes, u, p, 1, rng=rng)[0])
 
 
 def uniform_route(n: int, hops: int, *, rng: np.random.Generator) -> np.ndarray:

@@ -4,7 +4,7 @@ Pure figure builders (data -> ``go.Figure``): :func:`walk_figure` (the token on 
 :func:`ledger_figure` (per-client epsilon bars), :func:`curves_figure` (clean accuracy and backdoor success
 over the hops), :func:`sigma_figure` (sigma against epsilon for accountants A-D and DDP) and
 :func:`capacity_figure` (deletion capacity of RR-DU and DDP). :class:`RRDUExplorer` wires them to sliders:
-moving p, epsilon, delta, rho, s, the mode or the accountant recalibrates sigma and redraws the walk preview,
+moving p, epsilon, delta, rho, s, the alignment variant or the accountant recalibrates sigma and redraws the walk preview,
 the ledger and the capacity plot at once; :meth:`RRDUExplorer.run` runs RR-DU (and DDP at the same epsilon)
 on the backdoor task and streams every hop into the figures.
 """
@@ -106,12 +106,12 @@ def curves_figure(curves: dict[str, dict], *, start: Optional[int] = None,
 def sigma_figure(*, delta: float, n_nodes: int, p: float, T_u: int, L: float, m: int = 1,
                  eps_grid: Optional[np.ndarray] = None, mark: Optional[float] = None) -> go.Figure:
     """sigma against epsilon for accountants A-D (flat in m) and DDP (Algorithm 3 and group privacy in m)."""
-    from ..methods.rrdu_certify import calibrate, ddp_sigma
+    from ..methods.rrdu import ddp_sigma, rrdu_sigma
 
     eps_grid = np.geomspace(0.1, 20, 25) if eps_grid is None else np.asarray(eps_grid)
     fig = go.Figure()
     for acc in "ABCD":
-        fig.add_scatter(x=eps_grid, y=[calibrate(acc, epsilon=e, delta=delta, n_nodes=n_nodes, p=p, T_u=T_u, L=L)
+        fig.add_scatter(x=eps_grid, y=[rrdu_sigma(acc, epsilon=e, delta=delta, n_nodes=n_nodes, p=p, T_u=T_u, L=L)
                                        for e in eps_grid], name=f"RR-DU {acc}")
     fig.add_scatter(x=eps_grid, y=[ddp_sigma("alg3", epsilon=e, delta=delta, L=L) for e in eps_grid],
                     name="DDP Alg. 3", line=dict(dash="dot"))
@@ -151,7 +151,7 @@ class RRDUExplorer(Explorer):
     Parameters
     ----------
     world:
-        A :class:`unlearnkit.methods.rrdu.BackdoorWorld` (trained original and retrained models). ``None``
+        A :class:`unlearnkit.experiments.rrdu_lab.BackdoorWorld` (trained original and retrained models). ``None``
         builds the walk, ledger and capacity views only; :meth:`run` then needs one.
     n_nodes, u, T_u, L:
         Used when ``world`` is None (else taken from the world's setup).
@@ -177,8 +177,8 @@ class RRDUExplorer(Explorer):
         self.delta = W.FloatLogSlider(value=1e-5, base=10, min=-8, max=-2, step=0.5, description="delta", style=style)
         self.rho = W.FloatLogSlider(value=10.0, base=10, min=-0.5, max=2, step=0.05, description="rho", style=style)
         self.s = W.IntSlider(value=1, min=1, max=8, description="s", style=style)
-        self.mode = W.Dropdown(options=["lightweight", "exact", "corrected"], value="lightweight", description="mode",
-                               style=style)
+        self.variant = W.Dropdown(options=["lightweight", "exact", "corrected"], value="lightweight",
+                                  description="variant", style=style)
         self.accountant = W.Dropdown(options=["A", "B", "C", "D"], value="C", description="accountant", style=style)
         self.run_button = W.Button(description="run RR-DU and DDP", button_style="primary")
         self.sigma_text = W.HTML()
@@ -189,10 +189,10 @@ class RRDUExplorer(Explorer):
         self.curve_fig = go.FigureWidget(curves_figure({}))
         self.capacity_fig = go.FigureWidget()
         self.results: dict[str, dict] = {}
-        for w in (self.p, self.epsilon, self.delta, self.rho, self.s, self.mode, self.accountant):
+        for w in (self.p, self.epsilon, self.delta, self.rho, self.s, self.variant, self.accountant):
             self.observe(w)
         self.run_button.on_click(lambda _b: self.guard(self.run))
-        controls = W.VBox([self.p, self.epsilon, self.delta, self.rho, self.s, self.mode, self.accountant,
+        controls = W.VBox([self.p, self.epsilon, self.delta, self.rho, self.s, self.variant, self.accountant,
                            self.run_button, self.sigma_text])
         self._layout(W.HBox([controls, self.walk_fig, self.ledger_fig]), W.HBox([self.curve_fig, self.capacity_fig]))
         self.refresh()
@@ -202,7 +202,7 @@ class RRDUExplorer(Explorer):
         from ..methods.rrdu import RRDUConfig
 
         return RRDUConfig(T_unlearn=self.T_u, p=float(self.p.value), s=int(self.s.value), epsilon=float(self.epsilon.value),
-                          delta=float(self.delta.value), rho=float(self.rho.value), mode=self.mode.value,
+                          delta=float(self.delta.value), rho=float(self.rho.value), variant=self.variant.value,
                           accountant=self.accountant.value, clip_L=self.L,
                           **({} if self.world is None else {"lr": self.world.setup.lr,
                                                             "optimizer": self.world.setup.optimizer,
@@ -212,12 +212,12 @@ class RRDUExplorer(Explorer):
 
     def update(self) -> None:
         from ..graphs.walks import rrdu_route
-        from ..methods.rrdu_certify import ObserverLedger, calibrate, certify
+        from ..methods.rrdu import rrdu_certify, rrdu_sigma
 
         cfg = self.config()
-        self.sigma = calibrate(cfg.accountant, epsilon=cfg.epsilon, delta=cfg.delta, n_nodes=self.n_nodes, p=cfg.p,
+        self.sigma = rrdu_sigma(cfg.accountant, epsilon=cfg.epsilon, delta=cfg.delta, n_nodes=self.n_nodes, p=cfg.p,
                                T_u=self.T_u, L=self.L, sens_factor=cfg.sens_factor)
-        cert = certify(cfg.accountant, sigma=max(self.sigma, 1e-12), delta=cfg.delta, n_nodes=self.n_nodes, p=cfg.p,
+        cert = rrdu_certify(cfg.accountant, sigma=max(self.sigma, 1e-12), delta=cfg.delta, n_nodes=self.n_nodes, p=cfg.p,
                        T_u=self.T_u, L=self.L)
         self.sigma_text.value = (f"<b>sigma = {self.sigma:.4g}</b> (accountant {cfg.accountant}, "
                                  f"certificate mode '{cert.mode}')<br><small>{cert.note}</small>")
@@ -246,7 +246,7 @@ class RRDUExplorer(Explorer):
     def ledger_epsilons(self, route: Sequence[int]) -> np.ndarray:
         """Per-client epsilon along ``route`` at the current sigma (the ledger of the explorer's accountant:
         the amplified one for B, the per-visit one otherwise)."""
-        from ..methods.rrdu_certify import ObserverLedger
+        from ..methods.rrdu import ObserverLedger
 
         if not (self.sigma > 0):
             out = np.zeros(self.n_nodes)
@@ -265,18 +265,17 @@ class RRDUExplorer(Explorer):
     # -- the expensive part: run RR-DU and DDP on the backdoor task, live -----------------------------------
     def run(self, methods: Sequence[str] = ("rrdu", "ddp")) -> dict:
         """Run RR-DU along the previewed route (and DDP at the same epsilon), streaming hops into the figures."""
-        import torch
-
         from .. import make_generator
-        from ..methods.rrdu import WalkData, _curve, rrdu_unlearn, run_method
+        from ..experiments.rrdu_lab import history_curve, run_method
+        from ..methods.rrdu import RRDU
 
         if self.world is None:
-            raise ValueError("world is None: build one with unlearnkit.methods.rrdu.build_world to run the methods")
+            raise ValueError("world is None: build one with unlearnkit.experiments.rrdu_lab.build_world to run the "
+                             "methods")
         w, cfg = self.world, self.config()
-        curves = {"original": _curve(w.original.history)}
+        curves = {"original": history_curve(w.original.history)}
         self.results = {}
         if "rrdu" in methods:
-            data = WalkData.from_state(w.original.replace(federation=w.federation), w.request)
             live: dict[str, list] = {"hop": [], "clean_acc": [], "asr": [], "asr_all": []}
             start = w.setup.T_train
 
@@ -292,11 +291,11 @@ class RRDUExplorer(Explorer):
                     self._draw_ledger(self.route[:ev.step])
                     self._draw_curves({**curves, "RR-DU": live})
 
-            theta, hist, cost, _ = rrdu_unlearn(w.flat, w.original.params, data, cfg, sigma=self.sigma,
-                                                generator=make_generator(self.seed), route=self.route,
-                                                federation=w.federation.without(w.request), callback=on_event,
-                                                monitor=w.metrics)
-            self.results["rrdu"] = {"final": w.metrics(theta), "curve": dict(live), "sigma": self.sigma}
+            # the previewed route and the calibrated sigma, so the run is the walk on screen
+            res = RRDU().unlearn(w.original.replace(federation=w.federation), w.request,
+                                 dataclasses.replace(cfg, sigma=self.sigma), generator=make_generator(self.seed),
+                                 callback=on_event, monitor=w.metrics, route=self.route)
+            self.results["rrdu"] = {"final": w.metrics(res.params), "curve": dict(live), "sigma": self.sigma}
             curves["RR-DU"] = live
         if "ddp" in methods:
             old = w.setup

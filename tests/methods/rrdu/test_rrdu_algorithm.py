@@ -1,5 +1,6 @@
-"""RR-DU algorithm: routing, noise placement, freshness, trust ball, alignment modes (digest 000, 2.3-2.6)."""
+"""RR-DU algorithm: routing, noise placement, freshness, trust ball, alignment variants (digest 000, 2.3-2.6)."""
 
+import dataclasses
 import math
 
 import networkx as nx
@@ -9,8 +10,7 @@ import torch
 
 import unlearnkit as uk
 from unlearnkit.core import TrainedState
-from unlearnkit.methods.rrdu import (RRDU, RRDUConfig, WalkData, expected_update, make_route, retrain_gradient,
-                                     rrdu_unlearn)
+from unlearnkit.methods.rrdu import RRDU, RRDUConfig, WalkData, expected_update, make_route, retrain_gradient
 from unlearnkit.models import FlatParams, logreg
 
 
@@ -26,8 +26,9 @@ def problem():
 
 
 def _run(state, req, data, cfg, theta, sigma, g, **kw):
-    return rrdu_unlearn(state.flat, theta, data, cfg, sigma=sigma, generator=g,
-                        federation=state.federation.without(req), **kw)
+    """RR-DU from ``theta`` with noise ``sigma``: ``(theta, history, cost, path)``."""
+    res = RRDU().unlearn(state.replace(params=theta), req, dataclasses.replace(cfg, sigma=sigma), generator=g, **kw)
+    return res.params, res.history, res.cost, np.asarray(res.extras["path"])
 
 
 def test_routing_frequencies_match_p(problem):
@@ -88,7 +89,7 @@ def test_noise_is_fresh_each_visit(problem):
 
 
 def _mc_mean_update(state, req, data, mode, p, n=500, seed=0):
-    cfg = RRDUConfig(T_unlearn=1, p=p, s=8, batch_size=16, lr=1.0, project=False, clip_L=math.inf, mode=mode,
+    cfg = RRDUConfig(T_unlearn=1, p=p, s=8, batch_size=16, lr=1.0, project=False, clip_L=math.inf, variant=mode,
                      u_batch="full")
     g = uk.make_generator(seed)
     acc = torch.zeros_like(state.params)
@@ -159,7 +160,7 @@ def test_same_seed_same_result(problem):
     assert torch.equal(a, b)
 
 
-@pytest.mark.parametrize("field,value", [("p", 1.5), ("s", 0), ("mode", "fast"), ("rho", -1.0),
+@pytest.mark.parametrize("field,value", [("p", 1.5), ("s", 0), ("variant", "fast"), ("rho", -1.0),
                                          ("accountant", "E"), ("optimizer", "rmsprop")])
 def test_config_validation_names_field(field, value):
     with pytest.raises(ValueError, match=field):

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from unlearnkit.methods import rrdu_certify as rc
+from unlearnkit.methods.rrdu import certify as rc
+from unlearnkit.privacy.linear_rdp import linear_rdp_epsilon
 from unlearnkit.privacy.capacity import capacity_curves, ddp_capacity, rrdu_capacity
 
 BASE = dict(delta=1e-5, n_nodes=10, p=0.1, T_u=100)
@@ -26,7 +27,7 @@ TABLE = [
 @pytest.mark.parametrize("L,eps,a,b,c,d", TABLE)
 def test_sigma_matches_digest_table(L, eps, a, b, c, d):
     for acc, want in zip("ABCD", (a, b, c, d)):
-        got = rc.calibrate(acc, epsilon=eps, L=L, **BASE)
+        got = rc.rrdu_sigma(acc, epsilon=eps, L=L, **BASE)
         assert got == pytest.approx(want, rel=6e-3), acc
 
 
@@ -47,8 +48,8 @@ def test_accountant_d_matches_dp_accounting_rdp():
 
 def test_epsilon_and_calibrate_round_trip():
     for acc in "ABCD":
-        s = rc.calibrate(acc, epsilon=0.7, L=0.5, **BASE)
-        assert rc.epsilon(acc, sigma=s, L=0.5, **BASE) == pytest.approx(0.7, rel=1e-4)
+        s = rc.rrdu_sigma(acc, epsilon=0.7, L=0.5, **BASE)
+        assert rc.rrdu_epsilon(acc, sigma=s, L=0.5, **BASE) == pytest.approx(0.7, rel=1e-4)
 
 
 @settings(max_examples=40, deadline=None)
@@ -57,27 +58,27 @@ def test_epsilon_and_calibrate_round_trip():
 def test_sigma_falls_with_epsilon_and_c_never_below_b(eps, factor, p, N, T, ldelta):
     kw = dict(delta=10**ldelta, n_nodes=N, p=p, T_u=T, L=0.5)
     for acc in "ABC":
-        assert rc.calibrate(acc, epsilon=eps * factor, **kw) < rc.calibrate(acc, epsilon=eps, **kw)
-    assert rc.calibrate("C", epsilon=eps, **kw) >= rc.calibrate("B", epsilon=eps, **kw) * (1 - 1e-12)
+        assert rc.rrdu_sigma(acc, epsilon=eps * factor, **kw) < rc.rrdu_sigma(acc, epsilon=eps, **kw)
+    assert rc.rrdu_sigma("C", epsilon=eps, **kw) >= rc.rrdu_sigma("B", epsilon=eps, **kw) * (1 - 1e-12)
 
 
 @settings(max_examples=5, deadline=None)
 @given(eps=st.floats(0.1, 10), p=st.floats(0.02, 0.5))
 def test_sigma_d_falls_with_epsilon(eps, p):
     kw = dict(delta=1e-5, n_nodes=10, p=p, T_u=50, L=0.5)
-    assert rc.calibrate("D", epsilon=2 * eps, **kw) < rc.calibrate("D", epsilon=eps, **kw)
+    assert rc.rrdu_sigma("D", epsilon=2 * eps, **kw) < rc.rrdu_sigma("D", epsilon=eps, **kw)
 
 
 def test_certificates_carry_provenance():
     for acc, mode in zip("ABCD", ("paper", "paper", "sound", "paper")):
-        cert = rc.certify(acc, sigma=3.0, L=0.5, **BASE)
+        cert = rc.rrdu_certify(acc, sigma=3.0, L=0.5, **BASE)
         assert cert.mode == mode and cert.sigma == 3.0 and cert.source and cert.note
         assert cert.constants["accountant"] == acc
-    assert rc.certify("B", sigma=3.0, L=0.5, **BASE).constants["E_inv_K"] == pytest.approx(0.2558, abs=1e-4)
+    assert rc.rrdu_certify("B", sigma=3.0, L=0.5, **BASE).constants["E_inv_K"] == pytest.approx(0.2558, abs=1e-4)
 
 
 def test_p_zero_needs_no_noise():
-    assert rc.calibrate("C", epsilon=1.0, L=0.5, delta=1e-5, n_nodes=10, p=0.0, T_u=100) == 0.0
+    assert rc.rrdu_sigma("C", epsilon=1.0, L=0.5, delta=1e-5, n_nodes=10, p=0.0, T_u=100) == 0.0
 
 
 def test_ddp_calibrations():
@@ -97,7 +98,7 @@ def test_bad_inputs_name_the_parameter(bad):
     kw = dict(epsilon=1.0, L=0.5, **BASE)
     kw.update(bad)
     with pytest.raises(ValueError, match=next(iter(bad))):
-        rc.calibrate("C", **kw)
+        rc.rrdu_sigma("C", **kw)
 
 
 def test_ledger_charges_on_observation():
@@ -106,7 +107,7 @@ def test_ledger_charges_on_observation():
     assert led.weight.tolist() == [1.0, 0.0, 2.0]
     eps = led.epsilons(1e-5)
     assert math.isnan(eps[1]) and eps[2] > eps[0] > 0
-    assert eps[0] == pytest.approx(rc.linear_rdp_epsilon(0.5 / 4, 1.0, 1e-5), rel=2e-2)
+    assert eps[0] == pytest.approx(linear_rdp_epsilon(0.5 / 4 / 1.0**2, 1e-5, method="mironov"), rel=2e-2)
     assert sum(r['count'] for r in led.ledger(2)) == 2 and led.ledger(1) == []
     # amplified ledger: first noisy visit reached 2 after 1 hop, 0 after 2 hops -> weight min(1, 2/2) = 1
     ledb = rc.ObserverLedger.from_path([1, 2, 3, 0], n_nodes=4, u=1, sigma=2.0, Delta=1.0, accountant="B")

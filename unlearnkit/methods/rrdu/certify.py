@@ -26,22 +26,27 @@ D      sampled Gaussian (Mironov-Talwar-Zhang): each of the T_u   ``paper``    i
 
 The per-visit sensitivity is ``Delta = sens_factor * L`` (digest P11; 2 for replace-one with per-example
 clipping at L). B and C convert RDP to (eps, delta) with Prop. A.8 at ``delta/2`` (the visit-count tail costs
-``delta/4``); their RDP is linear in alpha, so the optimum over alpha is closed form (digest 3.4):
-``eps = a + 2 sqrt(a b)`` with ``a = K/sigma^2``, ``b = ln(1/delta_conv)``, and conversely
-``sigma = sqrt(K) / (sqrt(b + eps) - sqrt(b))``.
+``delta/4``); their RDP is linear in alpha, ``alpha K / sigma^2``, so the optimum over alpha is closed form
+(digest 3.4; Mironov 2017, Prop. 3): :func:`unlearnkit.privacy.linear_rdp.linear_rdp_epsilon` with
+``rho = K/sigma^2`` and ``method="mironov"`` gives ``eps = rho + 2 sqrt(rho ln(1/delta_conv))``, and
+:func:`~unlearnkit.privacy.linear_rdp.linear_rdp_slope` inverts it: ``sigma = sqrt(K / slope)``.
+
+Pure maths: numpy, scipy and :mod:`unlearnkit.privacy` only (no torch), plain-number arguments. Every
+certificate states its ``mode`` (``"paper"`` or ``"sound"``) as in the table above.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
-from .._validate import check_choice, check_int, check_positive, check_probability, check_range
-from ..privacy import (Certificate, GaussianEvent, LinearEvent, RDPAccountant, calibrate_sigma,
-                       first_observation_rate, rdp_to_dp, subsampled_gaussian_rdp, visit_count_bound)
-from ..privacy import expected_inverse_delay as _walk_inverse_delay
+from ..._validate import check_choice, check_int, check_positive, check_probability, check_range
+from ...privacy import (Certificate, GaussianEvent, LinearEvent, RDPAccountant, calibrate_sigma,
+                        first_observation_rate, rdp_to_dp, subsampled_gaussian_rdp, visit_count_bound)
+from ...privacy import expected_inverse_delay as _walk_inverse_delay
+from ...privacy.linear_rdp import linear_rdp_epsilon, linear_rdp_slope
 
 __all__ = [
     "ACCOUNTANTS",
@@ -49,11 +54,9 @@ __all__ = [
     "observer_hit_prob",
     "expected_inverse_delay",
     "visit_quantile",
-    "linear_rdp_epsilon",
-    "linear_rdp_sigma",
-    "epsilon",
-    "calibrate",
-    "certify",
+    "rrdu_epsilon",
+    "rrdu_sigma",
+    "rrdu_certify",
     "ddp_sigma",
     "ddp_certify",
     "ObserverLedger",
@@ -111,23 +114,21 @@ def visit_quantile(T_u: int, p: float, delta: float) -> int:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# Linear-in-alpha RDP: closed-form conversion and inversion (Prop. A.8, digest 3.4)
+# Linear-in-alpha RDP ``alpha K / sigma^2``: conversion and inversion (Prop. A.8, digest 3.4)
 # ----------------------------------------------------------------------------------------------------------
 
-def linear_rdp_epsilon(K: float, sigma: float, delta_conv: float) -> float:
-    """``min_{alpha>1} alpha K/sigma^2 + ln(1/delta_conv)/(alpha-1) = a + 2 sqrt(a b)``."""
+def _linear_epsilon(K: float, sigma: float, delta_conv: float) -> float:
+    """Epsilon of the curve ``alpha K / sigma^2`` at ``delta_conv`` (Lamri & Maniatakos Prop. A.8, i.e.
+    Mironov 2017 Prop. 3, minimised over alpha in closed form; digest 3.4): ``rho = K/sigma^2``."""
     if sigma <= 0:
         return math.inf
-    a, b = K / sigma**2, math.log(1 / delta_conv)
-    return a + 2 * math.sqrt(a * b)
+    return linear_rdp_epsilon(K / sigma**2, delta_conv, method="mironov")
 
 
-def linear_rdp_sigma(K: float, epsilon: float, delta_conv: float) -> float:
-    """Inverse of :func:`linear_rdp_epsilon`: ``sigma = sqrt(K) / (sqrt(b + eps) - sqrt(b))``."""
-    b = math.log(1 / delta_conv)
-    # (sqrt(b+e) - sqrt(b)) written as e/(sqrt(b+e)+sqrt(b)) to stay accurate for tiny epsilon
-    root = epsilon / (math.sqrt(b + epsilon) + math.sqrt(b))
-    return math.sqrt(K) / root
+def _linear_sigma(K: float, epsilon: float, delta_conv: float) -> float:
+    """Inverse of :func:`_linear_epsilon` in ``sigma``: ``sigma = sqrt(K / slope)`` with the largest slope
+    that still gives ``(epsilon, delta_conv)`` (closed form, digest 3.4)."""
+    return math.sqrt(K / linear_rdp_slope(epsilon, delta_conv, method="mironov"))
 
 
 def _sgm_rdp(q: float, z: float, orders: np.ndarray = _ORDERS) -> np.ndarray:
@@ -158,9 +159,13 @@ def _linear_K(accountant: str, *, p: float, n_nodes: int, T_u: int, L: float, se
     return min(1.0, (1 + c) * expected_inverse_delay(p, n_nodes)) * M * Delta**2 / 2
 
 
-def epsilon(accountant: str, *, sigma: float, delta: float, n_nodes: int, p: float, T_u: int, L: float,
-            sens_factor: float = 2.0, C_A: float = 1.0) -> float:
-    """The epsilon that ``accountant`` certifies for gradient-noise std ``sigma`` (see the module table)."""
+def rrdu_epsilon(accountant: str, *, sigma: float, delta: float, n_nodes: int, p: float, T_u: int, L: float,
+                 sens_factor: float = 2.0, C_A: float = 1.0) -> float:
+    """The epsilon that ``accountant`` certifies for gradient-noise std ``sigma`` (see the module table).
+
+    A: Cor. 5.2 eq. (18) with constant ``C_A``; B, C: App. C.5 / Prop. A.8 on the linear curve; D: the
+    sampled-Gaussian RDP (Mironov, Talwar & Zhang 2019) converted by Prop. A.8.
+    """
     check_choice("accountant", accountant, ACCOUNTANTS)
     _validate(p, n_nodes, T_u, L, sens_factor, delta)
     check_positive("sigma", sigma, allow_zero=True)
@@ -172,14 +177,14 @@ def epsilon(accountant: str, *, sigma: float, delta: float, n_nodes: int, p: flo
         return C_A * L / sigma * math.sqrt(p * T_u * math.log(1 / delta) * math.log(n_nodes) / n_nodes)
     if accountant in ("B", "C"):
         K = _linear_K(accountant, p=p, n_nodes=n_nodes, T_u=T_u, L=L, sens_factor=sens_factor, delta=delta)
-        return linear_rdp_epsilon(K, sigma, delta / 2)
+        return _linear_epsilon(K, sigma, delta / 2)
     rdp = T_u * _sgm_rdp(p, sigma / (sens_factor * L), _ORDERS)
     # Prop. A.8 (Mironov's conversion), the one the paper uses
     return rdp_to_dp(_ORDERS, rdp, delta, method="mironov", warn_edge=False)[0]
 
 
-def calibrate(accountant: str, *, epsilon: float, delta: float, n_nodes: int, p: float, T_u: int, L: float,
-              sens_factor: float = 2.0, C_A: float = 1.0) -> float:
+def rrdu_sigma(accountant: str, *, epsilon: float, delta: float, n_nodes: int, p: float, T_u: int, L: float,
+               sens_factor: float = 2.0, C_A: float = 1.0) -> float:
     """The gradient-noise std ``sigma`` that ``accountant`` needs for ``(epsilon, delta)``.
 
     Closed form for A, B, C (digest 3.4); bisection on a log scale for D. ``p = 0`` needs no noise.
@@ -193,16 +198,17 @@ def calibrate(accountant: str, *, epsilon: float, delta: float, n_nodes: int, p:
         return C_A * L / eps * math.sqrt(p * T_u * math.log(1 / delta) * math.log(n_nodes) / n_nodes)
     if accountant in ("B", "C"):
         K = _linear_K(accountant, p=p, n_nodes=n_nodes, T_u=T_u, L=L, sens_factor=sens_factor, delta=delta)
-        return linear_rdp_sigma(K, eps, delta / 2)
-    f = lambda s: globals()["epsilon"]("D", sigma=s, delta=delta, n_nodes=n_nodes, p=p, T_u=T_u,  # noqa: E731
-                                       L=L, sens_factor=sens_factor)
+        return _linear_sigma(K, eps, delta / 2)
+    f = lambda s: rrdu_epsilon("D", sigma=s, delta=delta, n_nodes=n_nodes, p=p, T_u=T_u,  # noqa: E731
+                               L=L, sens_factor=sens_factor)
     return calibrate_sigma(f, eps, sigma_hint=sens_factor * L, rtol=1e-7)
 
 
-def certify(accountant: str, *, sigma: float, delta: float, n_nodes: int, p: float, T_u: int, L: float,
-            sens_factor: float = 2.0, C_A: float = 1.0) -> Certificate:
-    """A :class:`Certificate` for RR-DU run with noise ``sigma``, with the accountant's provenance."""
-    eps = epsilon(accountant, sigma=sigma, delta=delta, n_nodes=n_nodes, p=p, T_u=T_u, L=L,
+def rrdu_certify(accountant: str, *, sigma: float, delta: float, n_nodes: int, p: float, T_u: int, L: float,
+                 sens_factor: float = 2.0, C_A: float = 1.0) -> Certificate:
+    """A :class:`Certificate` for RR-DU run with noise ``sigma``, with the accountant's provenance
+    (:func:`rrdu_epsilon`; ``mode="sound"`` for C, ``"paper"`` for A, B, D)."""
+    eps = rrdu_epsilon(accountant, sigma=sigma, delta=delta, n_nodes=n_nodes, p=p, T_u=T_u, L=L,
                   sens_factor=sens_factor, C_A=C_A)
     constants = {"accountant": accountant, "N": n_nodes, "p": p, "T_u": T_u, "L": L, "delta": delta}
     if accountant == "A":
@@ -243,9 +249,8 @@ def ddp_sigma(calibration: str, *, epsilon: float, delta: float, L: float, m: in
     check_int("T", T, low=1)
     check_int("n_nodes", n_nodes, low=2)
     if calibration == "alg3":
-        from ..decentral.token import netdp_sigma
-
-        return netdp_sigma(L, eps, delta)
+        # Algorithm 3 as printed (the formula of unlearnkit.decentral.token.netdp_sigma, kept here torch-free)
+        return math.sqrt(8.0 * L * L * math.log(1.25 / delta)) / eps
     if calibration == "netdp_group_m":
         return m * L / eps * math.sqrt(T * math.log(n_nodes) * math.log(1 / delta) / n_nodes)
     M = visit_quantile(T, 1.0 / n_nodes, delta)
@@ -253,7 +258,7 @@ def ddp_sigma(calibration: str, *, epsilon: float, delta: float, L: float, m: in
     if calibration == "netdp_rdp":
         q = 1.0 / n_nodes
         K *= 2 * q / (1 - q) * math.log(1 / q)
-    return linear_rdp_sigma(K, eps, delta / 2)
+    return _linear_sigma(K, eps, delta / 2)
 
 
 def ddp_certify(calibration: str, *, sigma: float, epsilon: float, delta: float, L: float, m: int, T: int,

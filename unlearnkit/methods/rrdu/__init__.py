@@ -1,0 +1,24 @@
+"""RR-DU (Lamri & Maniatakos, "Fully Decentralized Certified Unlearning"): random-walk unlearning.
+
+- :mod:`.certify`: the accountants A-D, the DDP calibrations and the per-observer ledger (pure maths);
+- :mod:`.walk`: the clients' data seen from the walk, the routing, the full-batch expectations;
+- :mod:`.algorithm`: :class:`RRDUConfig` and the method :class:`RRDU` (paper Algorithm 4);
+- :mod:`.baselines`: the section-6 baselines on the token walk, each a class with ``unlearn(...)``.
+
+The backdoor experiment (Figure 1, Tables 3, 14-16) lives in :mod:`unlearnkit.experiments.rrdu_lab`.
+"""
+
+from .algorithm import RRDU, RRDUConfig
+from .baselines import (DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, FinetuneWalk, NetworkSGD, RetrainWalk,
+                        WalkConfig)
+from .certify import (ACCOUNTANTS, DDP_CALIBRATIONS, ObserverLedger, ddp_certify, ddp_sigma, expected_inverse_delay,
+                      observer_hit_prob, rrdu_certify, rrdu_epsilon, rrdu_sigma, visit_quantile)
+from .walk import VARIANTS, WalkData, expected_update, make_route, retrain_gradient
+
+__all__ = [
+    "RRDU", "RRDUConfig", "VARIANTS", "WalkData", "make_route", "expected_update", "retrain_gradient",
+    "WalkConfig", "DDPWalkConfig", "DPSGDWalkConfig", "NetworkSGD", "RetrainWalk", "FinetuneWalk", "DDPWalk",
+    "DPSGDWalk",
+    "ACCOUNTANTS", "DDP_CALIBRATIONS", "ObserverLedger", "ddp_certify", "ddp_sigma", "expected_inverse_delay",
+    "observer_hit_prob", "rrdu_certify", "rrdu_epsilon", "rrdu_sigma", "visit_quantile",
+]

@@ -1,0 +1,272 @@
+"""Baselines of the RR-DU paper's section 6 on the token walk (Lamri & Maniatakos; digest 000 section 2.7).
+
+All run on the substrate's :func:`~unlearnkit.decentral.run_token` with ``local_steps`` consecutive local
+steps per hop (digest P2: one step per hop cannot train these models in 100 hops):
+
+- :class:`NetworkSGD`: Algorithm 2 (Network-SGD) on the complete graph, which trains the original model;
+- :class:`RetrainWalk`: the same walk on D minus D_f from the original's initialisation (the exact reference);
+- :class:`FinetuneWalk`: the walk over all clients on D minus D_f from the original model (digest P18);
+- :class:`DDPWalk`: the DDP/NetDP baseline (Algorithm 3, calibrations of :func:`.certify.ddp_sigma`);
+- :class:`DPSGDWalk`: DP-SGD (Abadi et al. 2016) on the walk, from the original model.
+
+The unlearners share the package's calling shape ``unlearn(state, request, config, *, generator,
+callback=None, progress=False)`` (plus ``monitor(theta) -> dict``, evaluated every ``eval_every`` hops).
+The route is drawn from ``numpy.random.default_rng(config.route_seed)``; with ``route_seed=None`` that seed
+is taken from ``generator``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from dataclasses import replace as dc_replace
+from typing import Any, Callable, Optional
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from ..._validate import check_choice, check_int, check_positive, check_range
+from ...core import Callback, Request, Result, TrainedState
+from ...decentral.token import TokenConfig, run_token
+from ...graphs.topology import complete
+from ...graphs.walks import simple_walk, uniform_route
+from .certify import DDP_CALIBRATIONS, ddp_certify, ddp_sigma
+
+__all__ = ["WalkConfig", "DDPWalkConfig", "DPSGDWalkConfig", "NetworkSGD", "RetrainWalk", "FinetuneWalk",
+           "DDPWalk", "DPSGDWalk"]
+
+Monitor = Optional[Callable[[Tensor], dict]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class WalkConfig:
+    """A token walk of ``hops`` hops with ``local_steps`` default steps per hop.
+
+    Attributes
+    ----------
+    token:
+        The default step (:class:`~unlearnkit.decentral.TokenConfig`: lr, batch size, ``s``, optimizer).
+    hops, local_steps:
+        Hops of the walk and local steps per hop.
+    eval_every:
+        Evaluate the ``monitor`` every this many hops (0: only at the end).
+    route_seed:
+        Seed of the numpy generator that draws the route (``None``: drawn from the torch generator).
+    """
+
+    token: TokenConfig
+    hops: int = 100
+    local_steps: int = 1
+    eval_every: int = 0
+    route_seed: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        check_int("hops", self.hops, low=1)
+        check_int("local_steps", self.local_steps, low=1)
+        check_int("eval_every", self.eval_every, low=0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DDPWalkConfig(WalkConfig):
+    """:class:`WalkConfig` plus the DDP/NetDP noise: ``sigma`` (``None``: :func:`.certify.ddp_sigma` with
+    ``calibration`` at ``(epsilon, delta)``, ``m`` deletions (``None``: the request's size) and ``T = hops``),
+    clipping at ``L`` and projection onto ``B(theta0, R)`` (paper Algorithm 3; digest 3.5, P6)."""
+
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    L: float = 1.0
+    R: float = 10.0
+    calibration: str = "alg3"
+    sigma: Optional[float] = None
+    m: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_positive("epsilon", self.epsilon)
+        check_range("delta", self.delta, 0.0, 1.0, low_open=True, high_open=True)
+        check_positive("L", self.L)
+        check_positive("R", self.R)
+        check_choice("calibration", self.calibration, DDP_CALIBRATIONS)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DPSGDWalkConfig(WalkConfig):
+    """:class:`WalkConfig` plus DP-SGD's target ``(epsilon, delta)`` and clipping norm ``C``."""
+
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    C: float = 5.0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_positive("epsilon", self.epsilon)
+        check_range("delta", self.delta, 0.0, 1.0, low_open=True, high_open=True)
+        check_positive("C", self.C)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Shared walk mechanics
+# ----------------------------------------------------------------------------------------------------------
+
+def _route_rng(config: WalkConfig, generator: torch.Generator) -> np.random.Generator:
+    seed = config.route_seed
+    if seed is None:
+        seed = int(torch.randint(2**62, (), generator=generator).item())
+    return np.random.default_rng(seed)
+
+
+def _repeat(route: np.ndarray, k: int) -> np.ndarray:
+    """``k`` consecutive local steps per hop (digest P2): the token stays ``k`` steps at each client."""
+    return np.repeat(np.asarray(route, dtype=np.int64), k)
+
+
+def _monitored_default(monitor: Monitor, every: int, k: int, total: int):
+    """A hop rule that takes the default step and evaluates ``monitor`` every ``every`` hops (of ``k`` steps)."""
+    def rule(ctx: Any) -> Tensor:
+        new = ctx.default()
+        step = ctx.t + 1
+        if monitor is not None and step % k == 0:
+            hop = step // k
+            if (every and hop % every == 0) or step == total:
+                ctx.values.update(monitor(new))
+        return new
+    return rule
+
+
+def _hop_rows(history: list[dict], k: int) -> list[dict]:
+    """One row per hop (the last local step of each) with the hop number."""
+    rows = []
+    for i in range(k - 1, len(history), k):
+        row = dict(history[i])
+        row["hop"] = (i + 1) // k
+        rows.append(row)
+    return rows
+
+
+def _walk(flat: Any, federation: Any, route: np.ndarray, config: WalkConfig, token: TokenConfig, *,
+          generator: torch.Generator, init: Optional[Tensor], monitor: Monitor, callback: Optional[Callback],
+          progress: bool) -> TrainedState:
+    route = _repeat(route, config.local_steps)
+    out = run_token(flat, federation, route, token, generator=generator, init=init, callback=callback,
+                    hop_rule=_monitored_default(monitor, config.eval_every, config.local_steps, len(route)),
+                    progress=progress)
+    out.history = _hop_rows(out.history, config.local_steps)
+    return out
+
+
+def _simple_walk(flat: Any, federation: Any, config: WalkConfig, token: TokenConfig, *, generator: torch.Generator,
+                 init: Optional[Tensor], monitor: Monitor, callback: Optional[Callback], progress: bool
+                 ) -> TrainedState:
+    """Algorithm 2's walk: a uniform *other* client each hop on the complete graph."""
+    route = simple_walk(complete(federation.n_clients), config.hops, rng=_route_rng(config, generator))
+    return _walk(flat, federation, route, config, token, generator=generator, init=init, monitor=monitor,
+                 callback=callback, progress=progress)
+
+
+def _result(out: TrainedState, certificate: Any = None, **extras: Any) -> Result:
+    return Result(params=out.params, certificate=certificate, history=out.history, cost=out.cost, extras=extras)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Training and the baselines
+# ----------------------------------------------------------------------------------------------------------
+
+class NetworkSGD:
+    """Algorithm 2 (Network-SGD) on the complete graph: trains the original model (not an unlearner).
+
+    The returned state keeps the initialisation as ``checkpoints[0]`` (what :class:`RetrainWalk` restarts
+    from) and carries ``federation``.
+    """
+
+    name = "network_sgd"
+
+    def train(self, flat: Any, federation: Any, config: WalkConfig, *, generator: torch.Generator,
+              init: Optional[Tensor] = None, callback: Optional[Callback] = None, progress: bool = False,
+              monitor: Monitor = None) -> TrainedState:
+        out = _simple_walk(flat, federation, config, config.token, generator=generator, init=init, monitor=monitor,
+                           callback=callback, progress=progress)
+        if init is not None:
+            out.checkpoints[0] = init
+        return out
+
+
+class RetrainWalk:
+    """Exact unlearning by retraining: Algorithm 2 on D minus D_f from ``state.checkpoints[0]`` (the original's
+    initialisation; ``state.flat.init()`` when absent). No certificate is needed (``certificate=None``)."""
+
+    name = "retrain_walk"
+
+    def unlearn(self, state: TrainedState, request: Request, config: WalkConfig, *, generator: torch.Generator,
+                callback: Optional[Callback] = None, progress: bool = False, monitor: Monitor = None) -> Result:
+        init = state.checkpoints.get(0)
+        out = _simple_walk(state.flat, state.federation.without(request), config, config.token, generator=generator,
+                           init=state.flat.init() if init is None else init, monitor=monitor, callback=callback,
+                           progress=progress)
+        return _result(out)
+
+
+class FinetuneWalk:
+    """Fine-tuning (digest P18): the walk of Algorithm 2 over *all* clients on D minus D_f from the original
+    model, no noise and no projection (u trains on its retained data). RR-DU with ``p = 0`` is the other
+    reading. No certificate."""
+
+    name = "finetune_walk"
+
+    def unlearn(self, state: TrainedState, request: Request, config: WalkConfig, *, generator: torch.Generator,
+                callback: Optional[Callback] = None, progress: bool = False, monitor: Monitor = None) -> Result:
+        out = _simple_walk(state.flat, state.federation.without(request), config, config.token, generator=generator,
+                           init=state.params, monitor=monitor, callback=callback, progress=progress)
+        return _result(out)
+
+
+class DDPWalk:
+    """The DDP/NetDP baseline (paper Algorithm 3, digest 2.7): i.i.d. uniform clients, per-example clipping
+    at ``L``, fresh ``N(0, sigma^2)`` on every step's gradient, projection onto ``B(theta0, R)``, continued from
+    the original model on D minus D_f (otherwise nothing is forgotten). The certificate is the one the
+    calibration claims (:func:`.certify.ddp_certify`, Prop. C.1); ``extras["sigma"]`` is the noise std."""
+
+    name = "ddp_walk"
+
+    def unlearn(self, state: TrainedState, request: Request, config: DDPWalkConfig, *, generator: torch.Generator,
+                callback: Optional[Callback] = None, progress: bool = False, monitor: Monitor = None) -> Result:
+        fed = state.federation.without(request)
+        m = request.m if config.m is None else config.m
+        sigma = config.sigma if config.sigma is not None else ddp_sigma(
+            config.calibration, epsilon=config.epsilon, delta=config.delta, L=config.L, m=m, T=config.hops,
+            n_nodes=fed.n_clients)
+        token = dc_replace(config.token, noise_sigma=float(sigma), clip=float(config.L), radius=float(config.R),
+                           center="init")
+        route = uniform_route(fed.n_clients, config.hops, rng=_route_rng(config, generator))
+        out = _walk(state.flat, fed, route, config, token, generator=generator, init=state.params, monitor=monitor,
+                    callback=callback, progress=progress)
+        cert = ddp_certify(config.calibration, sigma=sigma, epsilon=config.epsilon, delta=config.delta, L=config.L,
+                           m=m, T=config.hops, n_nodes=fed.n_clients)
+        return _result(out, cert, sigma=sigma)
+
+
+class DPSGDWalk:
+    """DP-SGD (Abadi et al. 2016) on the token walk from the original model on D minus D_f (digest 2.7).
+
+    Per-example clipping at ``C`` and Gaussian noise with multiplier ``z`` from the sampled-Gaussian RDP
+    accountant (:func:`unlearnkit.privacy.get_noise_multiplier`), rate ``s b / n_v`` and, conservatively,
+    every one of the ``hops * local_steps`` steps counted. Minibatches are drawn with replacement, not
+    Poisson-sampled: the accounting is the usual approximation, so no certificate is issued;
+    ``extras["sigma"]`` is ``z``.
+    """
+
+    name = "dpsgd_walk"
+
+    def unlearn(self, state: TrainedState, request: Request, config: DPSGDWalkConfig, *,
+                generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False,
+                monitor: Monitor = None) -> Result:
+        from ...privacy import get_noise_multiplier
+
+        fed = state.federation.without(request)
+        batch = config.token.batch_size * config.token.local_batches
+        n_min = int(min(len(ix) for ix in fed.client_indices))
+        z = get_noise_multiplier(target_epsilon=config.epsilon, target_delta=config.delta,
+                                 sample_rate=min(1.0, batch / n_min), steps=config.hops * config.local_steps)
+        token = dc_replace(config.token, noise_sigma=z * config.C / batch, clip=float(config.C))
+        out = _simple_walk(state.flat, fed, config, token, generator=generator, init=state.params, monitor=monitor,
+                           callback=callback, progress=progress)
+        return _result(out, None, sigma=z)
