@@ -42,7 +42,6 @@ ALLOWED: set[tuple[str, str]] = {
     ("unlearnkit.evaluate", "unlearnkit.audit"),
     ("unlearnkit.methods.r2d", "unlearnkit.experiments"),
     ("unlearnkit.methods.noisy_finetune", "unlearnkit.experiments"),
-    ("unlearnkit.methods.newton", "unlearnkit.experiments"),
 }
 
 
