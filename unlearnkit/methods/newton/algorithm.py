@@ -50,7 +50,8 @@ from ...decentral.gossip import run_gossip
 from ...graphs.flood import Flood, check_flood_network, flood, relay_messages, remove_client
 from ...privacy.noise import gaussian_noise
 from .certify import newton_certificate
-from .steps import _Curv, _is_linear, _requesters, _stat_size, _train_config, newton_model_constants
+from .steps import _Curv, _is_linear, _requesters, _stat_size, newton_model_constants
+from .training import _train_config
 
 __all__ = ["NewtonConfig", "Newton"]
 

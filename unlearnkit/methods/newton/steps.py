@@ -21,7 +21,6 @@ from torch import Tensor, nn
 from ... import curvature as cv
 from ..._validate import check_int, check_positive
 from ...core import Request, TrainedState
-from ...decentral.gossip import GossipConfig
 from .certify import logistic_newton_constants
 
 if TYPE_CHECKING:
@@ -43,19 +42,13 @@ def newton_model_constants(flat, *, weight_decay: float, x_norm: float = 1.0) ->
     Lemma 4; digest 001 section 3.5). ``ValueError`` for any other model: networks have no certified constants.
     """
     if not _is_linear(flat):
-        raise ValueError("logistic_newton_constants: the model is not logistic regression (a single Linear "
+        raise ValueError("newton_model_constants: the model is not logistic regression (a single Linear "
                          "layer); networks have no certified constants")
     lam = check_positive("weight_decay", weight_decay)
     lin = [m for m in flat.module.modules() if isinstance(m, nn.Linear)][0]
     loss = "logistic" if flat.loss_name == "logistic" else "softmax"
     return logistic_newton_constants(weight_decay=lam, x_norm=x_norm, bias=lin.bias is not None, loss=loss,
                                      n_classes=lin.out_features)
-
-
-def _train_config(state: TrainedState) -> GossipConfig:
-    if not isinstance(state.config, GossipConfig):
-        raise ValueError("state.config must be the GossipConfig the clients trained with (use train_dpsgd)")
-    return state.config
 
 
 def _requesters(state: TrainedState, request: Request) -> dict[int, np.ndarray]:

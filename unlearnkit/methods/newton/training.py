@@ -23,7 +23,7 @@ from ...core import Callback, Request, TrainedState
 from ...data.federated import Federation
 from ...decentral.gossip import GossipConfig, run_gossip
 from ...graphs.flood import check_flood_network, remove_client
-from .steps import _requesters, _train_config
+from .steps import _requesters
 
 __all__ = ["train_dpsgd", "retrain", "exact_minimizer"]
 
@@ -42,6 +42,13 @@ def train_dpsgd(flat, federation, G: nx.Graph, config: GossipConfig, *, generato
                        progress=progress)
     state.extras["init"] = theta0
     return state
+
+
+def _train_config(state: TrainedState) -> GossipConfig:
+    """The ``GossipConfig`` the clients trained with: fine-tuning and retraining reuse it (Remark 1; RT)."""
+    if not isinstance(state.config, GossipConfig):
+        raise ValueError("state.config must be the GossipConfig the clients trained with (use train_dpsgd)")
+    return state.config
 
 
 def exact_minimizer(flat, parts: Sequence[tuple[Tensor, Tensor]], *, weight_decay: float,
