@@ -15,7 +15,7 @@ cg_hessian     conjugate gradient on Hessian-vector products (``torch.func`` for
 cg_fisher      conjugate gradient on Fisher-vector products ``J^T J v / n`` (jvp then vjp)          ``O(d)``
 ============== =================================================================================== ===========
 
-Choices we made where the paper is silent (digest 001 P10, P11), each tested in ``tests/newton``:
+Choices we made where the paper is silent (digest 001 P10, P11), each tested in ``tests/methods/newton``:
 
 - Fisher matrices are built from gradients of the **unregularised** per-sample loss ``l_i`` and the
   regulariser's Hessian ``lam I`` is added afterwards (P10d: outer products of regularised gradients would

@@ -1,13 +1,313 @@
-"""Newton/Fisher certified unlearning in decentralized FL (Wu et al. 2026): the experiments behind the CLI."""
+"""Newton/Fisher certified unlearning in decentralized FL (Wu et al. 2026): the experiments and the convex lab.
+
+- ``python -m unlearnkit run newton --profile quick|paper`` (:func:`run_newton`): the paper's section VI-A
+  grid (topologies x partitions x request kinds) on a dataset we can load; every row compares the
+  noise-free and certified Newton step, the diagonal Fisher and D-PSGD retraining (RT), beside the paper's
+  Tables I-IV (:data:`PAPER_TABLES`, :func:`format_newton_table`).
+- The convex lab of notebook 07 (:func:`lab_problem`, :func:`curvature_study`, :func:`noise_study`):
+  binary logistic regression on unit-ball synthetic data, trained and retrained to the exact optimum
+  (digest P9), so that the Newton step can be compared with the truth in milliseconds.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+import math
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any, Mapping, Optional, Sequence
 
-from ..methods.newton import run_newton_experiment
+import numpy as np
+import torch
 
-__all__ = ["run_newton"]
+from .. import data
+from .._validate import check_choice, check_positive
+from ..core import Request, TrainedState
+from ..curvature import cosine
+from ..data import load, partition as make_partition, scale_to_unit_ball
+from ..data.federated import forget_class
+from ..decentral.gossip import GossipConfig
+from ..evaluate import accuracy, report
+from ..graphs.topology import make_graph
+from ..methods.newton import PAPER, Newton, NewtonConfig, exact_minimizer, retrain, train_dpsgd
+from ..models import FlatParams, logreg, make_model
+from ..privacy.noise import gaussian_noise
+from .registry import RESULT_METRICS
+
+__all__ = ["run_newton", "run_newton_experiment", "run_setting", "format_newton_table", "NewtonProfile", "PROFILES",
+           "PAPER_TABLES", "LAB_CURVATURES", "LabProblem", "lab_problem", "curvature_study", "noise_study"]
+
+# Tables I-IV of the paper, MNIST logistic-regression rows (the convex case we reproduce), copied from
+# digest 001 section 5: (RT test acc, DU test acc, RT MIA acc, DU MIA acc), percent.
+PAPER_TABLES: dict[tuple[str, str, str], tuple[float, float, float, float]] = {
+    ("samples", "iid", "ring"): (86.34, 86.63, 52.29, 51.96),
+    ("samples", "iid", "erdos_renyi"): (86.25, 86.63, 51.60, 51.51),
+    ("samples", "dirichlet", "ring"): (86.59, 86.95, 50.27, 50.69),
+    ("samples", "dirichlet", "erdos_renyi"): (84.16, 87.21, 52.56, 52.79),
+    ("class", "iid", "ring"): (77.71, 84.01, 53.66, 52.55),
+    ("class", "iid", "erdos_renyi"): (77.71, 84.00, 53.66, 52.55),
+    ("class", "dirichlet", "ring"): (78.10, 86.31, 54.08, 54.34),
+    ("class", "dirichlet", "erdos_renyi"): (81.34, 86.79, 53.59, 53.02),
+}
+
+LAB_CURVATURES = ("hessian", "true_fisher", "fisher", "diag_fisher", "cg_hessian", "cg_fisher")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The paper's grid (python -m unlearnkit run newton --profile quick)
+# ----------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, kw_only=True)
+class NewtonProfile:
+    """One experiment grid: the paper's section VI-A on a dataset we can load."""
+
+    dataset: str = "digits"
+    n_clients: int = 10
+    topologies: tuple[str, ...] = ("ring", "erdos_renyi")
+    partitions: tuple[str, ...] = ("iid", "dirichlet")
+    kinds: tuple[str, ...] = ("samples", "class", "client")
+    alpha: float = 0.3
+    p_edge: float = 0.3
+    fraction: float = 0.1
+    forget_label: int = 0
+    gossip: GossipConfig = GossipConfig(rounds=150, lr=1.0, batch_size=64, local_steps=1, order="dpsgd",
+                                        weight_decay=1e-2)
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    curvature: str = "hessian"
+    finetune_rounds: int = 1
+
+
+PROFILES = {
+    "quick": NewtonProfile(),
+    # the paper's MNIST logistic-regression setting (batch 100, one local epoch = 60 steps, lr 0.001 as printed;
+    # K, lambda, epsilon and delta are not reported: K=50, lambda=1e-3, (1, 1e-5) are our choices)
+    "paper": NewtonProfile(dataset="mnist", gossip=GossipConfig(rounds=50, lr=0.001, batch_size=100, local_steps=60,
+                                                                order="atc", weight_decay=1e-3),
+                           curvature="cg_hessian"),
+}
+
+
+def _setup_request(kind: str, fed, ds, prof: NewtonProfile, seed: int) -> Request:
+    if kind == "samples":  # Tables I-II: 10% of *each* client's data, chosen at random
+        rng = np.random.default_rng(seed)
+        idx = np.concatenate([rng.choice(ix, max(1, int(round(prof.fraction * ix.size))), replace=False)
+                              for ix in fed.client_indices])
+        return Request("samples", idx)
+    if kind == "class":  # Tables III-IV: class 0 at every client
+        return forget_class(ds, prof.forget_label)
+    c = int(np.random.default_rng(seed).integers(fed.n_clients))  # Fig. 1 d-f: one random client
+    return Request("client", fed.client_indices[c], client=c)
+
+
+def run_setting(flat, state: TrainedState, request: Request, prof: NewtonProfile, *, seed: int,
+                topology: str, partition: str) -> dict[str, Any]:
+    """DU (noise-free and certified) and RT on one trained network and one request: a table row."""
+    from .. import make_generator
+
+    ds = state.dataset
+    base = dict(curvature=prof.curvature, finetune_rounds=prof.finetune_rounds, epsilon=prof.epsilon,
+                delta=prof.delta)
+    du = Newton().unlearn(state, request, NewtonConfig(mode="none", **base), generator=make_generator(seed + 1))
+    cert = Newton().unlearn(state, request, NewtonConfig(mode="paper", **base), generator=make_generator(seed + 2))
+    fast = Newton().unlearn(state, request, NewtonConfig(mode="none", **{**base, "curvature": "diag_fisher"}),
+                            generator=make_generator(seed + 4))
+    rt = retrain(state, request, generator=make_generator(seed + 3))
+    m = report(flat, du.params, ds, request, retrained=rt.params, original=state.params,
+               train_indices=state.train_indices)
+    _, sound = NewtonConfig(mode="sound", **base).certificate(
+        kind=request.kind, fractions={c: v for c, v in ((h["client"], (h["m"], h["n"])) for h in du.history)},
+        n_clients=state.federation.n_clients, constants=du.extras["constants"], weight=du.extras["weight"])
+    row = {"topology": topology, "partition": partition, "kind": request.kind, "request": request.describe(),
+           **{k: v for k, v in m.items()},
+           "du_certified_test_acc": accuracy(flat, cert.params, ds.x_test, ds.y_test),
+           "sigma_paper": cert.certificate.sigma, "sigma_sound_model": sound.sigma,
+           "du_diag_fisher_test_acc": accuracy(flat, fast.params, ds.x_test, ds.y_test),
+           "du_seconds": du.cost.seconds, "du_parallel_seconds": du.extras["parallel_seconds"],
+           "du_diag_fisher_parallel_seconds": fast.extras["parallel_seconds"], "rt_seconds": rt.cost.seconds,
+           "time_saving": 1.0 - du.extras["parallel_seconds"] / max(rt.cost.seconds, 1e-12),
+           "time_saving_diag_fisher": 1.0 - fast.extras["parallel_seconds"] / max(rt.cost.seconds, 1e-12),
+           "du_diag_fisher_grad_evals": fast.cost.grad_evals,
+           "du_grad_evals": du.cost.grad_evals, "rt_grad_evals": rt.cost.grad_evals,
+           "du_messages": du.cost.messages, "rt_messages": rt.cost.messages,
+           "certificate": cert.certificate.to_dict()}
+    paper = PAPER_TABLES.get((request.kind, partition, topology))
+    if paper is not None:
+        row.update({"paper_rt_test_acc": paper[0] / 100, "paper_du_test_acc": paper[1] / 100,
+                    "paper_rt_mia_acc": paper[2] / 100, "paper_du_mia_acc": paper[3] / 100})
+    return row
+
+
+def format_newton_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Our measurements beside the paper's Tables I-IV (MNIST logistic regression rows)."""
+    head = (f"{'setting':20s} {'RT acc':>7s} {'DU acc':>7s} {'DUdiag':>7s} {'DUcert':>7s} {'paperRT':>7s} "
+            f"{'paperDU':>7s} {'fgtDU':>6s} {'fgtRT':>6s} {'MIA DU':>6s} {'MIA RT':>6s} {'dist':>6s} {'save%':>6s} "
+            f"{'saveD%':>6s} {'DU ge':>8s} {'RT ge':>8s} {'DU msg':>8s} {'RT msg':>6s}")
+    lines = [head]
+    for r in rows:
+        pr = lambda k: f"{100 * r[k]:7.2f}" if k in r else f"{'-':>7s}"  # noqa: E731
+        lines.append(
+            f"{r['topology'][:4] + '/' + r['partition'][:4] + '/' + r['kind']:20s} {pr('retrain_test_acc')} "
+            f"{pr('test_acc')} {pr('du_diag_fisher_test_acc')} {pr('du_certified_test_acc')} "
+            f"{pr('paper_rt_test_acc')} {pr('paper_du_test_acc')} "
+            f"{100 * r['forget_acc']:6.1f} {100 * r['retrain_forget_acc']:6.1f} {r['mia_auc']:6.3f} "
+            f"{r['retrain_mia_auc']:6.3f} {r['dist_to_retrain']:6.3f} {100 * r['time_saving']:6.1f} "
+            f"{100 * r['time_saving_diag_fisher']:6.1f} "
+            f"{r['du_grad_evals']:8d} {r['rt_grad_evals']:8d} {r['du_messages']:8d} {r['rt_messages']:6d}")
+    return "\n".join(lines)
+
+
+def run_newton_experiment(*, profile: str = "quick", seed: int = 0, progress: bool = False,
+                          **overrides: Any) -> dict[str, Any]:
+    """The issue's experiment grid; the headline metrics are the first row (ring, IID, sample-wise)."""
+    from .. import make_generator
+
+    check_choice("profile", profile, tuple(PROFILES))
+    prof = replace(PROFILES[profile], **overrides) if overrides else PROFILES[profile]
+    ds = scale_to_unit_ball(load(prof.dataset, seed=seed))
+    rows = []
+    grid = [(t, p) for t in prof.topologies for p in prof.partitions]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(grid) * len(prof.kinds), desc="newton grid", leave=False)
+    for topo, part in grid:
+        fed = make_partition(ds, prof.n_clients, part, alpha=prof.alpha, seed=seed,
+                             min_size=prof.gossip.batch_size)
+        kw = {"p_edge": prof.p_edge} if topo == "erdos_renyi" else {}
+        G = make_graph(topo, prof.n_clients, seed=seed, **kw)
+        flat = FlatParams(make_model("logreg", ds.input_shape, ds.n_classes, generator=make_generator(seed)))
+        state = train_dpsgd(flat, fed, G, prof.gossip, generator=make_generator(seed))
+        if not rows:
+            # the first torch.func Hessian-vector product in a process pays a one-off set-up cost: pay it
+            # untimed, so that every row's unlearning time is measured alike
+            warm = Request("samples", fed.client_indices[0][:1], client=0)
+            for k in (prof.curvature, "diag_fisher"):
+                Newton().unlearn(state, warm, NewtonConfig(mode="none", curvature=k), generator=make_generator(seed))
+        for kind in prof.kinds:
+            req = _setup_request(kind, fed, ds, prof, seed)
+            try:
+                rows.append(run_setting(flat, state, req, prof, seed=seed, topology=topo, partition=part))
+            except ValueError as exc:  # e.g. a Dirichlet client that holds only the forgotten class
+                rows.append({"topology": topo, "partition": part, "kind": kind, "error": str(exc)})
+            if bar is not None:
+                bar.update(1)
+    if bar is not None:
+        bar.close()
+    ok = [r for r in rows if "error" not in r]
+    head = ok[0]
+    return {
+        "method": "newton", "profile": profile, "dataset": ds.name, "request": head["request"],
+        "metrics": {k: head[k] for k in (*RESULT_METRICS, "retain_acc", "retrain_retain_acc", "original_test_acc",
+                                         "original_forget_acc", "original_mia_auc") if k in head},
+        "certificate": head["certificate"],
+        "cost": {"grad_evals": head["du_grad_evals"], "seconds": head["du_seconds"],
+                 "messages": head["du_messages"], "retrain_grad_evals": head["rt_grad_evals"],
+                 "retrain_seconds": head["rt_seconds"], "retrain_messages": head["rt_messages"]},
+        "rows": rows,
+        "table": format_newton_table(ok),
+        "paper": PAPER,
+    }
 
 
 def run_newton(*, profile: str, seed: int, progress: bool, **kw: Any) -> dict[str, Any]:
+    """The registry's runner (:data:`unlearnkit.experiments.registry.METHODS`, row ``"newton"``)."""
     return run_newton_experiment(profile=profile, seed=seed, progress=progress, **kw)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The convex lab (notebook 07's explorers)
+# ----------------------------------------------------------------------------------------------------------
+
+@dataclass
+class LabProblem:
+    """A small federation trained to its exact optimum, a request, and the exact retrained optimum."""
+
+    flat: Any
+    dataset: Any
+    state: Any
+    request: Any
+    x_star: torch.Tensor
+    x_retrain: torch.Tensor
+    weight_decay: float
+
+
+@lru_cache(maxsize=32)
+def lab_problem(alpha: Optional[float] = None, *, n_clients: int = 5, n_train: int = 400, dim: int = 8,
+                weight_decay: float = 0.1, fraction: float = 0.2, client: int = 0, seed: int = 0) -> LabProblem:
+    """Binary logistic regression on ``n_clients`` (ring), IID (``alpha=None``) or Dirichlet(``alpha``).
+
+    Trained and retrained with :func:`~unlearnkit.methods.newton.training.exact_minimizer` (float64), so the
+    exact retraining direction ``x' - x*`` is known. Cached: sliders revisit the same settings.
+    """
+    if alpha is not None:
+        check_positive("alpha", alpha)
+    check_positive("weight_decay", weight_decay)
+    ds = data.load("synthetic", n_train=n_train, n_test=400, dim=dim, seed=seed)
+    ds = dataclasses.replace(ds, x_train=ds.x_train.double(), x_test=ds.x_test.double())  # float64: exact optima
+    fed = (data.partition(ds, n_clients, "iid", seed=seed) if alpha is None else
+           data.partition(ds, n_clients, "dirichlet", alpha=alpha, seed=seed, min_size=10))
+    flat = FlatParams(logreg(ds.input_shape, 1), loss="logistic")
+    flat.module.double()
+    parts = [fed.client_data(i) for i in range(n_clients)]
+    x_star = exact_minimizer(flat, parts, weight_decay=weight_decay)
+    request = data.forget_samples(fed, client, fraction=fraction, seed=seed)
+    after = fed.without(request)
+    x_ret = exact_minimizer(flat, [after.client_data(i) for i in range(n_clients)], weight_decay=weight_decay,
+                            init=x_star)
+    state = TrainedState(flat=flat, params=x_star.expand(n_clients, -1).clone(), dataset=ds,
+                         train_indices=np.arange(ds.n_train), federation=fed, network=make_graph("ring", n_clients),
+                         config=GossipConfig(rounds=1, lr=0.1, weight_decay=weight_decay))
+    return LabProblem(flat, ds, state, request, x_star, x_ret, weight_decay)
+
+
+def curvature_study(problem: LabProblem, curvatures: Sequence[str] = LAB_CURVATURES, *, scope: str = "local",
+                    center_gradient: bool = False, damping: float = 0.0) -> dict[str, dict[str, float]]:
+    """For each curvature: cosine between the noise-free correction and ``x' - x*``, and the relative error
+    ``||x_hat - x'|| / ||x* - x'||`` (1 = no better than not unlearning at all)."""
+    direction = problem.x_retrain - problem.x_star
+    base = float(direction.norm())
+    out = {}
+    for k in curvatures:
+        cfg = NewtonConfig(mode="none", curvature=k, scope=scope, center_gradient=center_gradient, damping=damping,
+                           cg_tol=1e-10)
+        res = Newton().unlearn(problem.state, problem.request, cfg, generator=torch.Generator().manual_seed(0))
+        x_hat = res.params.mean(0)
+        out[k] = {"cosine": cosine(x_hat - problem.x_star, direction),
+                  "rel_error": float((x_hat - problem.x_retrain).norm()) / max(base, 1e-300)}
+    return out
+
+
+def noise_study(problem: LabProblem, epsilons: Sequence[float], *, delta: float = 1e-5,
+                modes: Sequence[str] = ("paper", "sound"), draws: int = 8, seed: int = 0) -> dict[str, Any]:
+    """Epsilon -> per-model noise std -> test accuracy of the noisy unlearned network average.
+
+    The noise-free correction is computed once (global exact Newton step, so that the sound certificate's
+    second-order bound applies); each epsilon then draws ``draws`` noise vectors with the calibrated std.
+    """
+    eps = [check_positive("epsilon", e) for e in epsilons]
+    if not eps:
+        raise ValueError("epsilons is empty")
+    cfg0 = NewtonConfig(mode="none", scope="global", center_gradient=True)
+    res = Newton().unlearn(problem.state, problem.request, cfg0, generator=torch.Generator().manual_seed(0))
+    clean = res.params.mean(0)
+    ds, flat = problem.dataset, problem.flat
+    N = problem.state.federation.n_clients
+    fractions = {h["client"]: (h["m"], h["n"]) for h in res.history}
+    g = torch.Generator().manual_seed(seed)
+    noise = gaussian_noise(clean, 1.0, g, shape=(draws, flat.d))
+    out: dict[str, Any] = {"epsilon": eps, "acc_clean": accuracy(flat, clean, ds.x_test, ds.y_test)}
+    for mode in modes:
+        check_choice("mode", mode, ("paper", "sound"))
+        sig_model, accs = [], []
+        for e in eps:
+            cfg = NewtonConfig(mode=mode, epsilon=e, delta=delta, scope="global", center_gradient=True)
+            sig, cert = cfg.certificate(kind="samples", fractions=fractions, n_clients=N,
+                                        constants=res.extras["constants"], weight=1.0 / N, tau=0.0)
+            s_model = res.extras["weight"] * math.sqrt(sum(v**2 for v in sig.values()))
+            sig_model.append(s_model)
+            accs.append(float(np.mean([accuracy(flat, clean + s_model * z, ds.x_test, ds.y_test) for z in noise])))
+        out[f"sigma_{mode}"] = sig_model
+        out[f"acc_{mode}"] = accs
+    return out

@@ -6,6 +6,8 @@
   ``mixing_time`` and influence propagation ``W^k`` (digest 001, Lemma 1).
 - :mod:`~unlearnkit.graphs.walks`: simple walk, RR-DU routing (digest 000, Algorithm 4), visit counts,
   first-observation delays, the segment view.
+- :mod:`~unlearnkit.graphs.flood`: flooding one message through the clients (digest 001, Algorithm 1), the
+  relay cost of collecting one vector per client at a sink, and removing a client from the network.
 - :mod:`~unlearnkit.graphs.dynamic`: per-round graphs (i.i.d. Erdos-Renyi, edge churn, one-peer exponential,
   random k-out) with a mixing matrix per round and window-connectivity checks.
 """
@@ -13,6 +15,7 @@
 from .dynamic import (DYNAMIC_TOPOLOGIES, DynamicTopology, EdgeChurnSchedule, ErdosRenyiSchedule,
                       OnePeerExponentialSchedule, RandomKOutSchedule, StaticSchedule, make_schedule, union_graph,
                       window_connected)
+from .flood import Flood, check_flood_network, flood, relay_messages, remove_client
 from .mixing import (MIXING_RULES, eigenvalues, influence, influence_distance, influence_from, mixing_matrix,
                      mixing_time, slem, spectral_gap, validate_mixing)
 from .topology import (TOPOLOGIES, complete, erdos_renyi, exponential, from_networkx, grid, make_graph, path,
@@ -24,6 +27,7 @@ from .walks import (Segments, crosses_only_edges, first_observation_delays, obse
 __all__ = [
     "DYNAMIC_TOPOLOGIES", "DynamicTopology", "EdgeChurnSchedule", "ErdosRenyiSchedule", "OnePeerExponentialSchedule",
     "RandomKOutSchedule", "StaticSchedule", "make_schedule", "union_graph", "window_connected",
+    "Flood", "check_flood_network", "flood", "relay_messages", "remove_client",
     "MIXING_RULES", "eigenvalues", "influence", "influence_distance", "influence_from", "mixing_matrix",
     "mixing_time", "slem", "spectral_gap", "validate_mixing",
     "TOPOLOGIES", "complete", "erdos_renyi", "exponential", "from_networkx", "grid", "make_graph", "path",

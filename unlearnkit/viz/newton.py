@@ -7,35 +7,28 @@ Pure figure builders (data -> ``go.Figure``):
 - :func:`curvature_figure`: cosine between each curvature's correction and the exact retraining direction;
 - :func:`noise_figure`: epsilon -> sigma (paper and sound) -> test accuracy.
 
-The small convex "lab" (:func:`lab_problem`, :func:`curvature_study`, :func:`noise_study`) computes what the
-explorers show: binary logistic regression on unit-ball synthetic data, trained and retrained to the exact
-optimum (digest P9), so that the Newton step can be compared with the truth in milliseconds.
+The small convex lab that computes what the explorers show (``lab_problem``, ``curvature_study``,
+``noise_study``: binary logistic regression trained and retrained to the exact optimum, digest P9) lives in
+:mod:`unlearnkit.experiments.newton_lab`.
 
 Explorers: :class:`InfluenceExplorer`, :class:`CurvatureExplorer`, :class:`NoiseExplorer`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Mapping, Optional, Sequence
 
 import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
-import torch
 from plotly.subplots import make_subplots
 
 from .._validate import check_choice, check_int, check_positive, check_range
+from ..experiments.newton_lab import LAB_CURVATURES, curvature_study, lab_problem, noise_study
 from ._explorer import Explorer
 
-__all__ = ["influence_animation", "influence_decay_figure", "curvature_figure", "noise_figure", "LabProblem",
-           "lab_problem", "curvature_study", "noise_study", "InfluenceExplorer", "CurvatureExplorer",
-           "NoiseExplorer", "LAB_CURVATURES"]
-
-LAB_CURVATURES = ("hessian", "true_fisher", "fisher", "diag_fisher", "cg_hessian", "cg_fisher")
+__all__ = ["influence_animation", "influence_decay_figure", "curvature_figure", "noise_figure", "InfluenceExplorer",
+           "CurvatureExplorer", "NoiseExplorer"]
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -137,116 +130,6 @@ def noise_figure(curve: Mapping[str, Sequence[float]], *, epsilon: Optional[floa
     fig.update_yaxes(type="log", row=1, col=1)
     fig.update_layout(height=360, margin=dict(l=50, r=20, t=50, b=40))
     return fig
-
-
-# ----------------------------------------------------------------------------------------------------------
-# The convex lab
-# ----------------------------------------------------------------------------------------------------------
-
-@dataclass
-class LabProblem:
-    """A small federation trained to its exact optimum, a request, and the exact retrained optimum."""
-
-    flat: Any
-    dataset: Any
-    state: Any
-    request: Any
-    x_star: torch.Tensor
-    x_retrain: torch.Tensor
-    weight_decay: float
-
-
-@lru_cache(maxsize=32)
-def lab_problem(alpha: Optional[float] = None, *, n_clients: int = 5, n_train: int = 400, dim: int = 8,
-                weight_decay: float = 0.1, fraction: float = 0.2, client: int = 0, seed: int = 0) -> LabProblem:
-    """Binary logistic regression on ``n_clients`` (ring), IID (``alpha=None``) or Dirichlet(``alpha``).
-
-    Trained and retrained with :func:`~unlearnkit.methods.newton.exact_minimizer` (float64), so the
-    exact retraining direction ``x' - x*`` is known. Cached: sliders revisit the same settings.
-    """
-    from .. import data
-    from ..decentral.gossip import GossipConfig
-    from ..graphs.topology import make_graph
-    from ..core import TrainedState
-    from ..methods.newton import exact_minimizer
-    from ..models import FlatParams, logreg
-
-    if alpha is not None:
-        check_positive("alpha", alpha)
-    check_positive("weight_decay", weight_decay)
-    ds = data.load("synthetic", n_train=n_train, n_test=400, dim=dim, seed=seed)
-    ds = dataclasses.replace(ds, x_train=ds.x_train.double(), x_test=ds.x_test.double())  # float64: exact optima
-    fed = (data.partition(ds, n_clients, "iid", seed=seed) if alpha is None else
-           data.partition(ds, n_clients, "dirichlet", alpha=alpha, seed=seed, min_size=10))
-    flat = FlatParams(logreg(ds.input_shape, 1), loss="logistic")
-    flat.module.double()
-    parts = [fed.client_data(i) for i in range(n_clients)]
-    x_star = exact_minimizer(flat, parts, weight_decay=weight_decay)
-    request = data.forget_samples(fed, client, fraction=fraction, seed=seed)
-    after = fed.without(request)
-    x_ret = exact_minimizer(flat, [after.client_data(i) for i in range(n_clients)], weight_decay=weight_decay,
-                            init=x_star)
-    state = TrainedState(flat=flat, params=x_star.expand(n_clients, -1).clone(), dataset=ds,
-                         train_indices=np.arange(ds.n_train), federation=fed, network=make_graph("ring", n_clients),
-                         config=GossipConfig(rounds=1, lr=0.1, weight_decay=weight_decay))
-    return LabProblem(flat, ds, state, request, x_star, x_ret, weight_decay)
-
-
-def curvature_study(problem: LabProblem, curvatures: Sequence[str] = LAB_CURVATURES, *, scope: str = "local",
-                    center_gradient: bool = False, damping: float = 0.0) -> dict[str, dict[str, float]]:
-    """For each curvature: cosine between the noise-free correction and ``x' - x*``, and the relative error
-    ``||x_hat - x'|| / ||x* - x'||`` (1 = no better than not unlearning at all)."""
-    from ..curvature import cosine
-    from ..methods.newton import Newton, NewtonConfig
-
-    direction = problem.x_retrain - problem.x_star
-    base = float(direction.norm())
-    out = {}
-    for k in curvatures:
-        cfg = NewtonConfig(mode="none", curvature=k, scope=scope, center_gradient=center_gradient, damping=damping,
-                           cg_tol=1e-10)
-        res = Newton().unlearn(problem.state, problem.request, cfg, generator=torch.Generator().manual_seed(0))
-        x_hat = res.params.mean(0)
-        out[k] = {"cosine": cosine(x_hat - problem.x_star, direction),
-                  "rel_error": float((x_hat - problem.x_retrain).norm()) / max(base, 1e-300)}
-    return out
-
-
-def noise_study(problem: LabProblem, epsilons: Sequence[float], *, delta: float = 1e-5,
-                modes: Sequence[str] = ("paper", "sound"), draws: int = 8, seed: int = 0) -> dict[str, Any]:
-    """Epsilon -> per-model noise std -> test accuracy of the noisy unlearned network average.
-
-    The noise-free correction is computed once (global exact Newton step, so that the sound certificate's
-    second-order bound applies); each epsilon then draws ``draws`` noise vectors with the calibrated std.
-    """
-    from ..evaluate import accuracy
-    from ..methods.newton import Newton, NewtonConfig, certify
-
-    eps = [check_positive("epsilon", e) for e in epsilons]
-    if not eps:
-        raise ValueError("epsilons is empty")
-    cfg0 = NewtonConfig(mode="none", scope="global", center_gradient=True)
-    res = Newton().unlearn(problem.state, problem.request, cfg0, generator=torch.Generator().manual_seed(0))
-    clean = res.params.mean(0)
-    ds, flat = problem.dataset, problem.flat
-    N = problem.state.federation.n_clients
-    fractions = {h["client"]: (h["m"], h["n"]) for h in res.history}
-    g = torch.Generator().manual_seed(seed)
-    noise = torch.randn(draws, flat.d, generator=g, dtype=clean.dtype)
-    out: dict[str, Any] = {"epsilon": eps, "acc_clean": accuracy(flat, clean, ds.x_test, ds.y_test)}
-    for mode in modes:
-        check_choice("mode", mode, ("paper", "sound"))
-        sig_model, accs = [], []
-        for e in eps:
-            cfg = NewtonConfig(mode=mode, epsilon=e, delta=delta, scope="global", center_gradient=True)
-            sig, cert = certify(cfg, kind="samples", fractions=fractions, n_clients=N, constants=res.extras["constants"],
-                                weight=1.0 / N, tau=0.0)
-            s_model = res.extras["weight"] * math.sqrt(sum(v**2 for v in sig.values()))
-            sig_model.append(s_model)
-            accs.append(float(np.mean([accuracy(flat, clean + s_model * z, ds.x_test, ds.y_test) for z in noise])))
-        out[f"sigma_{mode}"] = sig_model
-        out[f"acc_{mode}"] = accs
-    return out
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from unlearnkit.experiments.newton_lab import curvature_study, lab_problem
 from unlearnkit.graphs import make_graph, mixing_matrix
 from unlearnkit.viz import newton as vn
 
@@ -36,11 +37,11 @@ def test_influence_explorer_reacts_and_reports_errors():
 
 
 def test_curvature_study_local_vs_global():
-    iid = vn.curvature_study(vn.lab_problem(None), ("hessian", "true_fisher", "cg_hessian", "diag_fisher"))
+    iid = curvature_study(lab_problem(None), ("hessian", "true_fisher", "cg_hessian", "diag_fisher"))
     assert iid["hessian"]["cosine"] == pytest.approx(iid["true_fisher"]["cosine"], abs=1e-9)
     assert iid["hessian"]["cosine"] == pytest.approx(iid["cg_hessian"]["cosine"], abs=1e-6)
-    glob = vn.curvature_study(vn.lab_problem(0.1), ("hessian",), scope="global", center_gradient=True)
-    local = vn.curvature_study(vn.lab_problem(0.1), ("hessian",))
+    glob = curvature_study(lab_problem(0.1), ("hessian",), scope="global", center_gradient=True)
+    local = curvature_study(lab_problem(0.1), ("hessian",))
     assert glob["hessian"]["cosine"] > 0.999 and glob["hessian"]["rel_error"] < 0.01
     assert local["hessian"]["rel_error"] > 0.3  # non-IID: the local curvature goes wrong (digest P3)
 

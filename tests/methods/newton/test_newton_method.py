@@ -12,9 +12,9 @@ from unlearnkit import data
 from unlearnkit.graphs import make_graph
 from unlearnkit.core import Request, TrainedState
 from unlearnkit.decentral.gossip import GossipConfig
-from unlearnkit.methods.newton import (Newton, NewtonConfig, certify, exact_minimizer, flood,
-                                       logistic_newton_constants, paper_sensitivity, train_dpsgd,
-                                       unlearn_sequence)
+from unlearnkit.graphs import flood
+from unlearnkit.methods.newton import (Newton, NewtonConfig, exact_minimizer, newton_model_constants,
+                                       paper_sensitivity, train_dpsgd)
 from unlearnkit.models import FlatParams, logreg
 
 LAM = 0.5
@@ -61,7 +61,7 @@ def test_exact_newton_step_lands_within_the_papers_bound(problem):
     x_hat = res.params.mean(0)
     x_ret = _retrained(flat, fed, req)
     n = int(fed.sizes.min())
-    k = logistic_newton_constants(flat, weight_decay=LAM, x_norm=1.0)
+    k = newton_model_constants(flat, weight_decay=LAM, x_norm=1.0)
     bound = paper_sensitivity(m, n, L=k["L"], M=k["M"], lam=LAM)
     err = float((x_hat - x_ret).norm())
     moved = float((state.params[0] - x_ret).norm())
@@ -169,8 +169,8 @@ def test_certificates_are_monotone_in_epsilon_and_m(e1, e2, m1, m2, mode):
     n = 100
 
     def sig(eps, m):
-        s, cert = certify(NewtonConfig(epsilon=eps, mode=mode), kind="samples", fractions={0: (m, n), 3: (m, n)},
-                          n_clients=5, constants=consts, weight=0.2)
+        s, cert = NewtonConfig(epsilon=eps, mode=mode).certificate(kind="samples", fractions={0: (m, n), 3: (m, n)},
+                                                                   n_clients=5, constants=consts, weight=0.2)
         return s[0]
 
     lo_e, hi_e = sorted((e1, e2))
@@ -182,21 +182,20 @@ def test_certificates_are_monotone_in_epsilon_and_m(e1, e2, m1, m2, mode):
 def test_paper_and_sound_calibration_numbers():
     consts = {"L": 1.0, "M": 1 / (6 * math.sqrt(3)), "lam": 0.1}
     # digest 001 table 3.6: lam=0.1, r=0.01, eps=1, delta=1e-5 -> Delta F = 0.0192, sigma = 0.0932
-    s, cert = certify(NewtonConfig(epsilon=1.0, delta=1e-5, mode="paper"), kind="samples",
-                      fractions={0: (1, 100)}, n_clients=10, constants=consts, weight=0.1)
+    s, cert = NewtonConfig(epsilon=1.0, delta=1e-5, mode="paper").certificate(
+        kind="samples", fractions={0: (1, 100)}, n_clients=10, constants=consts, weight=0.1)
     assert cert.constants["sensitivity"] == pytest.approx(0.0192, abs=5e-5)
     assert s[0] == pytest.approx(0.0932, abs=5e-5)
     assert cert.mode == "paper" and "outside its proof" in cert.note
     # sound: each model must carry the calibrated std after the 1/N weighting (digest pitfall 1)
-    s2, cert2 = certify(NewtonConfig(epsilon=1.0, mode="sound", scope="global", center_gradient=True),
-                        kind="samples", fractions={0: (1, 100), 1: (1, 100)}, n_clients=10, constants=consts,
-                        weight=0.1)
+    s2, cert2 = NewtonConfig(epsilon=1.0, mode="sound", scope="global", center_gradient=True).certificate(
+        kind="samples", fractions={0: (1, 100), 1: (1, 100)}, n_clients=10, constants=consts, weight=0.1)
     assert s2[0] * 0.1 * math.sqrt(2) == pytest.approx(cert2.constants["model_sigma"])
     assert cert2.constants["bound"].startswith("second-order")
     from unlearnkit.privacy.gaussian import gaussian_delta
     assert gaussian_delta(1.0, cert2.sigma, cert2.constants["sensitivity"]) <= 1e-5 * (1 + 1e-9)
-    _, cert3 = certify(NewtonConfig(epsilon=1.0, mode="sound"), kind="samples", fractions={0: (1, 100)},
-                       n_clients=10, constants=consts, weight=0.1)
+    _, cert3 = NewtonConfig(epsilon=1.0, mode="sound").certificate(kind="samples", fractions={0: (1, 100)},
+                                                                   n_clients=10, constants=consts, weight=0.1)
     assert cert3.constants["bound"] == "first-order" and cert3.sigma > cert2.sigma
 
 
@@ -220,7 +219,7 @@ def test_sequential_requests_use_the_current_n(problem):
     rng = np.random.default_rng(0)
     picks = rng.choice(fed.client_indices[0], 9, replace=False)
     reqs = [Request("samples", picks[i::3], client=0) for i in range(3)]
-    out = unlearn_sequence(state, reqs, NewtonConfig(mode="none"), generator=torch.Generator().manual_seed(0))
+    out = Newton().unlearn_sequence(state, reqs, NewtonConfig(mode="none"), generator=torch.Generator().manual_seed(0))
     assert [r.history[0]["n"] for r in out] == [n0, n0 - 3, n0 - 6]
     assert out[-1].extras["state"].federation.client_indices[0].size == n0 - 9
     with pytest.raises(ValueError, match="not held by client 0"):
@@ -267,7 +266,7 @@ def test_softmax_hessian_lipschitz_bound_holds_numerically():
     g = torch.Generator().manual_seed(0)
     x = torch.randn(1, 3, generator=g, dtype=torch.float64)
     x = x / x.norm()
-    M = logistic_newton_constants(flat, weight_decay=1.0)["M"]
+    M = newton_model_constants(flat, weight_decay=1.0)["M"]
     worst = 0.0
     for _ in range(8):
         w = torch.randn(flat.d, generator=g, dtype=torch.float64) * 2
@@ -297,7 +296,7 @@ def test_single_requester_global_step_within_the_sound_bound(problem):
     res = Newton().unlearn(state, req, NewtonConfig(mode="none", scope="global", center_gradient=True),
                            generator=torch.Generator().manual_seed(0))
     x_ret = _retrained(flat, fed, req)
-    k = logistic_newton_constants(flat, weight_decay=LAM)
+    k = newton_model_constants(flat, weight_decay=LAM)
     r = 8 / fed.client_indices[1].size / 4
     err = float((res.params.mean(0) - x_ret).norm())
     assert err <= sound_sensitivity(r, L=k["L"], M=k["M"], lam=LAM)

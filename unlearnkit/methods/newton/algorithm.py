@@ -1,0 +1,351 @@
+"""Newton/Fisher certified unlearning in decentralized federated learning (Wu et al. 2026; digest 001).
+
+Clients train by gossip (D-PSGD). A client ``c`` that must forget its samples ``U_c`` computes **one
+Newton-style correction** from its own data (Algorithm 1, eqs. 2-3)::
+
+    x_delta_c = 1/(n_c - m_c) * C_c^{-1} * sum_{xi in U_c} grad F(x_c, xi)
+
+with ``C_c`` the retained-data curvature (exact Hessian, empirical/true/diagonal Fisher, or a matrix-free
+CG solve: :mod:`unlearnkit.curvature`), adds Gaussian noise, and **floods** the result through the graph
+(each client forwards it once, lines 6-12: :func:`unlearnkit.graphs.flood`); every client adds ``1/N`` of it
+to its model. Class-wise removal is simultaneous sample-wise requests (Remark 2); client-wise removal
+(section IV-C, eqs. 5-6) has the departing client collect every other client's curvature ``T_i`` and send
+``1/(N-1) C^{-1} grad f_c``. An optional D-PSGD fine-tuning round on retained data follows (Remark 1;
+post-processing).
+
+Choices where the paper is ambiguous (each named, flagged and tested):
+
+- ``clientwise_weight``: eq. (6) already *is* the global Newton step for ``f^{-c}``, so the receivers
+  apply it with weight 1 (our default); the paper's "following the same procedure described in
+  Algorithm 1" suggests ``1/N``, which under-corrects by ``N`` (digest P2). Both are offered.
+- ``scope="global"`` and ``center_gradient=True`` turn Algorithm 1 into the exact Newton step of the
+  retained global objective (digest 2.5); the paper's theory (Lemma 3) analyses that step, but its
+  Algorithm 1 uses the local Hessian and the uncentered gradient (``scope="local"``, the default).
+- The regularised loss ``F + lam/2 ||x||^2`` (Remark 3) is used throughout: per-sample gradients include
+  ``lam * x`` and every curvature includes ``lam I``.
+- Sequential requests (Fig. 1) use the *current* ``n_c`` and model (digest P17); each request is certified
+  on its own (the paper does not discuss composition).
+
+The certificates (paper and sound modes) are in :mod:`unlearnkit.methods.newton.certify`; networks other
+than logistic regression get ``mode="none"`` (not certified; non-convex). Training (D-PSGD), the paper's
+retraining baseline and the exact convex oracle are in :mod:`unlearnkit.methods.newton.training`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Mapping, Optional, Sequence
+
+import networkx as nx
+import numpy as np
+import torch
+from torch import Tensor
+
+from ... import curvature as cv
+from ..._validate import check_choice, check_int, check_positive, check_probability
+from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ...data.federated import Federation
+from ...decentral.gossip import run_gossip
+from ...graphs.flood import Flood, check_flood_network, flood, relay_messages, remove_client
+from ...privacy.noise import gaussian_noise
+from .certify import newton_certificate
+from .steps import _Curv, _is_linear, _requesters, _stat_size, newton_model_constants
+from .training import _train_config
+
+__all__ = ["NewtonConfig", "Newton"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class NewtonConfig:
+    """Settings of Newton/Fisher decentralized unlearning.
+
+    Attributes
+    ----------
+    epsilon, delta:
+        Target guarantee (``epsilon > 0``, ``delta in (0, 1)``).
+    mode:
+        ``"paper"`` (eq. 10 + classic Gaussian, noise shared ``1/N`` as printed), ``"sound"`` (proved
+        sensitivity + analytic Gaussian, noise that survives the ``1/N``) or ``"none"`` (no noise, or
+        ``sigma`` if given; no guarantee).
+    curvature:
+        One of :data:`unlearnkit.curvature.CURVATURES`.
+    damping:
+        Extra ``rho I`` added to the curvature (Fisher needs it without weight decay; digest P10b).
+    scope:
+        ``"local"`` (Algorithm 1: the requester's retained curvature) or ``"global"`` (the average of all
+        clients' retained curvatures at the network average ``x_bar``; digest 2.5).
+    center_gradient:
+        Subtract ``m_c grad f_c`` from the forget-set gradient (digest 2.5; exact only at a client optimum
+        otherwise).
+    clientwise_weight:
+        ``"1"`` (default; eq. 6 is already the global step) or ``"1/N"`` (the paper's wording; digest P2).
+    finetune_rounds:
+        D-PSGD rounds on retained data after the correction (Remark 1; 0 or 1 in the paper).
+    grad_tol:
+        Public bound ``tau`` on ``||grad f(x_bar)||`` after training, used by the sound certificate; ``None``
+        uses the measured value (data-dependent: the certificate says so).
+    lipschitz, hessian_lipschitz:
+        Override the constants ``L`` and ``M`` (default: analytic for logistic regression).
+    sigma:
+        Message noise std for ``mode="none"`` (e.g. a network: not certified).
+    cg_tol, cg_max_iter, chunk_size:
+        Conjugate-gradient tolerance and cap; per-sample-gradient chunk size.
+    """
+
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    mode: str = "paper"
+    curvature: str = "hessian"
+    damping: float = 0.0
+    scope: str = "local"
+    center_gradient: bool = False
+    clientwise_weight: str = "1"
+    finetune_rounds: int = 0
+    grad_tol: Optional[float] = None
+    lipschitz: Optional[float] = None
+    hessian_lipschitz: Optional[float] = None
+    sigma: Optional[float] = None
+    cg_tol: float = 1e-8
+    cg_max_iter: Optional[int] = None
+    chunk_size: Optional[int] = None
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        check_positive("epsilon", self.epsilon)
+        check_probability("delta", self.delta, allow_zero=False, allow_one=False)
+        check_choice("mode", self.mode, ("paper", "sound", "none"))
+        check_choice("curvature", self.curvature, cv.CURVATURES)
+        check_positive("damping", self.damping, allow_zero=True)
+        check_choice("scope", self.scope, ("local", "global"))
+        check_choice("clientwise_weight", self.clientwise_weight, ("1", "1/N"))
+        check_int("finetune_rounds", self.finetune_rounds, low=0)
+        for name in ("grad_tol", "lipschitz", "hessian_lipschitz", "sigma"):
+            v = getattr(self, name)
+            if v is not None:
+                check_positive(name, v, allow_zero=name in ("grad_tol", "sigma", "hessian_lipschitz"))
+        check_positive("cg_tol", self.cg_tol)
+        if self.cg_max_iter is not None:
+            check_int("cg_max_iter", self.cg_max_iter, low=1)
+        if self.chunk_size is not None:
+            check_int("chunk_size", self.chunk_size, low=1)
+
+    def certificate(self, *, kind: str, fractions: Mapping[int, tuple[int, int]], n_clients: int,
+                    constants: Optional[Mapping[str, float]], weight: float, tau: float = 0.0, converged: bool = True,
+                    tau_public: bool = False) -> tuple[dict[int, float], Certificate]:
+        """Message noise per requester and the certificate of a step computed with these settings.
+
+        :func:`~unlearnkit.methods.newton.certify.newton_certificate` with this config's ``epsilon``,
+        ``delta``, ``mode``, ``sigma`` and step settings (Wu et al. 2026, eq. (10); digest 001 section 3.7).
+        """
+        return newton_certificate(epsilon=self.epsilon, delta=self.delta, mode=self.mode, kind=kind,
+                                  fractions=fractions, n_clients=n_clients, constants=constants, weight=weight,
+                                  tau=tau, converged=converged, tau_public=tau_public, sigma=self.sigma,
+                                  curvature=self.curvature, scope=self.scope, center_gradient=self.center_gradient,
+                                  clientwise_weight=self.clientwise_weight, damping=self.damping,
+                                  cg_tol=self.cg_tol)
+
+
+def _x_norm(ds) -> float:
+    """Public feature bound: 1 after ``data.scale_to_unit_ball`` (recorded in ``info``), else measured."""
+    info = getattr(ds, "info", {}) or {}
+    if "max_norm" in info:
+        return float(info["max_norm"])
+    return float(ds.x_train.reshape(ds.n_train, -1).norm(dim=1).max())
+
+
+class Newton:
+    """Newton/Fisher certified decentralized unlearning (Wu et al. 2026, Algorithm 1 and section IV-C).
+
+    ``Newton().unlearn(state, request, config, generator=g)`` where ``state`` comes from
+    :func:`train_dpsgd` (``params`` ``(N, d)``, ``federation``, ``network``). Returns a :class:`Result`
+    whose ``extras["state"]`` is the state after the request (for sequential requests), ``extras["floods"]``
+    the per-requester :class:`Flood` and ``extras["x_delta"]`` the noise-free corrections.
+    """
+
+    name = "newton"
+
+    def unlearn(self, state: TrainedState, request: Request, config: NewtonConfig = NewtonConfig(), *,
+                generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        """Serve one request: corrections, noise, floods, then the optional fine-tuning round.
+
+        Parameters
+        ----------
+        state:
+            From :func:`~unlearnkit.methods.newton.training.train_dpsgd`: ``params`` ``(N, d)``,
+            ``federation``, ``network`` and the training ``GossipConfig``.
+        request:
+            Sample-wise, class-wise or client-wise (Wu et al. 2026, section IV).
+        config:
+            :class:`NewtonConfig`.
+        generator:
+            The message noise and the fine-tuning minibatches are drawn from it, in that order.
+        callback, progress:
+            Events (``"hop"``, ``"noise"``, ``"done"`` and the fine-tuning round's) and a progress bar for the
+            fine-tuning round.
+        """
+        G = state.network
+        if not isinstance(G, nx.Graph):
+            raise ValueError("state.network must be the networkx graph the clients trained on")
+        check_flood_network(G)
+        reqs = _requesters(state, request)
+        flat, fed, ds = state.flat, state.federation, state.dataset
+        X = state.params
+        if X.dim() != 2 or X.shape[0] != fed.n_clients:
+            raise ValueError(f"state.params has shape {tuple(X.shape)}; expected ({fed.n_clients}, d)")
+        N, d = X.shape
+        train_cfg = _train_config(state)
+        wd = train_cfg.weight_decay
+        client_kind = request.kind == "client"
+        G_after = remove_client(G, request.client) if client_kind else G
+        if config.curvature == "diag_fisher" and wd + config.damping == 0:
+            raise ValueError("curvature='diag_fisher' with weight_decay=0 and damping=0 is singular: set damping > 0")
+
+        def xy(idx: np.ndarray) -> tuple[Tensor, Tensor]:
+            x, y = ds.train_subset(idx)
+            return x.to(device=X.device, dtype=X.dtype), y.to(X.device)
+
+        x_bar = X.mean(0)
+        use_bar = config.scope == "global"
+        evals = 0
+        messages = 0
+        history: list[dict[str, float]] = []
+        x_delta: dict[int, Tensor] = {}
+        converged = True
+        fractions: dict[int, tuple[int, int]] = {}
+        local_seconds: dict[int, float] = {}
+        with Stopwatch() as sw:
+            if client_kind:
+                c = request.client
+                weight = 1.0 if config.clientwise_weight == "1" else 1.0 / N
+                parts = [(x_bar if use_bar else X[i], *xy(fed.client_indices[i])) for i in range(N) if i != c]
+                curv = _Curv(flat, config, wd, parts)
+                at = x_bar if use_bar else X[c]
+                xc, yc = xy(fed.client_indices[c])
+                g = flat.grad(at, xc, yc, weight_decay=wd)  # eq. (6): the full local gradient of client c
+                evals += xc.shape[0]
+                x_delta[c] = curv.solve(g) / (N - 1)
+                fractions[c] = (xc.shape[0], xc.shape[0])
+                relay = relay_messages(G, c)
+                messages += (2 * relay * curv.iterations if config.curvature.startswith("cg_")
+                             else relay * _stat_size(config, d))
+            else:
+                weight = 1.0 / N
+                shared = None
+                if use_bar:
+                    parts = [(x_bar, *xy(request.retain(fed.client_indices[i]) if i in reqs
+                                         else fed.client_indices[i])) for i in range(N)]
+                    shared = _Curv(flat, config, wd, parts)
+                for c, U in reqs.items():
+                    t_c = time.perf_counter()
+                    at = x_bar if use_bar else X[c]
+                    xu, yu = xy(U)
+                    keep = fed.client_indices[c][~np.isin(fed.client_indices[c], U)]
+                    xr, yr = xy(keep)
+                    m, n = xu.shape[0], fed.client_indices[c].size
+                    g = flat.per_sample_grads(at, xu, yu, chunk_size=config.chunk_size).sum(0) + m * wd * at
+                    evals += m
+                    if config.center_gradient:
+                        xa, ya = xy(fed.client_indices[c])
+                        g = g - m * flat.grad(at, xa, ya, weight_decay=wd)
+                        evals += n
+                    if shared is not None:
+                        before = shared.iterations
+                        z = shared.solve(g)
+                        relay = relay_messages(G, c)
+                        messages += (2 * relay * (shared.iterations - before) if config.curvature.startswith("cg_")
+                                     else relay * _stat_size(config, d))
+                    else:
+                        local = _Curv(flat, config, wd, [(at, xr, yr)])
+                        z = local.solve(g)
+                        evals += local.evals
+                        converged &= local.converged
+                    x_delta[c] = z / (n - m)  # eq. (3): note the plus sign when applied, and the 1/(n_c - m_c)
+                    fractions[c] = (m, n)
+                    local_seconds[c] = time.perf_counter() - t_c
+                curv = shared
+            if curv is not None:
+                evals += curv.evals
+                converged &= curv.converged
+
+            constants = None
+            if _is_linear(flat) and wd > 0:
+                constants = newton_model_constants(flat, weight_decay=wd, x_norm=_x_norm(ds))
+                if config.lipschitz is not None:
+                    constants["L"] = config.lipschitz
+                if config.hessian_lipschitz is not None:
+                    constants["M"] = config.hessian_lipschitz
+            tau, tau_public = 0.0, False
+            if config.mode == "sound" and constants is not None:
+                parts_all = [xy(ix) for ix in fed.client_indices]
+                grad_bar = sum(flat.grad(x_bar, x, y, weight_decay=wd) for x, y in parts_all) / N
+                evals += sum(int(x.shape[0]) for x, _ in parts_all)
+                tau = float(grad_bar.norm())
+                if config.grad_tol is not None and tau <= config.grad_tol:
+                    tau, tau_public = float(config.grad_tol), True
+            sigmas, cert = config.certificate(kind=request.kind, fractions=fractions, n_clients=N,
+                                              constants=constants, weight=weight, tau=tau, converged=converged,
+                                              tau_public=tau_public)
+
+            new = X.clone()
+            floods: dict[int, Flood] = {}
+            for c, z in x_delta.items():
+                s = sigmas[c]
+                # a standard normal in torch's default dtype, scaled in the model's dtype, and no draw at
+                # sigma = 0: the random stream (and the numbers) of every earlier run, float64 ones included
+                noise = (gaussian_noise(torch.empty(0, device=X.device), 1.0, generator, shape=(d,)).to(X.dtype)
+                         * s) if s > 0 else torch.zeros_like(z)
+                msg = z + noise
+                fl = flood(G, c)
+                floods[c] = fl
+                messages += fl.messages
+                for i, hop in sorted(fl.hops.items(), key=lambda kv: kv[1]):
+                    new[i] += weight * msg  # Algorithm 1 line 11, the requester included (self-delivery)
+                    emit(callback, "hop", hop, node=i, source=c)
+                history.append({"client": c, "m": fractions[c][0], "n": fractions[c][1], "sigma": s,
+                                "seconds": local_seconds.get(c, float("nan")),
+                                "step_norm": float(z.norm()), "noise_norm": float(noise.norm()),
+                                "messages": fl.messages, "hops": fl.rounds})
+                emit(callback, "noise", len(history), node=c, sigma=s, step_norm=float(z.norm()),
+                     noise_norm=float(noise.norm()))
+
+            if client_kind:
+                c = request.client
+                keep_rows = [i for i in range(N) if i != c]
+                new = new[keep_rows]
+                fed_after = Federation(ds, tuple(fed.client_indices[i] for i in keep_rows), fed.scheme)
+            else:
+                fed_after = fed.without(request)
+            ft_state = None
+            if config.finetune_rounds:
+                # Remark 1: standard D-PSGD on retained data only (post-processing of the certified output)
+                ft_state = run_gossip(flat, fed_after, G_after, replace(train_cfg, rounds=config.finetune_rounds),
+                                      generator=generator, init=new, callback=callback, progress=progress)
+                new = ft_state.params
+                evals += ft_state.cost.grad_evals
+                messages += ft_state.cost.messages
+        cost = Cost(grad_evals=evals, messages=messages, seconds=sw.seconds)
+        # requesters compute their corrections in parallel on their own devices: the network waits for the
+        # slowest one, not for the sum this single-process simulation spends
+        par = (sw.seconds - sum(local_seconds.values()) + max(local_seconds.values())) if local_seconds else sw.seconds
+        train_idx = np.sort(np.concatenate([np.asarray(ix) for ix in fed_after.client_indices]))
+        extras = {**state.extras, **(ft_state.extras if ft_state is not None else {})}
+        new_state = state.replace(params=new, federation=fed_after, network=G_after, train_indices=train_idx,
+                                  extras=extras)
+        emit(callback, "done", 0, messages=messages, grad_evals=evals)
+        return Result(params=new, certificate=cert, history=history, cost=cost,
+                      extras={"state": new_state, "floods": floods, "x_delta": x_delta, "sigmas": sigmas,
+                              "weight": weight, "tau": tau, "constants": constants, "parallel_seconds": par,
+                              "removed_client": request.client if client_kind else None})
+
+    def unlearn_sequence(self, state: TrainedState, requests: Sequence[Request],
+                         config: NewtonConfig = NewtonConfig(), *, generator: torch.Generator,
+                         callback: Optional[Callback] = None, progress: bool = False) -> list[Result]:
+        """Serve requests one after another (Fig. 1: three sequential requests), each from the state the previous
+        one left (current ``n_c``, current model; digest P17). Each result carries its own certificate."""
+        out = []
+        for req in requests:
+            res = self.unlearn(state, req, config, generator=generator, callback=callback, progress=progress)
+            out.append(res)
+            state = res.extras["state"]
+        return out

@@ -1,0 +1,217 @@
+"""Constants, sensitivities and the certificate of Newton/Fisher decentralized unlearning (Wu et al. 2026).
+
+Plain numbers in, plain numbers out: nothing here touches a model or a tensor. The algorithm
+(:mod:`unlearnkit.methods.newton.algorithm`) measures the constants of its model and the requesters'
+fractions ``m_c / n_c`` and asks :func:`newton_certificate` for the message noise.
+
+Two modes (digest 001 sections 2.6-3.8):
+
+- ``mode="paper"``: sensitivity ``Delta F_c = 2 M L^2 m_c^2 / (lam^3 n_c^2)`` (Wu et al. 2026, Theorem 1,
+  eq. (10), Algorithm 1) and the classic Gaussian ``sigma_c = Delta F_c sqrt(2 ln(1.25/delta)) / epsilon``
+  added to the *message*, which the receivers average down by ``1/N`` (digest pitfall 1, reproduced on
+  purpose). The classic formula is outside its proof for ``epsilon >= 1`` (said in the certificate's note).
+- ``mode="sound"``: the analytic Gaussian (Balle & Wang 2018) on a sensitivity we can prove (digest 3.7),
+  with the message noise scaled so that each model *carries* the calibrated standard deviation after the
+  receivers' weighting. The second-order bound ``M G^2 / (2 lam^3)``, ``G = tau + 2 L r``, holds only for the
+  exact global Newton step (Wu et al. 2026, Lemma 3); any other curvature or scope gets the first-order
+  bound ``||step|| + G / lam``. The certificate covers the network average ``x_bar``.
+
+``mode="none"`` (or no certified constants: a non-convex network) reports the uncalibrated noise and no
+guarantee.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Optional
+
+from ..._validate import check_choice, check_int, check_positive
+from ...constants import logistic_constants, softmax_constants
+from ...core import Certificate
+from ...privacy.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma
+
+__all__ = ["logistic_newton_constants", "paper_sensitivity", "sound_sensitivity", "newton_certificate", "PAPER"]
+
+PAPER = ("H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, 'Certified Unlearning in Decentralized "
+         "Federated Learning', arXiv 2601.06436 (2026)")
+
+
+def logistic_newton_constants(*, weight_decay: float, x_norm: float = 1.0, bias: bool = True,
+                              loss: str = "logistic", n_classes: int = 2) -> dict[str, float]:
+    """``L``, ``M``, ``lam`` of the regularised logistic loss on the ball ``||w|| <= L_loss / lam``.
+
+    Wu et al. 2026, Remark 3 and Lemma 4; digest 001 section 3.5. With ``a`` the augmented feature norm
+    (``sqrt(x_norm^2 + 1)`` with a bias), the loss gradient is at most ``L_loss = a`` (binary) or
+    ``sqrt(2) a`` (softmax); every regularised minimiser lies in ``||w|| <= L_loss / lam``, where the
+    regularised loss is ``L = 2 L_loss``-Lipschitz (:mod:`unlearnkit.constants` gives ``G``).
+    Hessian-Lipschitz: ``M = a^3 / (6 sqrt 3)`` (binary; ``sup |sigmoid''|``) and ``M = 1.5 a^3`` for softmax
+    (our bound: the directional derivative of ``diag p - p p^T`` along ``u`` has operator norm at most
+    ``1.5 ||u||``).
+
+    Parameters
+    ----------
+    weight_decay:
+        ``lam > 0`` of the regulariser ``lam/2 ||w||^2``.
+    x_norm:
+        Public bound on the feature norm.
+    bias:
+        Whether the linear model has an intercept (treated as a feature of value 1).
+    loss:
+        ``"logistic"`` (binary, one output) or ``"softmax"`` (cross-entropy over ``n_classes`` outputs).
+    n_classes:
+        Number of outputs of the softmax model (ignored for ``"logistic"``).
+    """
+    check_choice("loss", loss, ("logistic", "softmax"))
+    lam = check_positive("weight_decay", weight_decay)
+    a = math.sqrt(x_norm**2 + 1.0) if bias else float(x_norm)
+    if loss == "logistic":
+        L_loss = a
+        c = logistic_constants(lam=lam, radius=L_loss / lam, x_norm=x_norm, bias=bias)
+        M = a**3 / (6.0 * math.sqrt(3.0))
+    else:
+        L_loss = math.sqrt(2.0) * a
+        c = softmax_constants(n_classes=n_classes, lam=lam, radius=L_loss / lam, x_norm=x_norm, bias=bias)
+        M = 1.5 * a**3
+    return {"L": float(c.G), "M": float(M), "lam": lam, "L_loss": L_loss, "a": a}
+
+
+def paper_sensitivity(m: float, n: float, *, L: float, M: float, lam: float) -> float:
+    """``Delta F = 2 M L^2 m^2 / (lam^3 n^2)`` (Wu et al. 2026, eq. (9)-(10) and Algorithm 1; digest 001)."""
+    check_positive("n", n)
+    check_positive("m", m, allow_zero=True)
+    if m > n:
+        raise ValueError(f"m={m} exceeds n={n}: a client cannot forget more samples than it holds")
+    return 2.0 * M * L**2 * (m / n) ** 2 / lam**3
+
+
+def sound_sensitivity(r: float, *, L: float, M: float, lam: float, tau: float = 0.0, exact_step: bool = True,
+                      step_bound: float = 0.0, cg_term: float = 0.0) -> float:
+    """A sensitivity we can prove for the noise-free output ``x_hat`` against the exact retrain ``x'``.
+
+    Digest 001 section 3.7 (strong monotonicity plus the Newton residual of Wu et al. 2026, Lemma 3). With
+    ``G = tau + 2 L r`` a bound on ``||grad f^-(x)||`` (``tau = ||grad f(x)||``, ``r`` the deleted mass:
+    ``(1/N) sum_c m_c/n_c`` sample-wise, ``1/N`` client-wise), strong convexity gives
+    ``||x - x'|| <= G / lam``. The exact Newton step of ``f^-`` then leaves ``M G^2 / (2 lam^3)``
+    (``exact_step=True``, plus ``cg_term`` for an inexact CG solve). Any other step (local or Fisher
+    curvature, uncentered gradient) only gives ``||x_hat - x'|| <= step_bound + G / lam``.
+    """
+    for name, v in (("r", r), ("tau", tau), ("step_bound", step_bound), ("cg_term", cg_term)):
+        check_positive(name, v, allow_zero=True)
+    G = tau + 2.0 * L * r
+    if exact_step:
+        return M * G**2 / (2.0 * lam**3) + cg_term
+    return step_bound + G / lam
+
+
+def _client_sensitivity(M: float, L: float, lam: float, N: int) -> float:
+    # the paper gives no client-wise noise: eq. (10) with m_c = n_c and the 1/N of eq. (6) (digest 2.7)
+    return 2.0 * M * L**2 / (lam**3 * N**2)
+
+
+def newton_certificate(*, epsilon: float, delta: float, mode: str, kind: str, fractions: Mapping[int, tuple[int, int]],
+                       n_clients: int, constants: Optional[Mapping[str, float]], weight: float, tau: float = 0.0,
+                       converged: bool = True, tau_public: bool = False, sigma: Optional[float] = None,
+                       curvature: str = "hessian", scope: str = "local", center_gradient: bool = False,
+                       clientwise_weight: str = "1", damping: float = 0.0,
+                       cg_tol: float = 1e-8) -> tuple[dict[int, float], Certificate]:
+    """Message noise ``sigma_c`` for every requester ``c`` and the certificate (module docstring).
+
+    Paper mode: Wu et al. 2026, Theorem 1, eq. (10), Algorithm 1 (section IV-C client-wise, noise derived in
+    digest 001 section 2.7), classic Gaussian (Dwork & Roth Thm A.1). Sound mode: digest 001 section 3.7 with
+    the analytic Gaussian (Balle & Wang 2018).
+
+    Parameters
+    ----------
+    epsilon, delta, mode:
+        The target guarantee and ``"paper"``, ``"sound"`` or ``"none"``.
+    kind:
+        The request kind (``"samples"``, ``"class"`` or ``"client"``).
+    fractions:
+        ``{c: (m_c, n_c)}`` for every requester (``(n_c, n_c)`` for a departing client).
+    n_clients:
+        ``N`` before the request.
+    constants:
+        ``{"L", "M", "lam"}`` (:func:`logistic_newton_constants`), or ``None`` for a network.
+    weight:
+        What the receivers multiply the message by (``1/N`` sample-wise; 1 or ``1/N`` client-wise).
+    tau:
+        ``||grad f(x_bar)||`` after training (sound mode).
+    converged:
+        Whether every CG solve met its tolerance (sound mode treats a failed solve as an approximate step).
+    tau_public:
+        Whether ``tau`` is a public bound rather than measured on the data (said in the note).
+    sigma:
+        The uncalibrated message noise of ``mode="none"``.
+    curvature, scope, center_gradient, clientwise_weight, damping, cg_tol:
+        How the step was computed (``NewtonConfig``'s fields): sound mode gives the second-order bound only
+        to the exact global Newton step.
+    """
+    check_choice("mode", mode, ("paper", "sound", "none"))
+    check_choice("kind", kind, ("samples", "class", "client"))
+    if not fractions:
+        raise ValueError("fractions is empty: a certificate needs at least one requester")
+    eps = epsilon
+    N = check_int("n_clients", n_clients, low=2)
+    if mode == "none" or constants is None:
+        s = float(sigma or 0.0)
+        note = "not certified: " + ("no certified constants (a non-convex network, or weight_decay = 0)"
+                                    if constants is None else "mode='none'")
+        return {c: s for c in fractions}, Certificate(
+            epsilon=math.inf, delta=1.0, sigma=s, mechanism="Gaussian message noise (uncalibrated)",
+            source="Wu et al. 2026, Algorithm 1 (heuristic use)", mode="none", note=note)
+    L, M, lam = float(constants["L"]), float(constants["M"]), float(constants["lam"])
+    consts: dict[str, Any] = {"L": L, "M": M, "lam": lam, "N": N, "weight": weight}
+    if mode == "paper":
+        sig = {}
+        for c, (m, n) in fractions.items():
+            if kind == "client":
+                dF = _client_sensitivity(M, L, lam, N)
+            else:
+                dF = paper_sensitivity(m, n, L=L, M=M, lam=lam)
+            sig[c] = classic_gaussian_sigma(eps, delta, dF, warn=False) if dF > 0 else 0.0
+        note = "noise added to the message and averaged down by the receivers' weight (digest pitfall 1)"
+        if eps >= 1:
+            note += "; classic Gaussian used at epsilon >= 1, outside its proof (Dwork & Roth Thm A.1)"
+        src = ("Wu et al. 2026, Theorem 1, eq. (10), Algorithm 1" if kind != "client"
+               else "Wu et al. 2026, section IV-C (noise derived in digest 001 section 2.7)")
+        consts["sensitivity"] = max(
+            _client_sensitivity(M, L, lam, N) if kind == "client" else paper_sensitivity(m, n, L=L, M=M, lam=lam)
+            for m, n in fractions.values())
+        return sig, Certificate(epsilon=eps, delta=delta, sigma=max(sig.values()), mode="paper",
+                                mechanism="classic Gaussian on the flooded Newton correction",
+                                source=src, constants=consts, note=note)
+    # sound: the deleted mass r and the bound G = tau + 2 L r on ||grad f^-(x)|| (digest 3.7)
+    r = 1.0 / N if kind == "client" else sum(m / n for m, n in fractions.values()) / N
+    G = tau + 2.0 * L * r
+    lam_c = lam + damping
+    exact = (scope == "global" and curvature in ("hessian", "cg_hessian") and converged
+             and damping == 0 and (center_gradient or kind == "client")
+             and (kind != "client" or clientwise_weight == "1"))
+    if exact:
+        # the step omits grad f(x) (norm tau): + tau/lam (sample-wise) or N tau/((N-1) lam) (client-wise)
+        extra = tau / lam if kind != "client" else N * tau / ((N - 1) * lam)
+        if curvature == "cg_hessian":
+            extra += cg_tol * G / lam
+        sens = sound_sensitivity(r, L=L, M=M, lam=lam, tau=tau, exact_step=True, cg_term=extra)
+    else:
+        if kind == "client":
+            step = weight * L / ((N - 1) * lam_c)
+        else:
+            kappa = 2.0 if center_gradient else 1.0
+            step = weight * sum(kappa * m * L / ((n - m) * lam_c) for m, n in fractions.values())
+        sens = sound_sensitivity(r, L=L, M=M, lam=lam, tau=tau, exact_step=False, step_bound=step)
+    target = analytic_gaussian_sigma(eps, delta, sens) if sens > 0 else 0.0
+    # every model must carry std `target`: it receives weight * sum_c nu_c, of std weight * sigma * sqrt(|C|)
+    per_msg = target / (weight * math.sqrt(len(fractions)))
+    consts.update({"tau": tau, "r": r, "sensitivity": sens, "model_sigma": target,
+                   "bound": "second-order (exact global Newton step)" if exact else "first-order"})
+    note = ("certifies the network-average model; local models' differences are released noise-free; "
+            "assumes training and retraining reach exact minimisers up to tau")
+    if not tau_public:
+        note += "; tau was measured on the data (not a public bound)"
+    if not exact:
+        note += "; approximate step (local/Fisher curvature or uncentered gradient): first-order sensitivity"
+    return {c: per_msg for c in fractions}, Certificate(
+        epsilon=eps, delta=delta, sigma=target, mode="sound", mechanism="analytic Gaussian (Balle & Wang 2018)",
+        source="digest 001 section 3.7 (strong monotonicity + Newton residual), Wu et al. 2026 Lemma 3",
+        constants=consts, note=note)

@@ -1,0 +1,105 @@
+"""Training and retraining for Newton/Fisher unlearning (Wu et al. 2026, section VI-A; digest 001).
+
+- :func:`train_dpsgd`: D-PSGD from a common initialisation (digest 001 section 2.1), the training that
+  Algorithm 1 unlearns from; it keeps the initialisation so that retraining can start from it.
+- :func:`retrain`: the paper's RT baseline, D-PSGD from the same initialisation on the retained data (and,
+  client-wise, on the network without the departing client).
+- :func:`exact_minimizer`: the exact minimiser of the client-weighted objective (eq. 1) by damped Newton,
+  the convex oracle of the theory's Lemmas 2-3 (digest P9).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional, Sequence
+
+import networkx as nx
+import torch
+from torch import Tensor
+
+from ... import curvature as cv
+from ..._validate import check_int, check_positive
+from ...core import Callback, Request, TrainedState
+from ...data.federated import Federation
+from ...decentral.gossip import GossipConfig, run_gossip
+from ...graphs.flood import check_flood_network, remove_client
+from .steps import _requesters
+
+__all__ = ["train_dpsgd", "retrain", "exact_minimizer"]
+
+
+def train_dpsgd(flat, federation, G: nx.Graph, config: GossipConfig, *, generator: torch.Generator,
+                init: Optional[Tensor] = None, callback: Optional[Callback] = None,
+                progress: bool = False) -> TrainedState:
+    """D-PSGD training from a common initialisation (digest 001 section 2.1), by the substrate's gossip engine.
+
+    A thin wrapper of :func:`unlearnkit.decentral.gossip.run_gossip` that checks the graph first and keeps
+    the initialisation in ``extras["init"]``, so that retraining (the paper's RT baseline) starts from it.
+    """
+    check_flood_network(G)
+    theta0 = flat.init() if init is None else init.detach().clone()
+    state = run_gossip(flat, federation, G, config, generator=generator, init=theta0, callback=callback,
+                       progress=progress)
+    state.extras["init"] = theta0
+    return state
+
+
+def _train_config(state: TrainedState) -> GossipConfig:
+    """The ``GossipConfig`` the clients trained with: fine-tuning and retraining reuse it (Remark 1; RT)."""
+    if not isinstance(state.config, GossipConfig):
+        raise ValueError("state.config must be the GossipConfig the clients trained with (use train_dpsgd)")
+    return state.config
+
+
+def exact_minimizer(flat, parts: Sequence[tuple[Tensor, Tensor]], *, weight_decay: float,
+                    init: Optional[Tensor] = None, tol: float = 1e-10, max_iter: int = 50) -> Tensor:
+    """Minimiser of the client-weighted objective ``(1/N) sum_i f_i`` (eq. 1) by damped Newton.
+
+    The convex oracle of digest P9: the exact trained / retrained model that the theory's Lemmas 2-3 speak
+    of. Dense Hessians, so small ``d`` only.
+    """
+    check_positive("weight_decay", weight_decay)
+    if not parts:
+        raise ValueError("parts is empty: the objective needs at least one client")
+    theta = (torch.zeros(flat.d, dtype=parts[0][0].dtype) if init is None else init.detach().clone())
+
+    def value_grad(t: Tensor) -> tuple[float, Tensor]:
+        vs, gs = zip(*(flat.value_and_grad(t, x, y, weight_decay=weight_decay) for x, y in parts))
+        return float(sum(vs)) / len(parts), sum(gs) / len(parts)
+
+    f, g = value_grad(theta)
+    for _ in range(max_iter):
+        if float(g.norm()) <= tol:
+            break
+        H = sum(cv.hessian(flat, theta, x, y, weight_decay=weight_decay) for x, y in parts) / len(parts)
+        step = cv._dense_solve(H, g)
+        t = 1.0
+        while True:
+            cand = theta - t * step
+            fc, gc = value_grad(cand)
+            if fc <= f - 1e-4 * t * float(g @ step) or t < 1e-10:
+                break
+            t *= 0.5
+        theta, f, g = cand, fc, gc
+    return theta
+
+
+def retrain(state: TrainedState, request: Request, *, generator: torch.Generator, rounds: Optional[int] = None,
+            callback: Optional[Callback] = None, progress: bool = False) -> TrainedState:
+    """The paper's RT baseline: D-PSGD from the same initialisation for ``K`` rounds on the retained data
+    (and, client-wise, on the network without the departing client)."""
+    reqs = _requesters(state, request)  # validates the request against the federation
+    del reqs
+    cfg = _train_config(state)
+    if rounds is not None:
+        cfg = replace(cfg, rounds=check_int("rounds", rounds, low=1))
+    fed = state.federation
+    if request.kind == "client":
+        G = remove_client(state.network, request.client)
+        fed = Federation(fed.dataset, tuple(ix for i, ix in enumerate(fed.client_indices) if i != request.client),
+                         fed.scheme)
+    else:
+        G = state.network
+        fed = fed.without(request)
+    init = state.extras.get("init")
+    return train_dpsgd(state.flat, fed, G, cfg, generator=generator, init=init, callback=callback, progress=progress)
