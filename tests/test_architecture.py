@@ -3,8 +3,7 @@
 viz -> experiments -> methods -> {privacy, decentral, graphs, ...} -> core
 
 Every import of an ``unlearnkit`` module counts, including those inside functions (an import moved into a
-function to dodge a loop is still a loop). ``ALLOWED`` lists the edges that break the rule today; each
-restructuring step deletes lines from it, and a stale line fails the test so the list only shrinks.
+function to dodge a loop is still a loop). There is no allow-list: an import that runs up a floor is a bug.
 """
 
 from __future__ import annotations
@@ -37,9 +36,6 @@ SAME_FLOOR_OK = {
     ("evaluate", "train"),
 }
 
-# Today's offending imports (source module, target module). Delete lines as the architecture improves.
-ALLOWED: set[tuple[str, str]] = {
-}
 
 
 def module_name(path: Path) -> str:
@@ -119,21 +115,15 @@ def test_every_room_has_a_floor():
 
 
 def test_imports_run_one_way():
-    bad = violations(import_edges()) - ALLOWED
+    bad = violations(import_edges())
     assert not bad, "imports that run up a floor (move the code, or the import):\n" + "\n".join(
         f"  {s} -> {d}" for s, d in sorted(bad))
 
 
-def test_allow_list_only_shrinks():
-    stale = ALLOWED - violations(import_edges())
-    assert not stale, "these allowed edges are gone; delete them from ALLOWED:\n" + "\n".join(
-        f"  {s} -> {d}" for s, d in sorted(stale))
-
-
 def test_no_import_cycles_between_rooms():
-    """Rooms (sub-packages and top-level modules) form a DAG once the allowed edges are set aside."""
+    """Rooms (sub-packages and top-level modules) form a DAG."""
     g = nx.DiGraph()
-    for s, d in import_edges() - ALLOWED:
+    for s, d in import_edges():
         if room(s) != room(d) and room(s) not in {"__init__", "__main__"}:
             g.add_edge(room(s), room(d))
     cycles = list(nx.simple_cycles(g))

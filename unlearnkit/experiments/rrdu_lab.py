@@ -164,10 +164,9 @@ def build_world(setup: BackdoorSetup, *, seed: int = 0, retrain: bool = True, pr
                                         generator=make_generator(seed + 1), init=init, monitor=world.metrics,
                                         progress=progress)
     if retrain:
-        world.retrained = RetrainWalk().unlearn(world.original.replace(federation=fed_p), request,
-                                                setup.walk_config(setup.T_train, seed + 2),
-                                                generator=make_generator(seed + 2), monitor=world.metrics,
-                                                progress=progress)
+        world.retrained = RetrainWalk(monitor=world.metrics).unlearn(
+            world.original.replace(federation=fed_p), request, setup.walk_config(setup.T_train, seed + 2),
+            generator=make_generator(seed + 2), progress=progress)
     return world
 
 
@@ -202,17 +201,17 @@ def run_method(world: BackdoorWorld, method: str, *, seed: int = 0, callback: Op
         state = world.original.replace(federation=world.federation)
         walk = st.walk_config(st.T_unlearn, 1000 + seed)
         if method == "rrdu":
-            unlearner, cfg = RRDU(), st.rrdu_config(**changes)
+            unlearner, cfg = RRDU(monitor=world.metrics), st.rrdu_config(**changes)
         elif method == "finetune":
-            unlearner, cfg = FinetuneWalk(), walk
+            unlearner, cfg = FinetuneWalk(monitor=world.metrics), walk
         elif method == "ddp":
-            unlearner = DDPWalk()
+            unlearner = DDPWalk(monitor=world.metrics)
             cfg = DDPWalkConfig(**_fields(walk), epsilon=st.epsilon, delta=st.delta, L=st.ddp_L, R=st.ddp_R,
                                 calibration=st.ddp_calibration, m=st.m)
         else:
-            unlearner = DPSGDWalk()
+            unlearner = DPSGDWalk(monitor=world.metrics)
             cfg = DPSGDWalkConfig(**_fields(walk), epsilon=st.epsilon, delta=st.delta, C=st.dpsgd_C)
-        res = unlearner.unlearn(state, world.request, cfg, generator=gen, callback=callback, monitor=world.metrics)
+        res = unlearner.unlearn(state, world.request, cfg, generator=gen, callback=callback)
         if method == "rrdu":
             extras = {"path": res.extras["path"], "u": res.extras["u"]}
     cert = res.certificate

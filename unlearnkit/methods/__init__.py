@@ -11,6 +11,29 @@ Every method class has one entry point with one calling shape (``tests/test_call
 
 from ..core import Cost, Event, Request, Result, Stopwatch, TrainedState, Unlearner, emit
 from .baselines import Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain, RetrainConfig
+from .descend_rewind import D2D, R2D, D2DConfig, R2DConfig
+from .newton import Newton, NewtonConfig
+from .noisy_finetune import (CleanFinetuneConfig, DPSGDConfig, GradientClipping, GradientClippingConfig, ModelClipping,
+                             ModelClippingConfig, OutputPerturbation, OutputPerturbationConfig)
+from .pdudt import PDUDT, PDUDTConfig
+from .rrdu import (RRDU, DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, FinetuneWalk, RetrainWalk, RRDUConfig,
+                   WalkConfig)
 
-__all__ = ["Cost", "Event", "Request", "Result", "Stopwatch", "TrainedState", "Unlearner", "emit",
-           "Retrain", "RetrainConfig", "Finetune", "FinetuneConfig", "GradientAscent", "GradientAscentConfig"]
+__all__ = [
+    # the shared types (from unlearnkit.core)
+    "Cost", "Event", "Request", "Result", "Stopwatch", "TrainedState", "Unlearner", "emit",
+    # baselines
+    "Retrain", "RetrainConfig", "Finetune", "FinetuneConfig", "GradientAscent", "GradientAscentConfig",
+    # Descend or Rewind? (Mu & Klabjan 2025)
+    "D2D", "D2DConfig", "R2D", "R2DConfig",
+    # Certified Unlearning for Neural Networks (Koloskova et al. 2025)
+    "GradientClipping", "GradientClippingConfig", "ModelClipping", "ModelClippingConfig", "OutputPerturbation",
+    "OutputPerturbationConfig", "CleanFinetuneConfig", "DPSGDConfig",
+    # RR-DU (Lamri & Maniatakos) and its walk baselines
+    "RRDU", "RRDUConfig", "RetrainWalk", "FinetuneWalk", "DDPWalk", "DPSGDWalk", "WalkConfig", "DDPWalkConfig",
+    "DPSGDWalkConfig",
+    # Newton/Fisher in decentralized FL (Wu et al. 2026)
+    "Newton", "NewtonConfig",
+    # PDUDT (Qiao et al. 2025)
+    "PDUDT", "PDUDTConfig",
+]

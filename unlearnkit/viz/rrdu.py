@@ -292,9 +292,9 @@ class RRDUExplorer(Explorer):
                     self._draw_curves({**curves, "RR-DU": live})
 
             # the previewed route and the calibrated sigma, so the run is the walk on screen
-            res = RRDU().unlearn(w.original.replace(federation=w.federation), w.request,
-                                 dataclasses.replace(cfg, sigma=self.sigma), generator=make_generator(self.seed),
-                                 callback=on_event, monitor=w.metrics, route=self.route)
+            res = RRDU(monitor=w.metrics, route=self.route).unlearn(
+                w.original.replace(federation=w.federation), w.request, dataclasses.replace(cfg, sigma=self.sigma),
+                generator=make_generator(self.seed), callback=on_event)
             self.results["rrdu"] = {"final": w.metrics(res.params), "curve": dict(live), "sigma": self.sigma}
             curves["RR-DU"] = live
         if "ddp" in methods:

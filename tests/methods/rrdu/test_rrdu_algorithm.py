@@ -144,8 +144,8 @@ def test_events_per_hop(problem):
     state, req, data = problem
     events = []
     cfg = RRDUConfig(T_unlearn=15, p=0.3, clip_L=1.0, eval_every=5)
-    RRDU().unlearn(state, req, cfg, generator=uk.make_generator(0), callback=events.append,
-                   monitor=lambda th: {"norm": float(th.norm())})
+    RRDU(monitor=lambda th: {"norm": float(th.norm())}).unlearn(state, req, cfg, generator=uk.make_generator(0),
+                                                                callback=events.append)
     hops = [e for e in events if e.kind == "hop"]
     assert [e.step for e in hops] == list(range(1, 16))
     assert sum("norm" in e.values for e in hops) == 3

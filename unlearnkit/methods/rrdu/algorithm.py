@@ -281,16 +281,22 @@ class RRDU:
     accountant named in the config, for the realised ``sigma``; with ``optimizer="adam"``, ``clip_L = inf``
     or ``noise=False`` the certificate is ``mode="none"`` (epsilon = inf) and its note says why.
 
-    Two optional keywords: ``monitor(theta) -> dict`` is evaluated every ``config.eval_every`` hops (and at
-    the end) and stored in that hop's history row and event; ``route`` fixes the client of every hop (e.g.
-    a previewed walk), otherwise it is drawn by :func:`make_route` from a seed taken from ``generator``.
+    Two optional constructor arguments: ``monitor(theta) -> dict`` is evaluated every ``config.eval_every``
+    hops (and at the end) and stored in that hop's history row and event; ``route`` fixes the client of every
+    hop (e.g. a previewed walk), otherwise it is drawn by :func:`make_route` from a seed taken from
+    ``generator``.
     """
 
     name = "rrdu"
 
+    def __init__(self, *, monitor: Optional[Callable[[Tensor], dict]] = None,
+                 route: Optional[Sequence[int]] = None) -> None:
+        self.monitor = monitor
+        self.route = route
+
     def unlearn(self, state: TrainedState, request: Request, config: RRDUConfig, *, generator: torch.Generator,
-                callback: Optional[Callback] = None, progress: bool = False,
-                monitor: Optional[Callable[[Tensor], dict]] = None, route: Optional[Sequence[int]] = None) -> Result:
+                callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        route, monitor = self.route, self.monitor
         data = WalkData.from_state(state, request)
         p = config.routing_p(data.n_nodes)
         sigma = config.sigma if config.sigma is not None else rrdu_sigma(

@@ -190,22 +190,30 @@ class NetworkSGD:
         return out
 
 
-class RetrainWalk:
+class _Monitored:
+    """A walk unlearner with an optional ``monitor(theta) -> dict`` (e.g. accuracies), evaluated every
+    ``config.eval_every`` hops and stored in that hop's history row and event."""
+
+    def __init__(self, *, monitor: Monitor = None) -> None:
+        self.monitor = monitor
+
+
+class RetrainWalk(_Monitored):
     """Exact unlearning by retraining: Algorithm 2 on D minus D_f from ``state.checkpoints[0]`` (the original's
     initialisation; ``state.flat.init()`` when absent). No certificate is needed (``certificate=None``)."""
 
     name = "retrain_walk"
 
     def unlearn(self, state: TrainedState, request: Request, config: WalkConfig, *, generator: torch.Generator,
-                callback: Optional[Callback] = None, progress: bool = False, monitor: Monitor = None) -> Result:
+                callback: Optional[Callback] = None, progress: bool = False) -> Result:
         init = state.checkpoints.get(0)
         out = _simple_walk(state.flat, state.federation.without(request), config, config.token, generator=generator,
-                           init=state.flat.init() if init is None else init, monitor=monitor, callback=callback,
+                           init=state.flat.init() if init is None else init, monitor=self.monitor, callback=callback,
                            progress=progress)
         return _result(out)
 
 
-class FinetuneWalk:
+class FinetuneWalk(_Monitored):
     """Fine-tuning (digest P18): the walk of Algorithm 2 over *all* clients on D minus D_f from the original
     model, no noise and no projection (u trains on its retained data). RR-DU with ``p = 0`` is the other
     reading. No certificate."""
@@ -213,13 +221,13 @@ class FinetuneWalk:
     name = "finetune_walk"
 
     def unlearn(self, state: TrainedState, request: Request, config: WalkConfig, *, generator: torch.Generator,
-                callback: Optional[Callback] = None, progress: bool = False, monitor: Monitor = None) -> Result:
+                callback: Optional[Callback] = None, progress: bool = False) -> Result:
         out = _simple_walk(state.flat, state.federation.without(request), config, config.token, generator=generator,
-                           init=state.params, monitor=monitor, callback=callback, progress=progress)
+                           init=state.params, monitor=self.monitor, callback=callback, progress=progress)
         return _result(out)
 
 
-class DDPWalk:
+class DDPWalk(_Monitored):
     """The DDP/NetDP baseline (paper Algorithm 3, digest 2.7): i.i.d. uniform clients, per-example clipping
     at ``L``, fresh ``N(0, sigma^2)`` on every step's gradient, projection onto ``B(theta0, R)``, continued from
     the original model on D minus D_f (otherwise nothing is forgotten). The certificate is the one the
@@ -228,7 +236,7 @@ class DDPWalk:
     name = "ddp_walk"
 
     def unlearn(self, state: TrainedState, request: Request, config: DDPWalkConfig, *, generator: torch.Generator,
-                callback: Optional[Callback] = None, progress: bool = False, monitor: Monitor = None) -> Result:
+                callback: Optional[Callback] = None, progress: bool = False) -> Result:
         fed = state.federation.without(request)
         m = request.m if config.m is None else config.m
         sigma = config.sigma if config.sigma is not None else ddp_sigma(
@@ -237,14 +245,14 @@ class DDPWalk:
         token = dc_replace(config.token, noise_sigma=float(sigma), clip=float(config.L), radius=float(config.R),
                            center="init")
         route = uniform_route(fed.n_clients, config.hops, rng=_route_rng(config, generator))
-        out = _walk(state.flat, fed, route, config, token, generator=generator, init=state.params, monitor=monitor,
+        out = _walk(state.flat, fed, route, config, token, generator=generator, init=state.params, monitor=self.monitor,
                     callback=callback, progress=progress)
         cert = ddp_certify(config.calibration, sigma=sigma, epsilon=config.epsilon, delta=config.delta, L=config.L,
                            m=m, T=config.hops, n_nodes=fed.n_clients)
         return _result(out, cert, sigma=sigma)
 
 
-class DPSGDWalk:
+class DPSGDWalk(_Monitored):
     """DP-SGD (Abadi et al. 2016) on the token walk from the original model on D minus D_f (digest 2.7).
 
     Per-example clipping at ``C`` and Gaussian noise with multiplier ``z`` from the sampled-Gaussian RDP
@@ -257,8 +265,7 @@ class DPSGDWalk:
     name = "dpsgd_walk"
 
     def unlearn(self, state: TrainedState, request: Request, config: DPSGDWalkConfig, *,
-                generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False,
-                monitor: Monitor = None) -> Result:
+                generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False) -> Result:
         from ...privacy import get_noise_multiplier
 
         fed = state.federation.without(request)
@@ -267,6 +274,6 @@ class DPSGDWalk:
         z = get_noise_multiplier(target_epsilon=config.epsilon, target_delta=config.delta,
                                  sample_rate=min(1.0, batch / n_min), steps=config.hops * config.local_steps)
         token = dc_replace(config.token, noise_sigma=z * config.C / batch, clip=float(config.C))
-        out = _simple_walk(state.flat, fed, config, token, generator=generator, init=state.params, monitor=monitor,
+        out = _simple_walk(state.flat, fed, config, token, generator=generator, init=state.params, monitor=self.monitor,
                            callback=callback, progress=progress)
         return _result(out, None, sigma=z)
