@@ -134,3 +134,35 @@ def test_no_import_cycles_between_rooms():
 def test_ground_floor_imports_nothing_above(ground):
     ups = sorted(d for s, d in import_edges() if room(s) == ground and FLOORS[room(d)] > 0)
     assert not ups, f"unlearnkit.{ground} must import only the ground floor, not {ups}"
+
+
+def test_each_public_name_means_one_thing():
+    """A public name (in a module's ``__all__``) is defined in one module only: ``calibrate_sigma`` or
+    ``PROFILES`` must not mean different things in different rooms."""
+    homes: dict[str, set[str]] = {}
+    for mod, path in _modules().items():
+        tree = ast.parse(path.read_text())
+        exported = None
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
+                                                    for t in node.targets):
+                exported = {c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant)}
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names = [node.name]
+            elif isinstance(node, ast.Assign):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names = [node.target.id]
+            else:
+                continue
+            for n in names:
+                if not n.startswith("_") and (exported is None or n in exported):
+                    homes.setdefault(n, set()).add(mod)
+    twice = {n: sorted(m) for n, m in homes.items() if len(m) > 1}
+    assert not twice, f"public names defined in more than one module (rename one): {twice}"
+
+
+def test_no_module_over_400_lines():
+    long = {module_name(p): n for p in PKG.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400}
+    assert not long, f"split these modules (100 to 400 lines each): {long}"

@@ -29,12 +29,12 @@ from ..data.federated import forget_class
 from ..decentral.gossip import GossipConfig
 from ..evaluate import accuracy, report
 from ..graphs.topology import make_graph
-from ..methods.newton import PAPER, Newton, NewtonConfig, exact_minimizer, retrain, train_dpsgd
+from ..methods.newton import NEWTON_PAPER, Newton, NewtonConfig, exact_minimizer, retrain, train_dpsgd
 from ..models import FlatParams, logreg, make_model
 from ..privacy.noise import gaussian_noise
 from .registry import RESULT_METRICS
 
-__all__ = ["run_newton", "run_newton_experiment", "run_setting", "format_newton_table", "NewtonProfile", "PROFILES",
+__all__ = ["run_newton", "run_newton_experiment", "run_setting", "format_newton_table", "NewtonProfile", "NEWTON_PROFILES",
            "PAPER_TABLES", "LAB_CURVATURES", "LabProblem", "lab_problem", "curvature_study", "noise_study"]
 
 # Tables I-IV of the paper, MNIST logistic-regression rows (the convex case we reproduce), copied from
@@ -78,7 +78,7 @@ class NewtonProfile:
     finetune_rounds: int = 1
 
 
-PROFILES = {
+NEWTON_PROFILES = {
     "quick": NewtonProfile(),
     # the paper's MNIST logistic-regression setting (batch 100, one local epoch = 60 steps, lr 0.001 as printed;
     # K, lambda, epsilon and delta are not reported: K=50, lambda=1e-3, (1, 1e-5) are our choices)
@@ -162,8 +162,8 @@ def run_newton_experiment(*, profile: str = "quick", seed: int = 0, progress: bo
     """The issue's experiment grid; the headline metrics are the first row (ring, IID, sample-wise)."""
     from .. import make_generator
 
-    check_choice("profile", profile, tuple(PROFILES))
-    prof = replace(PROFILES[profile], **overrides) if overrides else PROFILES[profile]
+    check_choice("profile", profile, tuple(NEWTON_PROFILES))
+    prof = replace(NEWTON_PROFILES[profile], **overrides) if overrides else NEWTON_PROFILES[profile]
     ds = scale_to_unit_ball(load(prof.dataset, seed=seed))
     rows = []
     grid = [(t, p) for t in prof.topologies for p in prof.partitions]
@@ -207,7 +207,7 @@ def run_newton_experiment(*, profile: str = "quick", seed: int = 0, progress: bo
                  "retrain_seconds": head["rt_seconds"], "retrain_messages": head["rt_messages"]},
         "rows": rows,
         "table": format_newton_table(ok),
-        "paper": PAPER,
+        "paper": NEWTON_PAPER,
     }
 
 

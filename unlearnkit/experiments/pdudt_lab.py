@@ -9,7 +9,7 @@ subsequent learning (Eq. 10); report times (Table 2), membership-inference preci
 - :class:`PDUDTExperiment`, :func:`run_pdudt_experiment`: one run of that pipeline;
 - :func:`sigma_sweep` (Figure 1 in miniature) and :func:`rule_scale_sweep` (our retrain rules x correction
   scales) on an experiment report;
-- :data:`PROFILES`, :func:`run_profile`, :func:`run_pdudt`: ``python -m unlearnkit run pdudt``;
+- :data:`PDUDT_PROFILES`, :func:`run_profile`, :func:`run_pdudt`: ``python -m unlearnkit run pdudt``;
 - :data:`PAPER_TABLE2`, :data:`PAPER_TABLE3`: the paper's numbers.
 """
 
@@ -33,7 +33,7 @@ from ..methods.pdudt import CORRECTION_SCALES, PDUDT, RETRAIN_RULES, PDUDTConfig
 from ..models import FlatParams, make_model
 
 __all__ = ["SCHEDULES", "PDUDTExperiment", "make_schedule_for", "leaver_owns_class", "run_pdudt_experiment",
-           "sigma_sweep", "rule_scale_sweep", "PAPER_TABLE2", "PAPER_TABLE3", "PROFILES", "run_profile",
+           "sigma_sweep", "rule_scale_sweep", "PAPER_TABLE2", "PAPER_TABLE3", "PDUDT_PROFILES", "run_profile",
            "run_pdudt"]
 
 # ----------------------------------------------------------------------------------------------------------
@@ -336,7 +336,7 @@ PAPER_TABLE3 = {"MNIST": {"Origin": (65.3, 0.9), "Retrain": (49.4, 1.3), "PDUDT"
 #: data, gradient gossip never teaches the other clients class 9, so there is nothing to forget: notebook 08).
 #: ``paper``: digest 002 section 4 (MNIST, CNN, t1 = 100, ES 80, T = 200, batch 256, lr 0.001, one local
 #: epoch per round, the leaver owns class 9); needs the MNIST files.
-PROFILES: dict[str, dict[str, Any]] = {
+PDUDT_PROFILES: dict[str, dict[str, Any]] = {
     "quick": dict(dataset="digits", n_clients=10, leaver=9, leaver_class=None, model="mlp", hidden=64,
                   schedule="erdos_renyi", p_edge=0.4, t1=40, es_rounds=32, T=20, lr=0.3, local_steps=5,
                   batch_size=32, sigma=0.01, eval_every=10, mia_repeats=100),
@@ -348,8 +348,8 @@ PROFILES: dict[str, dict[str, Any]] = {
 
 def run_profile(*, profile: str = "quick", seed: int = 0, progress: bool = False, **overrides: Any) -> dict:
     """Run a profile (``overrides`` replace :class:`PDUDTExperiment` fields) and build the result JSON."""
-    check_choice("profile", profile, tuple(PROFILES))
-    exp = PDUDTExperiment(**{**PROFILES[profile], "seed": seed, **overrides})
+    check_choice("profile", profile, tuple(PDUDT_PROFILES))
+    exp = PDUDTExperiment(**{**PDUDT_PROFILES[profile], "seed": seed, **overrides})
     try:
         rep = run_pdudt_experiment(exp, progress=progress)
     except DatasetUnavailableError as exc:
@@ -383,7 +383,7 @@ def run_profile(*, profile: str = "quick", seed: int = 0, progress: bool = False
                  "retrain_seconds": m["retrain"]["seconds"], "memory_bytes": rep["memory_bytes"]},
         "methods": m,
         "paper": {"table2_seconds": PAPER_TABLE2, "table3_mia_precision": PAPER_TABLE3},
-        "settings": {k: getattr(exp, k) for k in PROFILES["quick"]},
+        "settings": {k: getattr(exp, k) for k in PDUDT_PROFILES["quick"]},
     }
 
 

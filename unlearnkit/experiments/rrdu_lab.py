@@ -27,7 +27,7 @@ from ..methods.rrdu import (DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, 
                             RRDU, RetrainWalk, RRDUConfig, WalkConfig)
 from ..models import FlatParams, make_model
 
-__all__ = ["BackdoorSetup", "BackdoorWorld", "PROFILES", "BACKDOOR_METHODS", "build_world", "history_curve",
+__all__ = ["BackdoorSetup", "BackdoorWorld", "RRDU_PROFILES", "BACKDOOR_METHODS", "build_world", "history_curve",
            "run_method", "sweep", "backdoor_experiment", "run_rrdu", "run_ddp", "run_dp_sgd_walk"]
 
 # ----------------------------------------------------------------------------------------------------------
@@ -40,14 +40,14 @@ class BackdoorSetup:
 
     ``quick``: digits 8x8 (135 samples per client, 60 of u's poisoned with a 3x3 patch), an MLP, Adam as in
     the paper, 60 + 60 hops of 3 local steps: seconds on a CPU. ``paper_mnist`` / ``paper_cifar10``: the digest's
-    appendix (N = 10, T = T_u = 100, p = 0.1, s = 4, Adam lr 0.005, batch 64, m = 1000, eps = 1,
+    appendix (N = 10, T = T_unlearn = 100, p = 0.1, s = 4, Adam lr 0.005, batch 64, m = 1000, eps = 1,
     delta = 1e-5, rho 10.82 / 56.30, L 0.5 / 0.2, DDP R = 10 and L = 1, DP-SGD C = 5), with one local epoch
     per hop (digest P2: 100 single steps cannot train these models) and our GroupNorm CNN in place of
     FLNet/ResNet-18 (BatchNorm remembers the forget set, digest P10).
     """
 
     dataset: str = "digits"
-    n_nodes: int = 10
+    n_clients: int = 10
     u: int = 0
     m: int = 60
     target: int = 0
@@ -75,8 +75,8 @@ class BackdoorSetup:
     eval_every: int = 10
 
     def __post_init__(self) -> None:
-        check_int("n_nodes", self.n_nodes, low=2)
-        check_int("u", self.u, low=0, high=self.n_nodes - 1)
+        check_int("n_clients", self.n_clients, low=2)
+        check_int("u", self.u, low=0, high=self.n_clients - 1)
         check_int("m", self.m, low=1)
         for name in ("T_train", "T_unlearn", "local_steps", "batch_size", "s"):
             check_int(name, getattr(self, name), low=1)
@@ -99,7 +99,7 @@ class BackdoorSetup:
         return RRDUConfig(**base)
 
 
-PROFILES: dict[str, BackdoorSetup] = {
+RRDU_PROFILES: dict[str, BackdoorSetup] = {
     "quick": BackdoorSetup(),
     "paper_mnist": BackdoorSetup(dataset="mnist", m=1000, model="cnn", hidden=(), T_train=100, T_unlearn=100,
                                  local_steps=94, lr=0.005, optimizer="adam", batch_size=64, s=4, rho=10.82,
@@ -144,7 +144,7 @@ def build_world(setup: BackdoorSetup, *, seed: int = 0, retrain: bool = True, pr
     """Load data, plant the backdoor at ``u``, train the original model by token SGD and (optionally) the
     retrained reference on D minus D_f from the same initialisation."""
     ds = D.load(setup.dataset, device=device, seed=seed, root=root)
-    fed = D.partition(ds, setup.n_nodes, seed=seed)
+    fed = D.partition(ds, setup.n_clients, seed=seed)
     own = np.asarray(fed.client_indices[setup.u])
     if setup.m >= own.size:
         raise ValueError(f"m={setup.m} is out of range: client u={setup.u} holds {own.size} samples")
@@ -240,8 +240,8 @@ def backdoor_experiment(profile: str = "quick", *, seed: int = 0, methods: Seque
     """The paper's Figure 1 on one profile: every method from the same original model; returns
     ``{"setup", "original": {final, curve}, "methods": {name: run}}`` (parameters dropped)."""
     if setup is None:
-        check_choice("profile", profile, tuple(PROFILES))
-        setup = PROFILES[profile]
+        check_choice("profile", profile, tuple(RRDU_PROFILES))
+        setup = RRDU_PROFILES[profile]
     world = build_world(setup, seed=seed, retrain="retrain" in methods, progress=progress)
     out = {"setup": {k: getattr(setup, k) for k in setup.__dataclass_fields__},
            "original": {"final": world.metrics(world.original.params),
@@ -260,10 +260,10 @@ def backdoor_experiment(profile: str = "quick", *, seed: int = 0, methods: Seque
 
 def _profile_setup(profile: str, dataset: Optional[str]) -> BackdoorSetup:
     if profile == "quick":
-        return PROFILES["quick"]
+        return RRDU_PROFILES["quick"]
     name = f"paper_{dataset or 'mnist'}"
     check_choice("dataset", name[6:], ("mnist", "cifar10"))
-    return PROFILES[name]
+    return RRDU_PROFILES[name]
 
 
 def _cli_result(method: str, profile: str, seed: int, progress: bool, dataset: Optional[str]) -> dict:

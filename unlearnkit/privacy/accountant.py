@@ -115,10 +115,10 @@ class CurveEvent:
         return self.label
 
 
-Event = Union[GaussianEvent, SubsampledGaussianEvent, LinearEvent, CurveEvent]
+PrivacyEvent = Union[GaussianEvent, SubsampledGaussianEvent, LinearEvent, CurveEvent]
 
 
-def _from_dp_accounting(event: Any) -> list[tuple[Event, int]]:
+def _from_dp_accounting(event: Any) -> list[tuple[PrivacyEvent, int]]:
     """Translate a dp_accounting DpEvent (duck-typed; no import needed) into our events with counts."""
     name = type(event).__name__
     if name == "GaussianDpEvent":
@@ -130,7 +130,7 @@ def _from_dp_accounting(event: Any) -> list[tuple[Event, int]]:
     if name == "SelfComposedDpEvent":
         return [(e, c * int(event.count)) for e, c in _from_dp_accounting(event.event)]
     if name == "ComposedDpEvent":
-        out: list[tuple[Event, int]] = []
+        out: list[tuple[PrivacyEvent, int]] = []
         for e in event.events:
             out += _from_dp_accounting(e)
         return out
@@ -142,7 +142,7 @@ def _from_dp_accounting(event: Any) -> list[tuple[Event, int]]:
 class LedgerEntry:
     """One line of a ledger: ``count`` times ``event``, and why."""
 
-    event: Event
+    event: PrivacyEvent
     count: int
     why: str
     curve: np.ndarray = field(repr=False)
@@ -189,7 +189,7 @@ class RDPAccountant:
         """
         count = check_int("count", count, low=0)
         if isinstance(curve_or_event, (np.ndarray, list, tuple)):
-            items: list[tuple[Event, int]] = [(CurveEvent(np.asarray(curve_or_event, dtype=float)), 1)]
+            items: list[tuple[PrivacyEvent, int]] = [(CurveEvent(np.asarray(curve_or_event, dtype=float)), 1)]
         elif hasattr(curve_or_event, "curve") and hasattr(curve_or_event, "describe"):
             items = [(curve_or_event, 1)]
         else:

@@ -9,7 +9,7 @@ say which are ours (digest 000 section 3.8).
   the privacy term ``(2 R L m/eps) sqrt(d ln(1/d) ln N / (s N)) (2 + ln T) <= gamma`` gives (derived, digest
   3.8) ``m_DDP = floor(gamma eps / (2 R L (2 + ln T)) sqrt(s N / (d ln(1/d) ln N)))``: essentially zero
   at realistic ``d``.
-- RR-DU (eqs. 21-22): ``A = c1 R_cert L/sqrt(s T_u) + c2 R_cert (L/eps) p sqrt(d ln(1/d) ln N / (s N))`` (the
+- RR-DU (eqs. 21-22): ``A = c1 R_cert L/sqrt(s T_unlearn) + c2 R_cert (L/eps) p sqrt(d ln(1/d) ln N / (s N))`` (the
   convex-case optimisation and privacy terms of Table 1/2, independent of ``m``) and the alignment bias
   ``C_b L m/n_u``; ``m* = max(0, floor((gamma - A) n_u / (C_b L)))``: zero in the variance-limited regime
   ``A >= gamma``, linear in ``n_u`` and independent of ``N`` once ``A < gamma``.
@@ -27,41 +27,41 @@ from .._validate import check_int, check_positive, check_probability, check_rang
 __all__ = ["ddp_capacity", "rrdu_capacity", "rrdu_excess_risk_terms", "RRDUCapacity", "capacity_curves"]
 
 
-def _check_common(epsilon: float, delta: float, n_nodes: int, d: int, L: float) -> None:
+def _check_common(epsilon: float, delta: float, n_clients: int, d: int, L: float) -> None:
     check_positive("epsilon", epsilon)
     check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    check_int("n_nodes", n_nodes, low=2)
+    check_int("n_clients", n_clients, low=2)
     check_int("d", d, low=1)
     check_positive("L", L)
 
 
-def ddp_capacity(*, gamma: float = 1.0, epsilon: float, delta: float, n_nodes: int, d: int, T: int,
+def ddp_capacity(*, gamma: float = 1.0, epsilon: float, delta: float, n_clients: int, d: int, T: int,
                  R: float = 10.0, L: float = 1.0, s: int = 1, floor: bool = True) -> float:
     """Deletion capacity of network-DP token SGD (Lamri & Maniatakos Thm 3.5, eq. 7; eq. 8 with ``s``).
 
     ``floor=False`` returns the real-valued bound (useful on log plots, where it is often ``<< 1``).
     """
-    _check_common(epsilon, delta, n_nodes, d, L)
+    _check_common(epsilon, delta, n_clients, d, L)
     check_positive("gamma", gamma)
     check_int("T", T, low=1)
     check_positive("R", R)
     check_int("s", s, low=1)
     val = gamma * epsilon / (2 * R * L * (2 + math.log(T))) * math.sqrt(
-        s * n_nodes / (d * math.log(1 / delta) * math.log(n_nodes)))
+        s * n_clients / (d * math.log(1 / delta) * math.log(n_clients)))
     return float(math.floor(val)) if floor else val
 
 
-def rrdu_excess_risk_terms(*, epsilon: float, delta: float, n_nodes: int, d: int, T_u: int, L: float, rho: float,
+def rrdu_excess_risk_terms(*, epsilon: float, delta: float, n_clients: int, d: int, T_unlearn: int, L: float, rho: float,
                            p: float, s: int = 1, c1: float = 1.0, c2: float = 1.0) -> tuple[float, float]:
     """``(optimisation term, privacy term)`` of RR-DU's convex bound (eq. 21 / Table 2), ``R_cert = 2 rho``."""
-    _check_common(epsilon, delta, n_nodes, d, L)
-    check_int("T_u", T_u, low=1)
+    _check_common(epsilon, delta, n_clients, d, L)
+    check_int("T_unlearn", T_unlearn, low=1)
     check_positive("rho", rho)
     check_probability("p", p)
     check_int("s", s, low=1)
     r_cert = 2 * rho
-    opt = c1 * r_cert * L / math.sqrt(s * T_u)
-    priv = c2 * r_cert * L / epsilon * p * math.sqrt(d * math.log(1 / delta) * math.log(n_nodes) / (s * n_nodes))
+    opt = c1 * r_cert * L / math.sqrt(s * T_unlearn)
+    priv = c2 * r_cert * L / epsilon * p * math.sqrt(d * math.log(1 / delta) * math.log(n_clients) / (s * n_clients))
     return opt, priv
 
 
@@ -76,7 +76,7 @@ class RRDUCapacity:
     regime: str  # "variance-limited" (A >= gamma, m = 0) or "bias-limited"
 
 
-def rrdu_capacity(*, gamma: float = 1.0, epsilon: float, delta: float, n_nodes: int, d: int, T_u: int, n_u: int,
+def rrdu_capacity(*, gamma: float = 1.0, epsilon: float, delta: float, n_clients: int, d: int, T_unlearn: int, n_u: int,
                   L: float, rho: float, p: float | None = None, s: int = 1, c1: float = 1.0, c2: float = 1.0,
                   C_b: float = 1.0, floor: bool = True) -> RRDUCapacity:
     """Deletion capacity of RR-DU (Lamri & Maniatakos eqs. 21-24; constants ``c1, c2, C_b`` ours, default 1).
@@ -86,8 +86,8 @@ def rrdu_capacity(*, gamma: float = 1.0, epsilon: float, delta: float, n_nodes: 
     check_positive("gamma", gamma)
     check_int("n_u", n_u, low=1)
     check_positive("C_b", C_b)
-    p = 1.0 / n_nodes if p is None else p
-    opt, priv = rrdu_excess_risk_terms(epsilon=epsilon, delta=delta, n_nodes=n_nodes, d=d, T_u=T_u, L=L, rho=rho,
+    p = 1.0 / n_clients if p is None else p
+    opt, priv = rrdu_excess_risk_terms(epsilon=epsilon, delta=delta, n_clients=n_clients, d=d, T_unlearn=T_unlearn, L=L, rho=rho,
                                        p=p, s=s, c1=c1, c2=c2)
     A = opt + priv
     if A >= gamma:
@@ -99,10 +99,10 @@ def rrdu_capacity(*, gamma: float = 1.0, epsilon: float, delta: float, n_nodes: 
 
 def capacity_curves(n_u_grid: np.ndarray, n_grid: np.ndarray, **kw) -> dict[str, np.ndarray]:
     """``m*`` of RR-DU over ``n_u_grid`` and ``m_DDP`` over ``n_grid`` (for plots; keyword args shared)."""
-    rr_kw = {k: kw[k] for k in ("gamma", "epsilon", "delta", "n_nodes", "d", "T_u", "L", "rho", "p", "s", "c1",
+    rr_kw = {k: kw[k] for k in ("gamma", "epsilon", "delta", "n_clients", "d", "T_unlearn", "L", "rho", "p", "s", "c1",
                                 "c2", "C_b") if k in kw}
     ddp_kw = {k: kw[k] for k in ("gamma", "epsilon", "delta", "d", "L", "s") if k in kw}
     rr = np.array([rrdu_capacity(n_u=int(n), floor=False, **rr_kw).m for n in n_u_grid])
-    ddp = np.array([ddp_capacity(n_nodes=int(n), T=kw.get("T", 100), R=kw.get("R", 10.0), floor=False, **ddp_kw)
+    ddp = np.array([ddp_capacity(n_clients=int(n), T=kw.get("T", 100), R=kw.get("R", 10.0), floor=False, **ddp_kw)
                     for n in n_grid])
     return {"rrdu": rr, "ddp": ddp}

@@ -8,7 +8,7 @@
 """
 
 from .reference import ANALOG, EXTRACTORS, PAPERS, REFERENCES, PaperInfo, RefValue, references
-from .runner import PROFILES, compare, format_rows, methods_for_paper, run_reproduction
+from .runner import REPRODUCE_PROFILES, compare, format_rows, methods_for_paper, run_reproduction
 
-__all__ = ["PAPERS", "REFERENCES", "ANALOG", "EXTRACTORS", "PaperInfo", "RefValue", "references", "PROFILES",
+__all__ = ["PAPERS", "REFERENCES", "ANALOG", "EXTRACTORS", "PaperInfo", "RefValue", "references", "REPRODUCE_PROFILES",
            "methods_for_paper", "compare", "format_rows", "run_reproduction"]

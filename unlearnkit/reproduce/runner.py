@@ -19,9 +19,9 @@ from typing import Any, Callable, Mapping, Optional
 from .._validate import check_choice
 from .reference import ANALOG, EXTRACTORS, PAPERS, RefValue, references
 
-__all__ = ["PROFILES", "methods_for_paper", "compare", "format_rows", "run_reproduction"]
+__all__ = ["REPRODUCE_PROFILES", "methods_for_paper", "compare", "format_rows", "run_reproduction"]
 
-PROFILES = ("quick", "paper")
+REPRODUCE_PROFILES = ("quick", "paper")
 
 
 def methods_for_paper(paper: str) -> dict[str, Any]:
@@ -168,7 +168,7 @@ def run_reproduction(paper: str, *, profile: str = "quick", out: str | Path | No
         method failed or was skipped) or ``"no_methods"`` (none of the paper's methods is registered yet).
     """
     check_choice("paper", paper, tuple(PAPERS))
-    check_choice("profile", profile, PROFILES)
+    check_choice("profile", profile, REPRODUCE_PROFILES)
     info = PAPERS[paper]
     messages = [f"{info.title} ({info.venue})", _data_note(profile)]
     specs = methods_for_paper(paper)

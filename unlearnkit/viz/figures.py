@@ -10,7 +10,6 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 __all__ = ["image_grid", "label_histogram", "forgetting_curves", "metrics_bars", "COLORS"]
 

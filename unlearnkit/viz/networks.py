@@ -302,7 +302,7 @@ class WalkExplorer(Explorer):
             w.max = v["T"]
         if self.hop.value > v["T"]:
             self.hop.value = v["T"]
-        r, u, n = v["route"], v["u"], v["n"]
+        r, u = v["route"], v["u"]
         seg = _g.segments(r, u)
         jumps = 0 if len(r) < 2 else int(sum(1 for a, b in zip(r[:-1], r[1:]) if a != b and not v["G"].has_edge(a, b)))
         gaps = f"mean run between visits to u: {seg.descent_hops.mean():.2f}" if seg.n_visits else "u never visited"

@@ -11,7 +11,7 @@ The small convex lab that computes what the explorers show (``lab_problem``, ``c
 ``noise_study``: binary logistic regression trained and retrained to the exact optimum, digest P9) lives in
 :mod:`unlearnkit.experiments.newton_lab`.
 
-Explorers: :class:`InfluenceExplorer`, :class:`CurvatureExplorer`, :class:`NoiseExplorer`.
+Explorers: :class:`InfluenceExplorer`, :class:`CurvatureExplorer`, :class:`NewtonNoiseExplorer`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ..experiments.newton_lab import LAB_CURVATURES, curvature_study, lab_proble
 from ._explorer import Explorer
 
 __all__ = ["influence_animation", "influence_decay_figure", "curvature_figure", "noise_figure", "InfluenceExplorer",
-           "CurvatureExplorer", "NoiseExplorer"]
+           "CurvatureExplorer", "NewtonNoiseExplorer"]
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -235,7 +235,6 @@ class CurvatureExplorer(Explorer):
         curv = check_choice("curvature", self.curvature.value, LAB_CURVATURES)
         damp = self._damping()
         scope = self.scope.value
-        centred = scope == "global"
         self.study = {k: self._study(alpha, k, scope, damp) for k in LAB_CURVATURES}
         fig = curvature_figure(self.study, selected=curv)
         local = [self._study(a, curv, "local", damp)["rel_error"] for a in self.ALPHAS]
@@ -255,7 +254,7 @@ class CurvatureExplorer(Explorer):
                              f"relative error {s['rel_error']:.4f}")
 
 
-class NoiseExplorer(Explorer):
+class NewtonNoiseExplorer(Explorer):
     """Epsilon -> sigma -> accuracy, for the paper's and the sound calibration, with a lambda selector."""
 
     def __init__(self, *, epsilon: float = 1.0, weight_decay: float = 1.0, delta: float = 1e-5) -> None:

@@ -3,14 +3,14 @@
 - :func:`topology_figure`: one round's graph on a circle, the leaving client and its edges in red;
 - :func:`correction_figure`: per-round size of the residual ``||delta_i^t||`` (bars) and the weight ``p_i^t``
   (line) for one client: which rounds the correction draws on;
-- :func:`sigma_figure`: the noise actually used (manual) against the certified one (paper and sound mode),
+- :func:`pdudt_sigma_figure`: the noise actually used (manual) against the certified one (paper and sound mode),
   on a log axis;
 - :func:`sigma_sweep_figure`: accuracy against sigma for perturbed retraining, PDUDT and PDUDT(ES) (Fig. 1);
 - :func:`accuracy_figure`: test accuracy per round, before and after the leaver goes, per method;
 - :func:`mia_figure`: membership-inference precision per method with error bars, beside the paper's Table 3;
 - :func:`time_figure`: unlearning time against retraining (log axis), beside the paper's Table 2;
 - :class:`TopologyExplorer`: a churn slider and a round slider over a dynamic topology;
-- :class:`NoiseExplorer`: a sigma slider (manual) against the certified sigma, and what the noise does to the
+- :class:`PDUDTNoiseExplorer`: a sigma slider (manual) against the certified sigma, and what the noise does to the
   average model's and the clients' accuracy.
 """
 
@@ -26,8 +26,8 @@ import torch
 from .._validate import check_int, check_positive, check_range
 from ._explorer import Explorer
 
-__all__ = ["topology_figure", "correction_figure", "sigma_figure", "sigma_sweep_figure", "accuracy_figure", "mia_figure", "time_figure",
-           "TopologyExplorer", "NoiseExplorer", "METHOD_LABELS"]
+__all__ = ["topology_figure", "correction_figure", "pdudt_sigma_figure", "sigma_sweep_figure", "accuracy_figure", "mia_figure", "time_figure",
+           "TopologyExplorer", "PDUDTNoiseExplorer", "METHOD_LABELS"]
 
 METHOD_LABELS = {"origin": "Origin (no unlearning)", "retrain": "Retrain", "perturbed_retrain": "Perturbed retraining",
                  "pdudt": "PDUDT", "pdudt_es": "PDUDT (ES)", "control": "Control: no correction, same noise"}
@@ -102,7 +102,7 @@ def correction_figure(delta_norms: Any, p: Any, client: int, *, leaver: Optional
     return fig
 
 
-def sigma_figure(manual: float, certified: Mapping[str, float], *, title: str = "") -> go.Figure:
+def pdudt_sigma_figure(manual: float, certified: Mapping[str, float], *, title: str = "") -> go.Figure:
     """Bars on a log axis: the manual sigma against each certified one (``{"paper": s, "sound": s}``)."""
     check_positive("sigma", manual, allow_zero=True)
     names = ["manual (used)", *[f"certified ({k})" for k in certified]]
@@ -240,7 +240,7 @@ class TopologyExplorer(Explorer):
                              f"on average {changed:.1f} node pairs change their link per round")
 
 
-class NoiseExplorer(Explorer):
+class PDUDTNoiseExplorer(Explorer):
     """The noise slider: ``sigma`` on the average model (each client adds ``sqrt(n-1) sigma``), the certified
     sigma beside it, and the accuracy of the average model and of the individual clients after the noise.
 
@@ -262,7 +262,7 @@ class NoiseExplorer(Explorer):
                                       readout_format=".3g")
         self.epsilon = W.FloatLogSlider(value=epsilon, base=10, min=-1, max=1, step=0.1, description="epsilon",
                                         readout_format=".3g")
-        self.sigma_fig = go.FigureWidget(sigma_figure(1.0, {"paper": 1.0, "sound": 1.0}))
+        self.sigma_fig = go.FigureWidget(pdudt_sigma_figure(1.0, {"paper": 1.0, "sound": 1.0}))
         self.acc_fig = go.FigureWidget(go.Figure(
             go.Bar(x=["average model", "clients (mean)"], y=[0.0, 0.0], marker_color=["#d62728", "#1f77b4"]),
             layout=dict(title="accuracy after the noise", yaxis=dict(range=[0, 1], title="test accuracy"), height=360,
@@ -291,7 +291,7 @@ class NoiseExplorer(Explorer):
     def update(self) -> None:
         v = self.compute()
         self.current = v
-        new = sigma_figure(v["sigma"], v["certified"])
+        new = pdudt_sigma_figure(v["sigma"], v["certified"])
         with self.sigma_fig.batch_update():
             self.sigma_fig.data[0].x = new.data[0].x
             self.sigma_fig.data[0].y = new.data[0].y

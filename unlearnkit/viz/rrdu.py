@@ -2,7 +2,7 @@
 
 Pure figure builders (data -> ``go.Figure``): :func:`walk_figure` (the token on the topology, u in red),
 :func:`ledger_figure` (per-client epsilon bars), :func:`curves_figure` (clean accuracy and backdoor success
-over the hops), :func:`sigma_figure` (sigma against epsilon for accountants A-D and DDP) and
+over the hops), :func:`accountant_sigma_figure` (sigma against epsilon for accountants A-D and DDP) and
 :func:`capacity_figure` (deletion capacity of RR-DU and DDP). :class:`RRDUExplorer` wires them to sliders:
 moving p, epsilon, delta, rho, s, the alignment variant or the accountant recalibrates sigma and redraws the walk preview,
 the ledger and the capacity plot at once; :meth:`RRDUExplorer.run` runs RR-DU (and DDP at the same epsilon)
@@ -12,7 +12,6 @@ on the backdoor task and streams every hop into the figures.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -20,7 +19,7 @@ import plotly.graph_objects as go
 
 from ._explorer import Explorer
 
-__all__ = ["walk_figure", "ledger_figure", "curves_figure", "sigma_figure", "capacity_figure", "RRDUExplorer"]
+__all__ = ["walk_figure", "ledger_figure", "curves_figure", "accountant_sigma_figure", "capacity_figure", "RRDUExplorer"]
 
 U_COLOR, NODE_COLOR, TOKEN_COLOR, NOISE_COLOR = "#d62728", "#1f77b4", "#2ca02c", "#ff7f0e"
 
@@ -30,17 +29,17 @@ def _positions(n: int) -> np.ndarray:
     return np.stack([np.cos(ang), np.sin(ang)], axis=1)
 
 
-def walk_figure(n_nodes: int, u: int, route: Sequence[int], *, upto: Optional[int] = None,
+def walk_figure(n_clients: int, u: int, route: Sequence[int], *, upto: Optional[int] = None,
                 edges: Optional[Sequence[tuple[int, int]]] = None, pos: Optional[np.ndarray] = None) -> go.Figure:
     """The token walk on the clients: node size = visits so far, u in red, the token (green, orange when its
     last hop was a noisy u-step) and the last few hops as a trail. ``edges`` default: the complete graph."""
-    pos = _positions(n_nodes) if pos is None else np.asarray(pos)
+    pos = _positions(n_clients) if pos is None else np.asarray(pos)
     route = np.asarray(route, dtype=int)
     upto = len(route) if upto is None else int(upto)
     seen = route[:upto]
-    counts = np.bincount(seen, minlength=n_nodes) if seen.size else np.zeros(n_nodes, int)
+    counts = np.bincount(seen, minlength=n_clients) if seen.size else np.zeros(n_clients, int)
     if edges is None:
-        edges = [(i, j) for i in range(n_nodes) for j in range(i + 1, n_nodes)]
+        edges = [(i, j) for i in range(n_clients) for j in range(i + 1, n_clients)]
     ex, ey = [], []
     for i, j in edges:
         ex += [pos[i, 0], pos[j, 0], None]
@@ -50,8 +49,8 @@ def walk_figure(n_nodes: int, u: int, route: Sequence[int], *, upto: Optional[in
     fig.add_scatter(x=ex, y=ey, mode="lines", line=dict(color="#ddd", width=1), hoverinfo="skip", name="edges")
     fig.add_scatter(x=pos[trail, 0] if trail.size else [], y=pos[trail, 1] if trail.size else [], mode="lines",
                     line=dict(color=TOKEN_COLOR, width=3, dash="dot"), name="last hops")
-    colors = [U_COLOR if v == u else NODE_COLOR for v in range(n_nodes)]
-    fig.add_scatter(x=pos[:, 0], y=pos[:, 1], mode="markers+text", text=[str(v) for v in range(n_nodes)],
+    colors = [U_COLOR if v == u else NODE_COLOR for v in range(n_clients)]
+    fig.add_scatter(x=pos[:, 0], y=pos[:, 1], mode="markers+text", text=[str(v) for v in range(n_clients)],
                     textposition="middle center", textfont=dict(color="white"),
                     marker=dict(size=(18 + 3 * np.sqrt(counts)).tolist(), color=colors), name="clients",
                     hovertext=[f"client {v}: {c} visits" for v, c in enumerate(counts)], hoverinfo="text")
@@ -103,7 +102,7 @@ def curves_figure(curves: dict[str, dict], *, start: Optional[int] = None,
     return fig
 
 
-def sigma_figure(*, delta: float, n_nodes: int, p: float, T_u: int, L: float, m: int = 1,
+def accountant_sigma_figure(*, delta: float, n_clients: int, p: float, T_unlearn: int, L: float, m: int = 1,
                  eps_grid: Optional[np.ndarray] = None, mark: Optional[float] = None) -> go.Figure:
     """sigma against epsilon for accountants A-D (flat in m) and DDP (Algorithm 3 and group privacy in m)."""
     from ..methods.rrdu import ddp_sigma, rrdu_sigma
@@ -111,12 +110,12 @@ def sigma_figure(*, delta: float, n_nodes: int, p: float, T_u: int, L: float, m:
     eps_grid = np.geomspace(0.1, 20, 25) if eps_grid is None else np.asarray(eps_grid)
     fig = go.Figure()
     for acc in "ABCD":
-        fig.add_scatter(x=eps_grid, y=[rrdu_sigma(acc, epsilon=e, delta=delta, n_nodes=n_nodes, p=p, T_u=T_u, L=L)
+        fig.add_scatter(x=eps_grid, y=[rrdu_sigma(acc, epsilon=e, delta=delta, n_clients=n_clients, p=p, T_unlearn=T_unlearn, L=L)
                                        for e in eps_grid], name=f"RR-DU {acc}")
     fig.add_scatter(x=eps_grid, y=[ddp_sigma("alg3", epsilon=e, delta=delta, L=L) for e in eps_grid],
                     name="DDP Alg. 3", line=dict(dash="dot"))
-    fig.add_scatter(x=eps_grid, y=[ddp_sigma("group_sound", epsilon=e, delta=delta, L=L, m=m, T=T_u,
-                                             n_nodes=n_nodes) for e in eps_grid],
+    fig.add_scatter(x=eps_grid, y=[ddp_sigma("group_sound", epsilon=e, delta=delta, L=L, m=m, T=T_unlearn,
+                                             n_clients=n_clients) for e in eps_grid],
                     name=f"DDP group (m={m})", line=dict(dash="dot"))
     if mark is not None:
         fig.add_vline(x=mark, line_dash="dash")
@@ -126,16 +125,16 @@ def sigma_figure(*, delta: float, n_nodes: int, p: float, T_u: int, L: float, m:
     return fig
 
 
-def capacity_figure(*, epsilon: float, delta: float, n_nodes: int, d: int, T_u: int, L: float, rho: float, p: float,
+def capacity_figure(*, epsilon: float, delta: float, n_clients: int, d: int, T_unlearn: int, L: float, rho: float, p: float,
                     s: int, gamma: float = 1.0, T: int = 100, R: float = 10.0) -> go.Figure:
     """Deletion capacity: RR-DU's m* against n_u (zero until A < gamma, then linear) and DDP's m against N."""
     from ..privacy.capacity import ddp_capacity, rrdu_capacity
 
     n_u = np.unique(np.geomspace(10, 1e5, 40).astype(int))
-    rr = [rrdu_capacity(gamma=gamma, epsilon=epsilon, delta=delta, n_nodes=n_nodes, d=d, T_u=T_u, n_u=int(n), L=L,
+    rr = [rrdu_capacity(gamma=gamma, epsilon=epsilon, delta=delta, n_clients=n_clients, d=d, T_unlearn=T_unlearn, n_u=int(n), L=L,
                         rho=rho, p=p, s=s, floor=False).m for n in n_u]
-    ddp = [ddp_capacity(gamma=gamma, epsilon=epsilon, delta=delta, n_nodes=n_nodes, d=d, T=T, R=R, L=L, s=s,
-                        floor=False) * n / n_nodes for n in n_u]
+    ddp = [ddp_capacity(gamma=gamma, epsilon=epsilon, delta=delta, n_clients=n_clients, d=d, T=T, R=R, L=L, s=s,
+                        floor=False) * n / n_clients for n in n_u]
     fig = go.Figure()
     fig.add_scatter(x=n_u, y=rr, name="RR-DU m* (local data n_u)")
     fig.add_scatter(x=n_u, y=ddp, name="DDP m (Thm 3.5; grows only with N)", line=dict(dash="dot"))
@@ -153,11 +152,11 @@ class RRDUExplorer(Explorer):
     world:
         A :class:`unlearnkit.experiments.rrdu_lab.BackdoorWorld` (trained original and retrained models). ``None``
         builds the walk, ledger and capacity views only; :meth:`run` then needs one.
-    n_nodes, u, T_u, L:
+    n_clients, u, T_unlearn, L:
         Used when ``world`` is None (else taken from the world's setup).
     """
 
-    def __init__(self, world: Any = None, *, n_nodes: int = 10, u: int = 0, T_u: int = 60, L: float = 0.5,
+    def __init__(self, world: Any = None, *, n_clients: int = 10, u: int = 0, T_unlearn: int = 60, L: float = 0.5,
                  seed: int = 0) -> None:
         import ipywidgets as W
 
@@ -165,13 +164,13 @@ class RRDUExplorer(Explorer):
         self.world = world
         if world is not None:
             st = world.setup
-            n_nodes, u, T_u, L = st.n_nodes, st.u, st.T_unlearn, st.clip_L
+            n_clients, u, T_unlearn, L = st.n_clients, st.u, st.T_unlearn, st.clip_L
             self.d = world.flat.d
         else:
             self.d = 10_000
-        self.n_nodes, self.u, self.T_u, self.L, self.seed = n_nodes, u, T_u, L, seed
+        self.n_clients, self.u, self.T_unlearn, self.L, self.seed = n_clients, u, T_unlearn, L, seed
         style = {"description_width": "90px"}
-        self.p = W.FloatSlider(value=round(1 / n_nodes, 3), min=0.0, max=1.0, step=0.01, description="p", style=style)
+        self.p = W.FloatSlider(value=round(1 / n_clients, 3), min=0.0, max=1.0, step=0.01, description="p", style=style)
         self.epsilon = W.FloatLogSlider(value=1.0, base=10, min=-1, max=1.3, step=0.05, description="epsilon",
                                         style=style)
         self.delta = W.FloatLogSlider(value=1e-5, base=10, min=-8, max=-2, step=0.5, description="delta", style=style)
@@ -184,8 +183,8 @@ class RRDUExplorer(Explorer):
         self.sigma_text = W.HTML()
         self.route: np.ndarray = np.zeros(0, int)
         self.sigma = float("nan")
-        self.walk_fig = go.FigureWidget(walk_figure(n_nodes, u, []))
-        self.ledger_fig = go.FigureWidget(ledger_figure(np.zeros(n_nodes), u))
+        self.walk_fig = go.FigureWidget(walk_figure(n_clients, u, []))
+        self.ledger_fig = go.FigureWidget(ledger_figure(np.zeros(n_clients), u))
         self.curve_fig = go.FigureWidget(curves_figure({}))
         self.capacity_fig = go.FigureWidget()
         self.results: dict[str, dict] = {}
@@ -201,7 +200,7 @@ class RRDUExplorer(Explorer):
     def config(self) -> Any:
         from ..methods.rrdu import RRDUConfig
 
-        return RRDUConfig(T_unlearn=self.T_u, p=float(self.p.value), s=int(self.s.value), epsilon=float(self.epsilon.value),
+        return RRDUConfig(T_unlearn=self.T_unlearn, p=float(self.p.value), s=int(self.s.value), epsilon=float(self.epsilon.value),
                           delta=float(self.delta.value), rho=float(self.rho.value), variant=self.variant.value,
                           accountant=self.accountant.value, clip_L=self.L,
                           **({} if self.world is None else {"lr": self.world.setup.lr,
@@ -215,16 +214,16 @@ class RRDUExplorer(Explorer):
         from ..methods.rrdu import rrdu_certify, rrdu_sigma
 
         cfg = self.config()
-        self.sigma = rrdu_sigma(cfg.accountant, epsilon=cfg.epsilon, delta=cfg.delta, n_nodes=self.n_nodes, p=cfg.p,
-                               T_u=self.T_u, L=self.L, sens_factor=cfg.sens_factor)
-        cert = rrdu_certify(cfg.accountant, sigma=max(self.sigma, 1e-12), delta=cfg.delta, n_nodes=self.n_nodes, p=cfg.p,
-                       T_u=self.T_u, L=self.L)
+        self.sigma = rrdu_sigma(cfg.accountant, epsilon=cfg.epsilon, delta=cfg.delta, n_clients=self.n_clients, p=cfg.p,
+                               T_unlearn=self.T_unlearn, L=self.L, sens_factor=cfg.sens_factor)
+        cert = rrdu_certify(cfg.accountant, sigma=max(self.sigma, 1e-12), delta=cfg.delta, n_clients=self.n_clients, p=cfg.p,
+                       T_unlearn=self.T_unlearn, L=self.L)
         self.sigma_text.value = (f"<b>sigma = {self.sigma:.4g}</b> (accountant {cfg.accountant}, "
                                  f"certificate mode '{cert.mode}')<br><small>{cert.note}</small>")
-        self.route = rrdu_route(self.n_nodes, self.u, cfg.p, self.T_u, rng=np.random.default_rng(self.seed))
+        self.route = rrdu_route(self.n_clients, self.u, cfg.p, self.T_unlearn, rng=np.random.default_rng(self.seed))
         self._draw_walk(len(self.route))
         self._draw_ledger(self.route)
-        cap = capacity_figure(epsilon=cfg.epsilon, delta=cfg.delta, n_nodes=self.n_nodes, d=self.d, T_u=self.T_u,
+        cap = capacity_figure(epsilon=cfg.epsilon, delta=cfg.delta, n_clients=self.n_clients, d=self.d, T_unlearn=self.T_unlearn,
                               L=self.L, rho=cfg.rho, p=max(cfg.p, 1e-6), s=cfg.s)
         with self.capacity_fig.batch_update():
             self.capacity_fig.data = ()
@@ -233,7 +232,7 @@ class RRDUExplorer(Explorer):
             self.capacity_fig.layout = cap.layout
 
     def _draw_walk(self, upto: int) -> None:
-        fig = walk_figure(self.n_nodes, self.u, self.route, upto=upto)
+        fig = walk_figure(self.n_clients, self.u, self.route, upto=upto)
         with self.walk_fig.batch_update():
             for tgt, src in zip(self.walk_fig.data, fig.data):
                 tgt.x, tgt.y = src.x, src.y
@@ -249,11 +248,11 @@ class RRDUExplorer(Explorer):
         from ..methods.rrdu import ObserverLedger
 
         if not (self.sigma > 0):
-            out = np.zeros(self.n_nodes)
+            out = np.zeros(self.n_clients)
             out[self.u] = np.nan
             return out
         acc = "B" if self.accountant.value == "B" else "C"
-        led = ObserverLedger.from_path(route, n_nodes=self.n_nodes, u=self.u, sigma=self.sigma,
+        led = ObserverLedger.from_path(route, n_clients=self.n_clients, u=self.u, sigma=self.sigma,
                                        Delta=2 * self.L, accountant=acc)
         return led.epsilons(float(self.delta.value))
 

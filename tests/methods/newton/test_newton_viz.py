@@ -61,7 +61,7 @@ def test_curvature_explorer_changes_with_controls():
 
 
 def test_noise_explorer_epsilon_to_sigma_to_accuracy():
-    ex = vn.NoiseExplorer(epsilon=1.0, weight_decay=1.0)
+    ex = vn.NewtonNoiseExplorer(epsilon=1.0, weight_decay=1.0)
     c = ex.curve
     assert all(a >= b for a, b in zip(c["sigma_paper"], c["sigma_paper"][1:]))  # sigma falls with epsilon
     assert all(a >= b for a, b in zip(c["sigma_sound"], c["sigma_sound"][1:]))

@@ -63,7 +63,7 @@ def test_figures_build_from_an_experiment_report():
     # the noise explorer: the slider changes the accuracy and the figure
     C = P.GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=2.3, delta_f_tilde=2.3, rho1=0.9, rho2=0.9)
     corrected = rep["runs"]["pdudt"].extras["corrected"]
-    ex = V.NoiseExplorer(rep["flat"], corrected, rep["dataset"], lr=1e-3, t1=6, constants=C, sigma=1e-4)
+    ex = V.PDUDTNoiseExplorer(rep["flat"], corrected, rep["dataset"], lr=1e-3, t1=6, constants=C, sigma=1e-4)
     assert ex.last_error is None
     quiet = ex.current["avg_acc"]
     y0 = tuple(ex.sigma_fig.data[0].y)
@@ -77,6 +77,6 @@ def test_figures_build_from_an_experiment_report():
 
 
 def test_sigma_figure_ratio():
-    fig = V.sigma_figure(0.01, {"paper": 213.7, "sound": 5000.0})
+    fig = V.pdudt_sigma_figure(0.01, {"paper": 213.7, "sound": 5000.0})
     assert fig.layout.yaxis.type == "log"
     assert "2.14e+04" in fig.layout.title.text

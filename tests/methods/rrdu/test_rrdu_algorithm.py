@@ -35,15 +35,15 @@ def test_routing_frequencies_match_p(problem):
     state, req, data = problem
     p = 0.3
     route = make_route(data, p, 6000, routing="rrdu_complete", rng=np.random.default_rng(0))
-    counts = np.bincount(route, minlength=data.n_nodes) / len(route)
+    counts = np.bincount(route, minlength=data.n_clients) / len(route)
     assert abs(counts[data.u] - p) < 0.02
     others = np.delete(counts, data.u)
-    assert np.allclose(others, (1 - p) / (data.n_nodes - 1), atol=0.02)
+    assert np.allclose(others, (1 - p) / (data.n_clients - 1), atol=0.02)
 
 
 def test_graph_routing_follows_edges(problem):
     state, req, data = problem
-    G = nx.cycle_graph(data.n_nodes)
+    G = nx.cycle_graph(data.n_clients)
     route = make_route(data, 0.3, 3000, routing="walk_with_restart", rng=np.random.default_rng(1), network=G)
     for a, b in zip(route[:-1], route[1:]):
         assert a == b or G.has_edge(int(a), int(b))
@@ -102,7 +102,7 @@ def _mc_mean_update(state, req, data, mode, p, n=500, seed=0):
 def test_exact_mode_expected_update_is_retraining_gradient(problem):
     """Paper eq. (13): with p = 1/N the exact-mode mean update is -grad L_{\\f} (checked by Monte Carlo)."""
     state, req, data = problem
-    p = 1 / data.n_nodes
+    p = 1 / data.n_clients
     target = -retrain_gradient(state.flat, state.params, data)
     mc = _mc_mean_update(state, req, data, "exact", p)
     assert torch.allclose(expected_update(state.flat, state.params, data, "exact", p), target, atol=1e-6)
@@ -111,7 +111,7 @@ def test_exact_mode_expected_update_is_retraining_gradient(problem):
 
 def test_lightweight_biased_corrected_within_m_over_n(problem):
     state, req, data = problem
-    p = 1 / data.n_nodes
+    p = 1 / data.n_clients
     flat, th = state.flat, state.params
     target = -retrain_gradient(flat, th, data)
     ratio = data.m / data.n_u
@@ -120,8 +120,8 @@ def test_lightweight_biased_corrected_within_m_over_n(problem):
     gap_light = (expected_update(flat, th, data, "lightweight", p) - target).norm()
     gap_corr = (expected_update(flat, th, data, "corrected", p) - target).norm()
     # digest 2.6: lightweight gap = (1/N) ||ratio g_f + g_ret||; corrected gap = (1/N) ratio ||g_ret||
-    assert gap_light == pytest.approx(((ratio * g_f + g_ret).norm() / data.n_nodes).item(), rel=1e-4)
-    assert gap_corr == pytest.approx((ratio * g_ret.norm() / data.n_nodes).item(), rel=1e-4)
+    assert gap_light == pytest.approx(((ratio * g_f + g_ret).norm() / data.n_clients).item(), rel=1e-4)
+    assert gap_corr == pytest.approx((ratio * g_ret.norm() / data.n_clients).item(), rel=1e-4)
     assert gap_corr < gap_light
     mc = _mc_mean_update(state, req, data, "lightweight", p, seed=5)
     assert (mc - expected_update(flat, th, data, "lightweight", p)).norm() < 0.1 * target.norm()

@@ -17,12 +17,12 @@ RR-DU eps=1, rho=1             0.936       0.993     0.993      (small trust bal
 
 import pytest
 
-from unlearnkit.experiments.rrdu_lab import PROFILES, build_world, run_method
+from unlearnkit.experiments.rrdu_lab import RRDU_PROFILES, build_world, run_method
 
 
 @pytest.fixture(scope="module")
 def world():
-    return build_world(PROFILES["quick"], seed=0)
+    return build_world(RRDU_PROFILES["quick"], seed=0)
 
 
 

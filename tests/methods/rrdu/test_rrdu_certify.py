@@ -11,9 +11,9 @@ from unlearnkit.methods.rrdu import certify as rc
 from unlearnkit.privacy.linear_rdp import linear_rdp_epsilon
 from unlearnkit.privacy.capacity import capacity_curves, ddp_capacity, rrdu_capacity
 
-BASE = dict(delta=1e-5, n_nodes=10, p=0.1, T_u=100)
+BASE = dict(delta=1e-5, n_clients=10, p=0.1, T_unlearn=100)
 
-# digest 000 section 3.4, "Worked numbers" (N=10, p=0.1, T_u=100, delta=1e-5, Delta=2L)
+# digest 000 section 3.4, "Worked numbers" (N=10, p=0.1, T_unlearn=100, delta=1e-5, Delta=2L)
 TABLE = [
     (0.5, 0.1, 25.74, 180.6, 252.5, 48.3),
     (0.5, 0.5, 5.149, 36.41, 50.90, 9.94),
@@ -32,7 +32,7 @@ def test_sigma_matches_digest_table(L, eps, a, b, c, d):
 
 
 def test_walk_quantities():
-    assert rc.expected_inverse_delay(0.1, 10) == pytest.approx(math.log(10) / 9, rel=1e-12)  # = 0.2558
+    assert rc.network_amplification(0.1, 10) == pytest.approx(math.log(10) / 9, rel=1e-12)  # = 0.2558
     assert rc.visit_quantile(100, 0.1, 1e-5) == 26
     assert rc.observer_hit_prob(0.1, 10) == pytest.approx(0.1)
 
@@ -56,7 +56,7 @@ def test_epsilon_and_calibrate_round_trip():
 @given(eps=st.floats(0.05, 20), factor=st.floats(1.1, 5), p=st.floats(0.01, 0.9), N=st.integers(2, 60),
        T=st.integers(1, 300), ldelta=st.floats(-9, -2))
 def test_sigma_falls_with_epsilon_and_c_never_below_b(eps, factor, p, N, T, ldelta):
-    kw = dict(delta=10**ldelta, n_nodes=N, p=p, T_u=T, L=0.5)
+    kw = dict(delta=10**ldelta, n_clients=N, p=p, T_unlearn=T, L=0.5)
     for acc in "ABC":
         assert rc.rrdu_sigma(acc, epsilon=eps * factor, **kw) < rc.rrdu_sigma(acc, epsilon=eps, **kw)
     assert rc.rrdu_sigma("C", epsilon=eps, **kw) >= rc.rrdu_sigma("B", epsilon=eps, **kw) * (1 - 1e-12)
@@ -65,7 +65,7 @@ def test_sigma_falls_with_epsilon_and_c_never_below_b(eps, factor, p, N, T, ldel
 @settings(max_examples=5, deadline=None)
 @given(eps=st.floats(0.1, 10), p=st.floats(0.02, 0.5))
 def test_sigma_d_falls_with_epsilon(eps, p):
-    kw = dict(delta=1e-5, n_nodes=10, p=p, T_u=50, L=0.5)
+    kw = dict(delta=1e-5, n_clients=10, p=p, T_unlearn=50, L=0.5)
     assert rc.rrdu_sigma("D", epsilon=2 * eps, **kw) < rc.rrdu_sigma("D", epsilon=eps, **kw)
 
 
@@ -78,22 +78,22 @@ def test_certificates_carry_provenance():
 
 
 def test_p_zero_needs_no_noise():
-    assert rc.rrdu_sigma("C", epsilon=1.0, L=0.5, delta=1e-5, n_nodes=10, p=0.0, T_u=100) == 0.0
+    assert rc.rrdu_sigma("C", epsilon=1.0, L=0.5, delta=1e-5, n_clients=10, p=0.0, T_unlearn=100) == 0.0
 
 
 def test_ddp_calibrations():
     assert rc.ddp_sigma("alg3", epsilon=1.0, delta=1e-5, L=1.0) == pytest.approx(9.69, abs=0.01)
     assert rc.ddp_sigma("alg3", epsilon=0.1, delta=1e-5, L=1.0) == pytest.approx(96.9, abs=0.1)
-    assert rc.ddp_sigma("netdp_group_m", epsilon=1, delta=1e-5, L=1, m=1000, T=100, n_nodes=10) == pytest.approx(
+    assert rc.ddp_sigma("netdp_group_m", epsilon=1, delta=1e-5, L=1, m=1000, T=100, n_clients=10) == pytest.approx(
         16282, rel=1e-3)
     # group privacy: linear in m for both RDP-based calibrations
     for cal in ("netdp_rdp", "group_sound"):
         s1 = rc.ddp_sigma(cal, epsilon=1, delta=1e-5, L=1, m=1)
         assert rc.ddp_sigma(cal, epsilon=1, delta=1e-5, L=1, m=7) == pytest.approx(7 * s1)
-    assert rc.ddp_certify("group_sound", sigma=1, epsilon=1, delta=1e-5, L=1, m=1, T=1, n_nodes=3).mode == "sound"
+    assert rc.ddp_certify("group_sound", sigma=1, epsilon=1, delta=1e-5, L=1, m=1, T=1, n_clients=3).mode == "sound"
 
 
-@pytest.mark.parametrize("bad", [dict(p=1.5), dict(n_nodes=1), dict(delta=0.0), dict(L=-1.0)])
+@pytest.mark.parametrize("bad", [dict(p=1.5), dict(n_clients=1), dict(delta=0.0), dict(L=-1.0)])
 def test_bad_inputs_name_the_parameter(bad):
     kw = dict(epsilon=1.0, L=0.5, **BASE)
     kw.update(bad)
@@ -103,16 +103,16 @@ def test_bad_inputs_name_the_parameter(bad):
 
 def test_ledger_charges_on_observation():
     # hops: 0 (observer), u=1 noisy, 2, 0, 0, 1, 2
-    led = rc.ObserverLedger.from_path([0, 1, 2, 0, 0, 1, 2], n_nodes=3, u=1, sigma=2.0, Delta=1.0)
+    led = rc.ObserverLedger.from_path([0, 1, 2, 0, 0, 1, 2], n_clients=3, u=1, sigma=2.0, Delta=1.0)
     assert led.weight.tolist() == [1.0, 0.0, 2.0]
     eps = led.epsilons(1e-5)
     assert math.isnan(eps[1]) and eps[2] > eps[0] > 0
     assert eps[0] == pytest.approx(linear_rdp_epsilon(0.5 / 4 / 1.0**2, 1e-5, method="mironov"), rel=2e-2)
     assert sum(r['count'] for r in led.ledger(2)) == 2 and led.ledger(1) == []
     # amplified ledger: first noisy visit reached 2 after 1 hop, 0 after 2 hops -> weight min(1, 2/2) = 1
-    ledb = rc.ObserverLedger.from_path([1, 2, 3, 0], n_nodes=4, u=1, sigma=2.0, Delta=1.0, accountant="B")
+    ledb = rc.ObserverLedger.from_path([1, 2, 3, 0], n_clients=4, u=1, sigma=2.0, Delta=1.0, accountant="B")
     assert ledb.weight.tolist() == [2 / 3, 0.0, 1.0, 1.0]
-    assert np.all(ledb.weight <= rc.ObserverLedger.from_path([1, 2, 3, 0], n_nodes=4, u=1, sigma=2.0,
+    assert np.all(ledb.weight <= rc.ObserverLedger.from_path([1, 2, 3, 0], n_clients=4, u=1, sigma=2.0,
                                                                Delta=1.0).weight)
 
 
@@ -120,21 +120,21 @@ def test_ledger_grows_like_visits_on_long_walks():
     rng = np.random.default_rng(0)
     N, u, p, T = 10, 3, 0.1, 2000
     path = [u if rng.random() < p else rng.choice([v for v in range(N) if v != u]) for _ in range(T)]
-    led = rc.ObserverLedger.from_path(path, n_nodes=N, u=u, sigma=1.0, Delta=1.0)
+    led = rc.ObserverLedger.from_path(path, n_clients=N, u=u, sigma=1.0, Delta=1.0)
     visits = sum(v == u for v in path)
     w = np.delete(led.weight, u)
     assert np.all(w <= visits) and np.all(w >= 0.8 * visits)
 
 
 def test_ddp_capacity_digest_numbers():
-    kw = dict(gamma=1, epsilon=1, delta=1e-5, n_nodes=10, T=100, R=10, L=1)
+    kw = dict(gamma=1, epsilon=1, delta=1e-5, n_clients=10, T=100, R=10, L=1)
     assert ddp_capacity(d=100, floor=False, **kw) == pytest.approx(4.65e-4, rel=1e-2)
     assert ddp_capacity(d=1_660_000, s=4, floor=False, **kw) == pytest.approx(7.2e-6, rel=1e-2)
     assert ddp_capacity(d=100, **kw) == 0.0
 
 
 def test_rrdu_capacity_regimes():
-    kw = dict(epsilon=1, delta=1e-5, n_nodes=10, d=100, T_u=100, L=0.5, s=4, gamma=1.0)
+    kw = dict(epsilon=1, delta=1e-5, n_clients=10, d=100, T_unlearn=100, L=0.5, s=4, gamma=1.0)
     small = rrdu_capacity(n_u=6000, rho=0.5, **kw)
     assert small.regime == "bias-limited" and small.m > 0
     assert small.m == math.floor((1 - small.A) * 6000 / 0.5) or small.m == 6000

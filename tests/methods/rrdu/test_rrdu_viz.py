@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from unlearnkit.experiments.rrdu_lab import BackdoorSetup, build_world
-from unlearnkit.viz.rrdu import (RRDUExplorer, capacity_figure, curves_figure, ledger_figure, sigma_figure,
+from unlearnkit.viz.rrdu import (RRDUExplorer, capacity_figure, curves_figure, ledger_figure, accountant_sigma_figure,
                                  walk_figure)
 
 
@@ -14,14 +14,14 @@ def test_pure_figures():
     assert list(ledger_figure(np.array([1.0, np.nan, 2.0]), 1).data[0].y) == [1.0, 0.0, 2.0]
     c = curves_figure({"a": {"hop": [1, 2], "clean_acc": [0.5, 0.6], "asr": [0.9, 0.1]}}, start=1)
     assert len(c.data) == 2
-    s = sigma_figure(delta=1e-5, n_nodes=10, p=0.1, T_u=100, L=0.5, eps_grid=np.array([0.5, 1.0]), m=10)
+    s = accountant_sigma_figure(delta=1e-5, n_clients=10, p=0.1, T_unlearn=100, L=0.5, eps_grid=np.array([0.5, 1.0]), m=10)
     assert len(s.data) == 6 and s.data[2].y[1] == pytest.approx(25.70, rel=1e-3)  # accountant C at eps=1
-    cap = capacity_figure(epsilon=1, delta=1e-5, n_nodes=10, d=100, T_u=100, L=0.5, rho=0.5, p=0.1, s=4)
+    cap = capacity_figure(epsilon=1, delta=1e-5, n_clients=10, d=100, T_unlearn=100, L=0.5, rho=0.5, p=0.1, s=4)
     assert max(cap.data[0].y) > max(cap.data[1].y)
 
 
 def test_explorer_sliders_recalibrate_and_redraw():
-    ex = RRDUExplorer(n_nodes=6, u=1, T_u=40)
+    ex = RRDUExplorer(n_clients=6, u=1, T_unlearn=40)
     assert ex.last_error is None and ex.sigma > 0
     s0, y0, t0 = ex.sigma, list(ex.ledger_fig.data[0].y), ex.walk_fig.layout.title.text
     ex.epsilon.value = 5.0
@@ -39,7 +39,7 @@ def test_explorer_sliders_recalibrate_and_redraw():
 
 
 def test_explorer_shows_errors_in_place():
-    ex = RRDUExplorer(n_nodes=4, u=0, T_u=10)
+    ex = RRDUExplorer(n_clients=4, u=0, T_unlearn=10)
     ex.run_button.click()
     assert ex.last_error and "world" in ex.last_error
     ex.p.value = 0.0  # p = 0: no noise needed, nothing charged

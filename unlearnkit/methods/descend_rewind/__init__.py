@@ -9,7 +9,7 @@ The experiments (profiles, sweeps, runners) live in :mod:`unlearnkit.experiments
 """
 
 from .bounds import (
-    PAPER,
+    DESCEND_REWIND_PAPER,
     PAPER_NEEL,
     PAPER_SGD,
     R2D_PROVENANCE,
@@ -37,7 +37,7 @@ from .r2d import R2D, R2DConfig, add_output_noise, r2d_certificate
 
 __all__ = [
     "R2D", "R2DConfig", "r2d_certificate", "D2D", "D2DConfig", "d2d_certificate", "add_output_noise",
-    "REGIMES", "PAPER", "PAPER_SGD", "PAPER_NEEL", "R2D_PROVENANCE", "contraction_factor", "geometric_sum",
+    "REGIMES", "DESCEND_REWIND_PAPER", "PAPER_SGD", "PAPER_NEEL", "R2D_PROVENANCE", "contraction_factor", "geometric_sum",
     "psgd_r2d_sensitivity", "sgd_r2d_sensitivity_derived", "gd_r2d_sensitivity", "r2d_sensitivity",
     "diameter_cap_sigma", "descend_rewind_sigma", "descend_rewind_epsilon", "r2d_sigma_curve", "k_for_sigma_sc",
     "k_infinity", "gd_d2d_contraction", "sgd_d2d_sensitivity_derived", "gd_d2d_sensitivity",

@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # only attributes (G, L, mu, F0, radius) are read: no torch i
     from ...constants import Constants
 
 __all__ = [
-    "REGIMES", "PAPER", "PAPER_SGD", "PAPER_NEEL", "R2D_PROVENANCE", "contraction_factor", "geometric_sum",
+    "REGIMES", "DESCEND_REWIND_PAPER", "PAPER_SGD", "PAPER_NEEL", "R2D_PROVENANCE", "contraction_factor", "geometric_sum",
     "psgd_r2d_sensitivity", "sgd_r2d_sensitivity_derived", "gd_r2d_sensitivity", "r2d_sensitivity",
     "diameter_cap_sigma", "descend_rewind_sigma", "descend_rewind_epsilon", "r2d_sigma_curve", "k_for_sigma_sc",
     "k_infinity", "gd_d2d_contraction", "sgd_d2d_sensitivity_derived", "gd_d2d_sensitivity",
@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 REGIMES = ("strongly_convex", "convex", "nonconvex")
-PAPER = "Mu & Klabjan 2025 (Descend or Rewind?)"
+DESCEND_REWIND_PAPER = "Mu & Klabjan 2025 (Descend or Rewind?)"
 PAPER_SGD = "Mu & Klabjan 2025, Thm 4.10 (derived substitute, digest 003 3.4) + Lemma 4.4"
 PAPER_NEEL = "Neel, Roth & Sharifi-Malvajerdi 2021, Thm 3.1 (descent-to-delete compute_sigma)"
 

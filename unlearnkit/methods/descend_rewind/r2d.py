@@ -26,7 +26,7 @@ from ..._validate import check_choice, check_int, check_positive, check_probabil
 from ...constants import NOT_CERTIFIED_NOTE, Constants
 from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
 from ...privacy.noise import gaussian_noise
-from .bounds import PAPER, R2D_PROVENANCE, descend_rewind_epsilon, descend_rewind_sigma, diameter_cap_sigma, \
+from .bounds import DESCEND_REWIND_PAPER, R2D_PROVENANCE, descend_rewind_epsilon, descend_rewind_sigma, diameter_cap_sigma, \
     r2d_sensitivity
 
 __all__ = ["R2DConfig", "R2D", "r2d_certificate", "add_output_noise"]
@@ -110,7 +110,7 @@ def r2d_certificate(config: R2DConfig, train_cfg: Any, *, m: int, n: int, sigma:
     certified, note = True, ""
     if c is None:
         return float(config.sigma), Certificate(epsilon=math.inf, delta=config.delta, sigma=float(config.sigma),
-                                                mechanism="Gaussian output noise", source=PAPER, mode="none",
+                                                mechanism="Gaussian output noise", source=DESCEND_REWIND_PAPER, mode="none",
                                                 note="no loss constants given: not certified")
     if theorem == "psgd" and train_cfg.radius > c.radius:
         raise ValueError(f"radius={train_cfg.radius!r}: training projected on a larger ball than the constants "

@@ -30,9 +30,9 @@ from ...constants import logistic_constants, softmax_constants
 from ...core import Certificate
 from ...privacy.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma
 
-__all__ = ["logistic_newton_constants", "paper_sensitivity", "sound_sensitivity", "newton_certificate", "PAPER"]
+__all__ = ["logistic_newton_constants", "paper_sensitivity", "sound_sensitivity", "newton_certificate", "NEWTON_PAPER"]
 
-PAPER = ("H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, 'Certified Unlearning in Decentralized "
+NEWTON_PAPER = ("H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, 'Certified Unlearning in Decentralized "
          "Federated Learning', arXiv 2601.06436 (2026)")
 
 

@@ -11,7 +11,7 @@ The backdoor experiment (Figure 1, Tables 3, 14-16) lives in :mod:`unlearnkit.ex
 from .algorithm import RRDU, RRDUConfig
 from .baselines import (DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, FinetuneWalk, NetworkSGD, RetrainWalk,
                         WalkConfig)
-from .certify import (ACCOUNTANTS, DDP_CALIBRATIONS, ObserverLedger, ddp_certify, ddp_sigma, expected_inverse_delay,
+from .certify import (ACCOUNTANTS, DDP_CALIBRATIONS, ObserverLedger, ddp_certify, ddp_sigma, network_amplification,
                       observer_hit_prob, rrdu_certify, rrdu_epsilon, rrdu_sigma, visit_quantile)
 from .walk import VARIANTS, WalkData, expected_update, make_route, retrain_gradient
 
@@ -19,6 +19,6 @@ __all__ = [
     "RRDU", "RRDUConfig", "VARIANTS", "WalkData", "make_route", "expected_update", "retrain_gradient",
     "WalkConfig", "DDPWalkConfig", "DPSGDWalkConfig", "NetworkSGD", "RetrainWalk", "FinetuneWalk", "DDPWalk",
     "DPSGDWalk",
-    "ACCOUNTANTS", "DDP_CALIBRATIONS", "ObserverLedger", "ddp_certify", "ddp_sigma", "expected_inverse_delay",
+    "ACCOUNTANTS", "DDP_CALIBRATIONS", "ObserverLedger", "ddp_certify", "ddp_sigma", "network_amplification",
     "observer_hit_prob", "rrdu_certify", "rrdu_epsilon", "rrdu_sigma", "visit_quantile",
 ]

@@ -1,7 +1,7 @@
 """RR-DU: randomized-restart decentralized unlearning by a random walk (Lamri & Maniatakos; digest 000).
 
 A single token carries the model around N clients. After a deletion request by client ``u`` the walk runs
-``T_u`` more hops (paper Algorithm 4, main-text Algorithm 1):
+``T_unlearn`` more hops (paper Algorithm 4, main-text Algorithm 1):
 
 - **routing** (digest section 2.3): at every hop, independently of where the token is, go to ``u`` with
   probability ``p``, else to a uniform client of ``V \\ {u}`` (``routing="rrdu_complete"``, the paper's rule,
@@ -76,7 +76,7 @@ class RRDUConfig:
     Attributes
     ----------
     T_unlearn:
-        Number of unlearning hops ``T_u`` (paper: 100).
+        Number of unlearning hops ``T_unlearn`` (paper: 100).
     p:
         Routing probability towards ``u``; ``None`` means ``1/N`` (the paper's recommendation). ``p = 0`` is
         fine-tuning without u (Table 3's first row), ``p = 1`` is "continuous unlearning".
@@ -173,9 +173,9 @@ class RRDUConfig:
             check_positive("theta_radius", self.theta_radius)
         check_int("eval_every", self.eval_every, low=0)
 
-    def routing_p(self, n_nodes: int) -> float:
+    def routing_p(self, n_clients: int) -> float:
         """``p``, with the paper's default ``1/N``."""
-        return 1.0 / n_nodes if self.p is None else float(self.p)
+        return 1.0 / n_clients if self.p is None else float(self.p)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -232,7 +232,7 @@ def _walk_unlearn(flat: Any, theta0: Tensor, data: WalkData, cfg: RRDUConfig, *,
     stored in that hop's history row and event.
     """
     u = data.u
-    p = cfg.routing_p(data.n_nodes)
+    p = cfg.routing_p(data.n_clients)
     theta_ref = theta0.detach().clone() if theta_ref is None else theta_ref
     rho = cfg.rho if cfg.project else math.inf
     if route is None:
@@ -298,17 +298,17 @@ class RRDU:
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
         route, monitor = self.route, self.monitor
         data = WalkData.from_state(state, request)
-        p = config.routing_p(data.n_nodes)
+        p = config.routing_p(data.n_clients)
         sigma = config.sigma if config.sigma is not None else rrdu_sigma(
-            config.accountant, epsilon=config.epsilon, delta=config.delta, n_nodes=data.n_nodes, p=p,
-            T_u=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor, C_A=config.C_A)
+            config.accountant, epsilon=config.epsilon, delta=config.delta, n_clients=data.n_clients, p=p,
+            T_unlearn=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor, C_A=config.C_A)
         theta, history, cost, path = _walk_unlearn(state.flat, state.params, data, config, sigma=sigma,
                                                    generator=generator, federation=state.federation.without(request),
                                                    route=None if route is None else np.asarray(route),
                                                    network=state.network, callback=callback, monitor=monitor,
                                                    progress=progress)
-        cert = rrdu_certify(config.accountant, sigma=sigma, delta=config.delta, n_nodes=data.n_nodes, p=p,
-                            T_u=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor, C_A=config.C_A)
+        cert = rrdu_certify(config.accountant, sigma=sigma, delta=config.delta, n_clients=data.n_clients, p=p,
+                            T_unlearn=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor, C_A=config.C_A)
         reasons = []
         if config.optimizer == "adam":
             reasons.append("Adam (the paper's experimental setting) is not covered by the SGD analysis")

@@ -241,14 +241,14 @@ class DDPWalk(_Monitored):
         m = request.m if config.m is None else config.m
         sigma = config.sigma if config.sigma is not None else ddp_sigma(
             config.calibration, epsilon=config.epsilon, delta=config.delta, L=config.L, m=m, T=config.hops,
-            n_nodes=fed.n_clients)
+            n_clients=fed.n_clients)
         token = dc_replace(config.token, noise_sigma=float(sigma), clip=float(config.L), radius=float(config.R),
                            center="init")
         route = uniform_route(fed.n_clients, config.hops, rng=_route_rng(config, generator))
         out = _walk(state.flat, fed, route, config, token, generator=generator, init=state.params, monitor=self.monitor,
                     callback=callback, progress=progress)
         cert = ddp_certify(config.calibration, sigma=sigma, epsilon=config.epsilon, delta=config.delta, L=config.L,
-                           m=m, T=config.hops, n_nodes=fed.n_clients)
+                           m=m, T=config.hops, n_clients=fed.n_clients)
         return _result(out, cert, sigma=sigma)
 
 

@@ -1,7 +1,7 @@
 """Certificates for RR-DU and its DDP baseline: accountants A, B, C, D and the per-observer ledger.
 
 The paper (Lamri & Maniatakos, Thm 5.1 and Cor. 5.2; App. C.5) only states the noise *scaling*
-``sigma = Theta(L/eps sqrt(p T_u ln(1/delta) ln N / N))``. Digest 000 section 3.4 turns it into four
+``sigma = Theta(L/eps sqrt(p T_unlearn ln(1/delta) ln N / N))``. Digest 000 section 3.4 turns it into four
 explicit accountants; all of them bound what one honest-but-curious observer ``v != u`` sees (the model
 each time the token reaches ``v``), relative to a certifier that never saw D_f, **counting only the
 per-visit gradient difference at u** (like the paper, none accounts for the gap between the two starting
@@ -10,16 +10,16 @@ models A(D) and A(D \\ D_f), digest P15).
 =====  =========================================================  ===========  ===============================
 name   what it computes                                           ``mode``     sound when
 =====  =========================================================  ===========  ===============================
-A      Cor. 5.2 literally: ``C_A L/eps sqrt(p T_u ln(1/d) lnN/N)``  ``paper``    never shown: C_A is a free
+A      Cor. 5.2 literally: ``C_A L/eps sqrt(p T_unlearn ln(1/d) lnN/N)``  ``paper``    never shown: C_A is a free
        (``C_A`` a free constant, default 1)                                    constant the paper leaves out
 B      App. C.5 with explicit constants: per visit                ``paper``    only if *every* hop between u and
        ``min(1,(1+c)E[1/K]) alpha Delta^2/(2 sigma^2)`` (network               v were a noisy contraction
        amplification, Lemma A.11 + Prop A.10), composed over                    (false for RR-DU: non-u hops are
-       the (1-delta/4)-quantile of Bin(T_u, p) visits                          noiseless, digest P4)
+       the (1-delta/4)-quantile of Bin(T_unlearn, p) visits                          noiseless, digest P4)
 C      no network amplification: ``alpha Delta^2/(2 sigma^2)``    ``sound``    for any single observer, even one
        per visit, composed over the visit quantile                             that sees the model right after
                                                                                every u-visit
-D      sampled Gaussian (Mironov-Talwar-Zhang): each of the T_u   ``paper``    if the observer cannot tell which
+D      sampled Gaussian (Mironov-Talwar-Zhang): each of the T_unlearn   ``paper``    if the observer cannot tell which
        hops is a Gaussian step with probability p                              hops went to u (a reading of the
                                                                                abstract's "subsampled Gaussian")
 =====  =========================================================  ===========  ===============================
@@ -52,7 +52,7 @@ __all__ = [
     "ACCOUNTANTS",
     "DDP_CALIBRATIONS",
     "observer_hit_prob",
-    "expected_inverse_delay",
+    "network_amplification",
     "visit_quantile",
     "rrdu_epsilon",
     "rrdu_sigma",
@@ -70,7 +70,7 @@ _SOURCES = {
     "A": "Lamri & Maniatakos, Cor. 5.2 eq. (18), constant C_A (digest 000 s3.4 accountant A)",
     "B": "Lamri & Maniatakos, App. C.5 (Lemma A.11, Prop. A.10, A.8) with explicit constants (digest 3.4 B)",
     "C": "per-visit Gaussian RDP composed over the Binomial visit quantile, Prop. A.8 (digest 3.4 C)",
-    "D": "sampled Gaussian RDP (Mironov, Talwar & Zhang 2019) over T_u hops, rate p (digest 3.4 D)",
+    "D": "sampled Gaussian RDP (Mironov, Talwar & Zhang 2019) over T_unlearn hops, rate p (digest 3.4 D)",
 }
 _NOTES = {
     "A": "paper scaling with a free constant C_A: a claim, not a proof",
@@ -84,33 +84,33 @@ _NOTES = {
 # Random-walk quantities (complete graph, RR-DU routing; digest 2.5)
 # ----------------------------------------------------------------------------------------------------------
 
-def observer_hit_prob(p: float, n_nodes: int) -> float:
+def observer_hit_prob(p: float, n_clients: int) -> float:
     """``q = (1 - p)/(N - 1)``: per-hop probability that a given observer ``v != u`` gets the token (s4.3).
 
     :func:`unlearnkit.privacy.first_observation_rate`, extended to ``p = 1`` (``q = 0``).
     """
     check_probability("p", p)
-    check_int("n_nodes", n_nodes, low=2)
-    return 0.0 if p == 1 else first_observation_rate(p, n_nodes)
+    check_int("n_clients", n_clients, low=2)
+    return 0.0 if p == 1 else first_observation_rate(p, n_clients)
 
 
-def expected_inverse_delay(p: float, n_nodes: int) -> float:
+def network_amplification(p: float, n_clients: int) -> float:
     """``E[1/K] = q/(1-q) ln(1/q)`` for ``K ~ Geom(q)`` (digest 2.5), via :mod:`unlearnkit.privacy`.
 
     The network-amplification factor of accountant B; ``ln N/(N-1)`` at ``p = 1/N``; 0 at ``p = 1`` (the
     observer never receives the token).
     """
     check_probability("p", p)
-    check_int("n_nodes", n_nodes, low=2)
-    return 0.0 if p == 1 else _walk_inverse_delay(p, n_nodes)
+    check_int("n_clients", n_clients, low=2)
+    return 0.0 if p == 1 else _walk_inverse_delay(p, n_clients)
 
 
-def visit_quantile(T_u: int, p: float, delta: float) -> int:
-    """The ``(1 - delta/4)``-quantile of ``M_u ~ Bin(T_u, p)`` (digest P21: exact, not Chernoff)."""
-    check_int("T_u", T_u, low=1)
+def visit_quantile(T_unlearn: int, p: float, delta: float) -> int:
+    """The ``(1 - delta/4)``-quantile of ``M_u ~ Bin(T_unlearn, p)`` (digest P21: exact, not Chernoff)."""
+    check_int("T_unlearn", T_unlearn, low=1)
     check_probability("p", p)
     check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    return visit_count_bound(T_u, p, delta / 4)
+    return visit_count_bound(T_unlearn, p, delta / 4)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -138,28 +138,28 @@ def _sgm_rdp(q: float, z: float, orders: np.ndarray = _ORDERS) -> np.ndarray:
     return subsampled_gaussian_rdp(q, z, orders)
 
 
-def _validate(p: float, n_nodes: int, T_u: int, L: float, sens_factor: float, delta: float) -> None:
+def _validate(p: float, n_clients: int, T_unlearn: int, L: float, sens_factor: float, delta: float) -> None:
     check_probability("p", p)
-    check_int("n_nodes", n_nodes, low=2)
-    check_int("T_u", T_u, low=1)
+    check_int("n_clients", n_clients, low=2)
+    check_int("T_unlearn", T_unlearn, low=1)
     check_positive("L", L)
     check_positive("sens_factor", sens_factor)
     check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
 
 
-def _linear_K(accountant: str, *, p: float, n_nodes: int, T_u: int, L: float, sens_factor: float, delta: float,
+def _linear_K(accountant: str, *, p: float, n_clients: int, T_unlearn: int, L: float, sens_factor: float, delta: float,
               c: float = 1.0) -> float:
     """``K`` with RDP ``alpha K / sigma^2`` for accountants B and C."""
     Delta = sens_factor * L
-    M = visit_quantile(T_u, p, delta)
+    M = visit_quantile(T_unlearn, p, delta)
     if accountant == "C":
         return M * Delta**2 / 2
     # capped at 1: the view is post-processing of the per-visit releases, so the unamplified bound (C) always
     # holds too; the weak-convexity factor (1+c) E[1/K] exceeds 1 on small networks (N <= 3 or so)
-    return min(1.0, (1 + c) * expected_inverse_delay(p, n_nodes)) * M * Delta**2 / 2
+    return min(1.0, (1 + c) * network_amplification(p, n_clients)) * M * Delta**2 / 2
 
 
-def rrdu_epsilon(accountant: str, *, sigma: float, delta: float, n_nodes: int, p: float, T_u: int, L: float,
+def rrdu_epsilon(accountant: str, *, sigma: float, delta: float, n_clients: int, p: float, T_unlearn: int, L: float,
                  sens_factor: float = 2.0, C_A: float = 1.0) -> float:
     """The epsilon that ``accountant`` certifies for gradient-noise std ``sigma`` (see the module table).
 
@@ -167,57 +167,57 @@ def rrdu_epsilon(accountant: str, *, sigma: float, delta: float, n_nodes: int, p
     sampled-Gaussian RDP (Mironov, Talwar & Zhang 2019) converted by Prop. A.8.
     """
     check_choice("accountant", accountant, ACCOUNTANTS)
-    _validate(p, n_nodes, T_u, L, sens_factor, delta)
+    _validate(p, n_clients, T_unlearn, L, sens_factor, delta)
     check_positive("sigma", sigma, allow_zero=True)
     if p == 0:
         return 0.0
     if sigma == 0:
         return math.inf
     if accountant == "A":
-        return C_A * L / sigma * math.sqrt(p * T_u * math.log(1 / delta) * math.log(n_nodes) / n_nodes)
+        return C_A * L / sigma * math.sqrt(p * T_unlearn * math.log(1 / delta) * math.log(n_clients) / n_clients)
     if accountant in ("B", "C"):
-        K = _linear_K(accountant, p=p, n_nodes=n_nodes, T_u=T_u, L=L, sens_factor=sens_factor, delta=delta)
+        K = _linear_K(accountant, p=p, n_clients=n_clients, T_unlearn=T_unlearn, L=L, sens_factor=sens_factor, delta=delta)
         return _linear_epsilon(K, sigma, delta / 2)
-    rdp = T_u * _sgm_rdp(p, sigma / (sens_factor * L), _ORDERS)
+    rdp = T_unlearn * _sgm_rdp(p, sigma / (sens_factor * L), _ORDERS)
     # Prop. A.8 (Mironov's conversion), the one the paper uses
     return rdp_to_dp(_ORDERS, rdp, delta, method="mironov", warn_edge=False)[0]
 
 
-def rrdu_sigma(accountant: str, *, epsilon: float, delta: float, n_nodes: int, p: float, T_u: int, L: float,
+def rrdu_sigma(accountant: str, *, epsilon: float, delta: float, n_clients: int, p: float, T_unlearn: int, L: float,
                sens_factor: float = 2.0, C_A: float = 1.0) -> float:
     """The gradient-noise std ``sigma`` that ``accountant`` needs for ``(epsilon, delta)``.
 
     Closed form for A, B, C (digest 3.4); bisection on a log scale for D. ``p = 0`` needs no noise.
     """
     check_choice("accountant", accountant, ACCOUNTANTS)
-    _validate(p, n_nodes, T_u, L, sens_factor, delta)
+    _validate(p, n_clients, T_unlearn, L, sens_factor, delta)
     eps = check_positive("epsilon", epsilon)
     if p == 0:
         return 0.0
     if accountant == "A":
-        return C_A * L / eps * math.sqrt(p * T_u * math.log(1 / delta) * math.log(n_nodes) / n_nodes)
+        return C_A * L / eps * math.sqrt(p * T_unlearn * math.log(1 / delta) * math.log(n_clients) / n_clients)
     if accountant in ("B", "C"):
-        K = _linear_K(accountant, p=p, n_nodes=n_nodes, T_u=T_u, L=L, sens_factor=sens_factor, delta=delta)
+        K = _linear_K(accountant, p=p, n_clients=n_clients, T_unlearn=T_unlearn, L=L, sens_factor=sens_factor, delta=delta)
         return _linear_sigma(K, eps, delta / 2)
-    f = lambda s: rrdu_epsilon("D", sigma=s, delta=delta, n_nodes=n_nodes, p=p, T_u=T_u,  # noqa: E731
+    f = lambda s: rrdu_epsilon("D", sigma=s, delta=delta, n_clients=n_clients, p=p, T_unlearn=T_unlearn,  # noqa: E731
                                L=L, sens_factor=sens_factor)
     return calibrate_sigma(f, eps, sigma_hint=sens_factor * L, rtol=1e-7)
 
 
-def rrdu_certify(accountant: str, *, sigma: float, delta: float, n_nodes: int, p: float, T_u: int, L: float,
+def rrdu_certify(accountant: str, *, sigma: float, delta: float, n_clients: int, p: float, T_unlearn: int, L: float,
                  sens_factor: float = 2.0, C_A: float = 1.0) -> Certificate:
     """A :class:`Certificate` for RR-DU run with noise ``sigma``, with the accountant's provenance
     (:func:`rrdu_epsilon`; ``mode="sound"`` for C, ``"paper"`` for A, B, D)."""
-    eps = rrdu_epsilon(accountant, sigma=sigma, delta=delta, n_nodes=n_nodes, p=p, T_u=T_u, L=L,
+    eps = rrdu_epsilon(accountant, sigma=sigma, delta=delta, n_clients=n_clients, p=p, T_unlearn=T_unlearn, L=L,
                   sens_factor=sens_factor, C_A=C_A)
-    constants = {"accountant": accountant, "N": n_nodes, "p": p, "T_u": T_u, "L": L, "delta": delta}
+    constants = {"accountant": accountant, "N": n_clients, "p": p, "T_unlearn": T_unlearn, "L": L, "delta": delta}
     if accountant == "A":
         constants["C_A"] = C_A
     else:
         constants["sens_factor"] = sens_factor
-        constants["M_quantile"] = visit_quantile(T_u, p, delta)
+        constants["M_quantile"] = visit_quantile(T_unlearn, p, delta)
     if accountant == "B":
-        constants["E_inv_K"] = expected_inverse_delay(p, n_nodes)
+        constants["E_inv_K"] = network_amplification(p, n_clients)
     return Certificate(epsilon=eps, delta=delta, sigma=sigma,
                        mechanism="Gaussian noise on the corrective gradient at u, observed on client views",
                        source=_SOURCES[accountant], mode="sound" if accountant == "C" else "paper",
@@ -229,7 +229,7 @@ def rrdu_certify(accountant: str, *, sigma: float, delta: float, n_nodes: int, p
 # ----------------------------------------------------------------------------------------------------------
 
 def ddp_sigma(calibration: str, *, epsilon: float, delta: float, L: float, m: int = 1, T: int = 100,
-              n_nodes: int = 10, sens_factor: float = 2.0) -> float:
+              n_clients: int = 10, sens_factor: float = 2.0) -> float:
     """Per-hop gradient-noise std of the DDP baseline (every hop noisy).
 
     - ``"alg3"``: Algorithm 3 as printed, ``sigma^2 = 8 L^2 ln(1.25/delta)/eps^2`` (one Gaussian mechanism,
@@ -247,22 +247,22 @@ def ddp_sigma(calibration: str, *, epsilon: float, delta: float, L: float, m: in
     check_positive("L", L)
     check_int("m", m, low=1)
     check_int("T", T, low=1)
-    check_int("n_nodes", n_nodes, low=2)
+    check_int("n_clients", n_clients, low=2)
     if calibration == "alg3":
         # Algorithm 3 as printed (the formula of unlearnkit.decentral.token.netdp_sigma, kept here torch-free)
         return math.sqrt(8.0 * L * L * math.log(1.25 / delta)) / eps
     if calibration == "netdp_group_m":
-        return m * L / eps * math.sqrt(T * math.log(n_nodes) * math.log(1 / delta) / n_nodes)
-    M = visit_quantile(T, 1.0 / n_nodes, delta)
+        return m * L / eps * math.sqrt(T * math.log(n_clients) * math.log(1 / delta) / n_clients)
+    M = visit_quantile(T, 1.0 / n_clients, delta)
     K = M * (m * sens_factor * L) ** 2 / 2
     if calibration == "netdp_rdp":
-        q = 1.0 / n_nodes
+        q = 1.0 / n_clients
         K *= 2 * q / (1 - q) * math.log(1 / q)
     return _linear_sigma(K, eps, delta / 2)
 
 
 def ddp_certify(calibration: str, *, sigma: float, epsilon: float, delta: float, L: float, m: int, T: int,
-                n_nodes: int) -> Certificate:
+                n_clients: int) -> Certificate:
     """The certificate the DDP baseline claims under ``calibration`` (Prop. C.1: DP gives unlearning)."""
     sound = calibration == "group_sound"
     notes = {
@@ -274,7 +274,7 @@ def ddp_certify(calibration: str, *, sigma: float, epsilon: float, delta: float,
     return Certificate(epsilon=epsilon, delta=delta, sigma=sigma, mechanism="noisy token SGD (network DP)",
                        source=f"Lamri & Maniatakos App. B.2 / C.1, calibration '{calibration}'",
                        mode="sound" if sound else "paper",
-                       constants={"L": L, "m": m, "T": T, "N": n_nodes, "calibration": calibration},
+                       constants={"L": L, "m": m, "T": T, "N": n_clients, "calibration": calibration},
                        note=notes[calibration])
 
 
@@ -296,7 +296,7 @@ class ObserverLedger:
     has no entry (``nan``).
     """
 
-    n_nodes: int
+    n_clients: int
     u: int
     sigma: float
     Delta: float
@@ -308,13 +308,13 @@ class ObserverLedger:
 
     def __post_init__(self) -> None:
         check_choice("accountant", self.accountant, ("B", "C"))
-        check_int("n_nodes", self.n_nodes, low=2)
-        check_int("u", self.u, low=0, high=self.n_nodes - 1)
+        check_int("n_clients", self.n_clients, low=2)
+        check_int("u", self.u, low=0, high=self.n_clients - 1)
         check_positive("sigma", self.sigma)
         check_positive("Delta", self.Delta)
-        self.weight = np.zeros(self.n_nodes)
+        self.weight = np.zeros(self.n_clients)
         self.rdp_accountant = RDPAccountant(orders=_ORDERS)
-        self._pending: list[list[int]] = [[] for _ in range(self.n_nodes)]
+        self._pending: list[list[int]] = [[] for _ in range(self.n_clients)]
         self._event = GaussianEvent(self.sigma, self.Delta)
 
     def record(self, node: int, noisy: bool) -> None:
@@ -335,13 +335,13 @@ class ObserverLedger:
                                                 why=f"u-visit seen after {self.hop - t} hops")
             self._pending[node] = []
         if node == self.u and noisy:
-            for v in range(self.n_nodes):
+            for v in range(self.n_clients):
                 if v != self.u:
                     self._pending[v].append(self.hop)
 
     def epsilons(self, delta: float) -> np.ndarray:
         """Per-client epsilon at ``delta`` (Prop. A.8 over the accountant's orders); ``nan`` at ``u``."""
-        out = np.array([self.rdp_accountant.epsilon(delta, "mironov", observer=v) for v in range(self.n_nodes)])
+        out = np.array([self.rdp_accountant.epsilon(delta, "mironov", observer=v) for v in range(self.n_clients)])
         out[self.u] = np.nan
         return out
 
@@ -350,9 +350,9 @@ class ObserverLedger:
         return self.rdp_accountant.ledger(v)
 
     @classmethod
-    def from_path(cls, path: Sequence[int], *, n_nodes: int, u: int, sigma: float, Delta: float,
+    def from_path(cls, path: Sequence[int], *, n_clients: int, u: int, sigma: float, Delta: float,
                   accountant: str = "C", noisy: bool = True) -> "ObserverLedger":
-        led = cls(n_nodes=n_nodes, u=u, sigma=sigma, Delta=Delta, accountant=accountant)
+        led = cls(n_clients=n_clients, u=u, sigma=sigma, Delta=Delta, accountant=accountant)
         for v in path:
             led.record(int(v), noisy and v == u)
         return led

@@ -1,7 +1,7 @@
 """The walk seen by RR-DU: each client's data split at ``u``, the routing, and the full-batch expectations.
 
 :class:`WalkData` holds what the token finds at each client once client ``u`` asked to delete D_f;
-:func:`make_route` draws the clients of the ``T_u`` unlearning hops (Lamri & Maniatakos, Algorithm 4,
+:func:`make_route` draws the clients of the ``T_unlearn`` unlearning hops (Lamri & Maniatakos, Algorithm 4,
 "Routing"; digest 000 section 2.3); :func:`expected_update` and :func:`retrain_gradient` are the noiseless
 full-batch quantities of the bias analysis (paper eqs. (10), (12)-(14); digest section 2.6), used to check
 the alignment variants of :class:`unlearnkit.methods.rrdu.RRDUConfig`.
@@ -46,7 +46,7 @@ class WalkData:
     n_u: int
 
     @property
-    def n_nodes(self) -> int:
+    def n_clients(self) -> int:
         return len(self.local)
 
     @property
@@ -98,7 +98,7 @@ def make_route(data: WalkData, p: float, hops: int, *, routing: str, rng: np.ran
     from ...graphs.walks import rrdu_graph_walk, rrdu_route
 
     if routing == "rrdu_complete":
-        return rrdu_route(data.n_nodes, data.u, p, hops, rng=rng)
+        return rrdu_route(data.n_clients, data.u, p, hops, rng=rng)
     if network is None:
         raise ValueError("routing='walk_with_restart' needs the network (state.network is None)")
     import networkx as nx
@@ -118,7 +118,7 @@ def expected_update(flat: Any, theta: Tensor, data: WalkData, variant: str, p: f
     user-averaged objective, digest P19) and ``g_u`` the *expected* direction of ``variant`` (no clipping).
     """
     check_choice("variant", variant, VARIANTS)
-    others = [v for v in range(data.n_nodes) if v != data.u]
+    others = [v for v in range(data.n_clients) if v != data.u]
     g_not_u = torch.stack([_grad(flat, theta, data.x[data.local[v]], data.y[data.local[v]]) for v in others]).mean(0)
     g_ret = _grad(flat, theta, data.x[data.retained], data.y[data.retained])
     g_f = _grad(flat, theta, data.x[data.forget], data.y[data.forget])
@@ -135,6 +135,6 @@ def expected_update(flat: Any, theta: Tensor, data: WalkData, variant: str, p: f
 def retrain_gradient(flat: Any, theta: Tensor, data: WalkData) -> Tensor:
     """``grad L_{\\f}(theta, V)``, the user-averaged retraining objective (paper eq. 10)."""
     gs = [_grad(flat, theta, data.x[data.local[v]], data.y[data.local[v]])
-          for v in range(data.n_nodes) if v != data.u]
+          for v in range(data.n_clients) if v != data.u]
     gs.append(_grad(flat, theta, data.x[data.retained], data.y[data.retained]))
     return torch.stack(gs).mean(0)

@@ -1,194 +1,20 @@
-"""Empirical audit of an (epsilon, delta) certificate: a statistical *lower bound* on epsilon.
-
-A certificate says that two random outputs are (epsilon, delta)-indistinguishable: the unlearned model
-``U(A(D))`` ("world A") and the certifier's model ``C(D minus D_f)`` ("world B"), e.g. retraining plus the
-same noise. That is a statement about *every* event E::
-
-    P_A(E) <= e^eps P_B(E) + delta      and      P_B(E) <= e^eps P_A(E) + delta.
-
-So any event we can observe turns into a lower bound, ``eps >= log((P_A(E) - delta) / P_B(E))``
-(and the same with A and B swapped). The audit here (Jagielski et al. 2020, "Auditing Differentially Private
-Machine Learning", NeurIPS; Nasr et al. 2021, "Adversary Instantiation", S&P):
-
-1. samples both worlds many times with fresh randomness (a *mechanism* is any callable
-   ``(n, generator) -> (n, d) tensor``: a plain Gaussian mechanism, or train-then-unlearn of a method);
-2. reduces each output to one number, by default its projection on the direction in which world A's mean
-   differs from world B's (the direction the forget set pushes; for a Gaussian mechanism this is the
-   likelihood-ratio test, so a threshold on it is the best possible test);
-3. splits the samples: on the first part it picks the best threshold test (event E = {stat > t} or
-   {stat <= t}, and which world plays A), on the held-out part it counts that test's errors;
-4. turns the held-out counts into a Clopper-Pearson bound at confidence ``1 - alpha`` (a lower bound on
-   P_A(E) and an upper bound on P_B(E), each at ``alpha / 2``), hence a lower bound on epsilon that holds
-   with probability at least ``1 - alpha``. The threshold never sees the held-out samples, so the bound is
-   valid (choosing it on the same samples would overstate epsilon).
-
-A **violation** is an audit lower bound above the certified epsilon: the certificate is refuted at
-confidence ``1 - alpha``. No violation does *not* prove a certificate: the audit only sees one statistic of
-one problem, and with ``n`` samples it cannot certify more than about ``log(n)``.
-
-This module is the statistics only (it knows no unlearning method); the worlds of each method's certificate
-on a tiny convex task, and the audit of every method, are in :mod:`unlearnkit.experiments.audit_methods`.
-"""
+"""The audit itself: pick the best threshold test on one part of the samples, count its errors on the other."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import numpy as np
 import torch
 
-from ._validate import check_choice, check_int, check_positive, check_probability, check_range
-from .core import Callback, emit
-from .privacy import analytic_gaussian_epsilon, analytic_gaussian_sigma
-from .privacy.noise import gaussian_noise
+from .._validate import check_choice, check_int, check_positive, check_probability, check_range
+from ..core import Callback, emit
+from .bounds import _cp_lower_vec, _cp_upper_vec, _eps_from_rates, epsilon_lower_bound
+from .mechanisms import GaussianMechanism, Mechanism, gaussian_epsilon
 
-__all__ = [
-    "AuditConfig",
-    "AuditResult",
-    "Mechanism",
-    "GaussianMechanism",
-    "per_trial",
-    "clopper_pearson",
-    "epsilon_lower_bound",
-    "gaussian_epsilon",
-    "gaussian_sigma",
-    "audit_samples",
-    "audit",
-    "audit_gaussian",
-]
-
-Mechanism = Callable[[int, torch.Generator], torch.Tensor]
-"""A world to audit: ``sample(n, generator) -> (n, d)`` outputs, each drawn with fresh randomness."""
-
-
-# --------------------------------------------------------------------------------------------------------
-# Statistics
-# --------------------------------------------------------------------------------------------------------
-
-def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
-    """One-sided Clopper-Pearson bounds ``(lower, upper)`` on a binomial proportion, each at level ``alpha``.
-
-    ``lower`` is the ``alpha`` quantile of Beta(k, n - k + 1) and ``upper`` the ``1 - alpha`` quantile of
-    Beta(k + 1, n - k) (Clopper & Pearson 1934); they are exact (conservative), unlike normal approximations,
-    which matters for the near-zero error rates that drive large epsilons.
-    """
-    from scipy.stats import beta
-
-    k, n = int(k), int(n)
-    if not 0 <= k <= n or n <= 0:
-        raise ValueError(f"k={k}, n={n} are out of range: expected 0 <= k <= n and n >= 1")
-    check_probability("alpha", alpha, allow_zero=False, allow_one=False)
-    lo = 0.0 if k == 0 else float(beta.ppf(alpha, k, n - k + 1))
-    hi = 1.0 if k == n else float(beta.ppf(1 - alpha, k + 1, n - k))
-    return lo, hi
-
-
-def _eps_from_rates(p_a: np.ndarray, p_b: np.ndarray, delta: float) -> np.ndarray:
-    """``log((p_a - delta) / p_b)`` clipped at 0 (the (eps, delta) inequality solved for eps)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        num = np.asarray(p_a, dtype=float) - delta
-        out = np.where((num > 0) & (p_b > 0), np.log(np.maximum(num, 1e-300) / np.maximum(p_b, 1e-300)), 0.0)
-        out = np.where((num > 0) & (p_b <= 0), np.inf, out)
-    return np.maximum(out, 0.0)
-
-
-def epsilon_lower_bound(k_a: int, n_a: int, k_b: int, n_b: int, *, delta: float, alpha: float = 0.05) -> float:
-    """Lower bound on epsilon from one event observed ``k_a`` of ``n_a`` times in world A, ``k_b``/``n_b`` in B.
-
-    ``eps >= log((P_A(E) - delta) / P_B(E))`` with P_A(E) replaced by its Clopper-Pearson lower bound and
-    P_B(E) by its upper bound, each at level ``alpha / 2``: the result holds with probability ``>= 1 - alpha``.
-    """
-    check_probability("delta", delta, allow_one=False)
-    lo_a, _ = clopper_pearson(k_a, n_a, alpha / 2)
-    _, hi_b = clopper_pearson(k_b, n_b, alpha / 2)
-    return float(_eps_from_rates(np.array(lo_a), np.array(hi_b), delta))
-
-
-def _cp_lower_vec(k: np.ndarray, n: int, a: float) -> np.ndarray:
-    from scipy.stats import beta
-
-    k = np.asarray(k)
-    return np.where(k > 0, beta.ppf(a, np.maximum(k, 1), n - k + 1), 0.0)
-
-
-def _cp_upper_vec(k: np.ndarray, n: int, a: float) -> np.ndarray:
-    from scipy.stats import beta
-
-    k = np.asarray(k)
-    return np.where(k < n, beta.ppf(1 - a, k + 1, np.maximum(n - k, 1)), 1.0)
-
-
-# --------------------------------------------------------------------------------------------------------
-# Gaussian mechanism (the audit's own oracle)
-# --------------------------------------------------------------------------------------------------------
-
-def gaussian_epsilon(sensitivity: float, sigma: float, delta: float) -> float:
-    """Exact epsilon of the Gaussian mechanism at ``delta`` (Balle & Wang 2018, Thm 8).
-
-    With ``mu = sensitivity / sigma`` the mechanism is (eps, delta)-DP iff
-    ``Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu) <= delta``; solved here by bisection in log space.
-    The audit's oracle is the privacy package's accountant,
-    :func:`unlearnkit.privacy.analytic_gaussian_epsilon` (solved in log space to machine precision).
-    """
-    check_positive("sensitivity", sensitivity)
-    check_positive("sigma", sigma)
-    check_probability("delta", delta, allow_zero=False, allow_one=False)
-    return float(analytic_gaussian_epsilon(sigma, delta, sensitivity))
-
-
-def gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
-    """Smallest sigma making the Gaussian mechanism (epsilon, delta)-DP (analytic calibration, Balle & Wang).
-
-    This is :func:`unlearnkit.privacy.analytic_gaussian_sigma`, with the audit's argument order.
-    """
-    check_positive("sensitivity", sensitivity)
-    check_positive("epsilon", epsilon)
-    check_probability("delta", delta, allow_zero=False, allow_one=False)
-    return float(analytic_gaussian_sigma(epsilon=epsilon, delta=delta, sensitivity=sensitivity))
-
-
-@dataclass(frozen=True, kw_only=True)
-class GaussianMechanism:
-    """``center + N(0, sigma^2 I_d)``: the simplest thing a certificate can be about.
-
-    Two of these with centres ``sensitivity`` apart are exactly the pair every output-perturbation
-    certificate (D2D, R2D, Newton, PDUDT) reasons about: the unlearned model and the retrained one, each
-    plus the same noise.
-    """
-
-    center: tuple[float, ...]
-    sigma: float
-
-    def __post_init__(self) -> None:
-        check_positive("sigma", self.sigma)
-        if len(self.center) == 0:
-            raise ValueError("center=() is empty: give at least one coordinate")
-
-    def __call__(self, n: int, generator: torch.Generator) -> torch.Tensor:
-        c = torch.tensor(self.center, dtype=torch.float64, device=generator.device)
-        return c + gaussian_noise(c, self.sigma, generator, shape=(n, c.numel()))
-
-
-def per_trial(fn: Callable[[torch.Generator], torch.Tensor]) -> Mechanism:
-    """Wrap a one-output mechanism ``fn(generator) -> (d,)`` (e.g. train, then unlearn) as a batched one.
-
-    Each trial gets its own generator, seeded from the caller's generator, so trials are independent and
-    the whole audit is reproducible from one seed.
-    """
-
-    def sample(n: int, generator: torch.Generator) -> torch.Tensor:
-        seeds = torch.randint(0, 2**62, (n,), generator=generator, device=generator.device).tolist()
-        outs = []
-        for s in seeds:
-            g = torch.Generator(device=generator.device)
-            g.manual_seed(int(s))
-            outs.append(torch.as_tensor(fn(g)).detach().reshape(-1).to("cpu", torch.float64))
-        return torch.stack(outs)
-
-    sample.__name__ = getattr(fn, "__name__", "per_trial")
-    return sample
+__all__ = ["AuditConfig", "AuditResult", "audit_samples", "audit", "audit_gaussian"]
 
 
 # --------------------------------------------------------------------------------------------------------
