@@ -282,12 +282,17 @@ class Certificate:
 
     @property
     def certified(self) -> bool:
-        """True when the certificate is a finite guarantee backed by a proof (paper or sound mode)."""
-        return self.mode != "none" and math.isfinite(self.epsilon)
+        """True only for a finite guarantee we can prove (``mode="sound"``).
+
+        A paper-mode certificate reproduces a paper's printed calibration; several of those are loose or do
+        not hold (the note says which), so they never count as certified. ``mode="none"`` is a heuristic.
+        """
+        return self.mode == "sound" and math.isfinite(self.epsilon)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["constants"] = dict(self.constants)
+        d["certified"] = self.certified
         return d
 
     def __str__(self) -> str:
