@@ -29,7 +29,7 @@ from ..decentral.gradient_gossip import GradientGossipConfig, paper_storage_byte
 from ..evaluate import accuracy, mia_precision, report
 from ..graphs import dynamic
 from ..graphs.topology import erdos_renyi
-from ..methods.pdudt import CORRECTION_SCALES, PDUDT, RETRAIN_RULES, PDUDTConfig, client_noise
+from ..methods.pdudt import CORRECTION_SCALES, PDUDT, RETRAIN_RULES, PDUDTConfig, client_noise, lemma_coverage
 from ..models import FlatParams, make_model
 
 __all__ = ["SCHEDULES", "PDUDTExperiment", "make_schedule_for", "leaver_owns_class", "run_pdudt_experiment",
@@ -294,25 +294,30 @@ def sigma_sweep(rep: dict, sigmas: Any, *, seed: int = 0) -> dict[str, list[floa
     return out
 
 
-def rule_scale_sweep(rep: dict, *, sigma: float = 0.0, seed: int = 0) -> dict[str, dict[str, float]]:
+def rule_scale_sweep(rep: dict, *, sigma: float = 0.0, seed: int = 0) -> dict[str, dict[str, Any]]:
     """Our choices where the paper is silent, side by side: every retrain rule x correction scale.
 
     Unlearns the leaver of an experiment report (:func:`run_pdudt_experiment`, full-history cache) once per
     pair (digest 2.1 options A and B; digest P2), each with a fresh generator seeded ``seed``, and returns,
-    keyed ``"rule / scale"``, the size of the correction and the distance of the average unlearned model to
-    the average retrained one (before its noise). Printable with :func:`unlearnkit.evaluate.format_report`.
+    keyed ``"rule / scale"``, the size of the correction, the distance of the average unlearned model to
+    the average retrained one (before its noise), and whether a certified-noise run of that row would be
+    covered by the paper's statement (``paper_mode``: ``"paper"`` or ``"none"``, not certified) and by our
+    sound mode (``sound_mode``), from :func:`unlearnkit.methods.pdudt.lemma_coverage`. Printable with
+    :func:`unlearnkit.evaluate.format_report`; measured in :mod:`unlearnkit.experiments.pdudt_gap`.
     """
     import unlearnkit as uk
 
     retrained = rep["theta"]["t1"]["retrain"].mean(0)
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, dict[str, Any]] = {}
     for rule in RETRAIN_RULES:
         for scale in CORRECTION_SCALES:
             r = PDUDT().unlearn(rep["state"], rep["request"],
                                 PDUDTConfig(retrain_rule=rule, correction_scale=scale, sigma=sigma),
                                 generator=uk.make_generator(seed))
             out[f"{rule} / {scale}"] = {"correction_norm": float(r.extras["correction"].norm()),
-                                        "dist_to_retrain": float((r.params.mean(0) - retrained).norm())}
+                                        "dist_to_retrain": float((r.params.mean(0) - retrained).norm()),
+                                        **{f"{m}_mode": m if lemma_coverage(scale, m)[0] else "none"
+                                           for m in ("paper", "sound")}}
     return out
 
 

@@ -5,7 +5,7 @@ Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies"
 - :mod:`~unlearnkit.methods.pdudt.algorithm`: :class:`PDUDTConfig` and :class:`PDUDT` (Algorithm 2, lines
   9-16), the per-client noise :func:`client_noise`;
 - :mod:`~unlearnkit.methods.pdudt.certify`: Theorem 4.9's gap bound and Corollary 4.10's noise and certificate
-  (pure maths, paper and sound mode);
+  (pure maths, paper and sound mode) and :func:`lemma_coverage`, which corrections that bound covers;
 - Eqs. (7) to (9) (residuals, weights, correction, the retrain rules and correction scales) live in
   :mod:`unlearnkit.decentral.correction`, shared with the gradient-gossip caches, and are re-exported here.
 
@@ -15,14 +15,14 @@ the membership-inference metric of Table 3 is :func:`unlearnkit.evaluate.mia_pre
 
 from ...decentral.correction import (CORRECTION_SCALES, RETRAIN_RULES, correction, history_correction,
                                      reconstruct_models, residuals, retrain_mixing, round_weights)
-from .algorithm import PDUDT, PDUDTConfig, client_noise
-from .certify import (NOISE_MODES, GapBound, GapConstants, bun_steinke_epsilon, gap_bound, pdudt_certificate,
-                      pdudt_sigma, step_size_limit)
+from .algorithm import PDUDT, PDUDTConfig, client_noise, measured_rho
+from .certify import (NOISE_MODES, GapBound, GapConstants, bun_steinke_epsilon, gap_bound, lemma_coverage,
+                      pdudt_certificate, pdudt_sigma, step_size_limit)
 
 __all__ = [
-    "PDUDT", "PDUDTConfig", "client_noise",
+    "PDUDT", "PDUDTConfig", "client_noise", "measured_rho",
     "NOISE_MODES", "GapConstants", "GapBound", "step_size_limit", "gap_bound", "bun_steinke_epsilon",
-    "pdudt_sigma", "pdudt_certificate",
+    "pdudt_sigma", "lemma_coverage", "pdudt_certificate",
     "RETRAIN_RULES", "CORRECTION_SCALES", "retrain_mixing", "residuals", "round_weights", "correction",
     "history_correction", "reconstruct_models",
 ]

@@ -32,12 +32,28 @@ from torch import Tensor
 
 from ..._validate import check_choice, check_int, check_positive, check_range
 from ...core import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
-from ...decentral.correction import CORRECTION_SCALES, RETRAIN_RULES, history_correction, reconstruct_models
+from ...decentral.correction import (CORRECTION_SCALES, RETRAIN_RULES, history_correction, reconstruct_models,
+                                     retrain_mixing)
 from ...decentral.gradient_gossip import RunningSumCache
+from ...graphs.mixing import slem
 from ...privacy.noise import gaussian_noise
 from .certify import NOISE_MODES, GapConstants, pdudt_certificate
 
-__all__ = ["client_noise", "PDUDTConfig", "PDUDT"]
+__all__ = ["client_noise", "measured_rho", "PDUDTConfig", "PDUDT"]
+
+
+def measured_rho(W: Tensor, leaver: int, retrain_rule: str = "recompute", *,
+                 mixing_rule: str = "metropolis") -> tuple[float, float]:
+    """``(rho1, rho2)`` of Assumption 4.8 on a stored history: the largest second eigenvalue modulus of the
+    rounds' ``W^t`` and of the retrain rule's ``W~^t`` (on the ``n - 1`` remaining clients), over ``W (T, n, n)``.
+
+    The certificate checks the :class:`GapConstants` against them: ``rho2`` depends on the retrain rule.
+    """
+    keep = [i for i in range(int(W.shape[-1])) if i != leaver]
+    Wt = retrain_mixing(W, leaver, retrain_rule, mixing_rule=mixing_rule)[:, keep][:, :, keep]
+    r1 = max(slem(w) for w in W.detach().cpu().double().numpy())
+    r2 = max(slem(w) for w in Wt.detach().cpu().double().numpy())
+    return min(float(r1), 1.0), min(float(r2), 1.0)  # a stochastic matrix has slem <= 1; float32 round-off
 
 
 def client_noise(n_remaining: int, d: int, sigma: float, *, generator: torch.Generator,
@@ -202,9 +218,14 @@ class PDUDT:
                     theta = reconstruct_models(theta0.to(g.dtype), W, g, lr).to(params.dtype)
             corr = corr.to(device=params.device, dtype=params.dtype)
             corrected = theta[keep] - corr[keep].to(params.dtype)
+            rho = None
+            if config.noise == "certified" and not isinstance(cache, RunningSumCache):
+                rho = measured_rho(cache.W[:t1], k, config.retrain_rule, mixing_rule=mixing_rule)
+                extras["measured_rho"] = rho
             cert = pdudt_certificate(lr=lr, t1=t1, n=n, constants=config.constants, noise=config.noise,
                                      mode=config.mode, epsilon=config.epsilon, beta=config.beta,
-                                     sigma=config.sigma if config.noise == "manual" else None)
+                                     sigma=config.sigma if config.noise == "manual" else None,
+                                     correction_scale=config.correction_scale, measured_rho=rho)
             z = client_noise(n - 1, d, cert.sigma or 0.0, generator=generator, dtype=params.dtype,
                              device=params.device)
             out = corrected + z

@@ -8,7 +8,19 @@ Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies"
   line 14), in ``mode="paper"`` (the paper's zCDP calibration with ``d1`` taken as a sensitivity) or
   ``mode="sound"`` (a Markov tail on the expected ``d1`` plus the analytic Gaussian mechanism);
   :func:`bun_steinke_epsilon` is its inverse in epsilon.
-- :func:`pdudt_certificate`: the :class:`~unlearnkit.core.Certificate` of Corollary 4.10.
+- :func:`pdudt_certificate`: the :class:`~unlearnkit.core.Certificate` of Corollary 4.10, issued only for a
+  correction the bound covers (:func:`lemma_coverage`) and only when the spectral constants bound the rounds.
+
+Which correction the bound covers (paper, Appendix D, Eq. 50). Lemma B.2 and Corollary 4.10 are *stated* for
+Algorithm 2, i.e. Eq. (9) with the convex weights ``p_i^t`` of Eq. (8) (and PDUDT(ES), Eq. 52). The *proof*
+bounds ``E||sum_t p_i^t delta_i^t||^2 <= t1 sum_t (p_i^t)^2 E||delta_i^t||^2 <= t1 sum_t E||delta_i^t||^2``
+(Cauchy-Schwarz, then ``p_i^t <= 1``; the ``t1`` is confirmed by the printed ``t1^2 I1'`` and ``I3' = 36 eta n
+t1 + ...``): the only property of the weights it uses is ``0 <= w_i^t <= 1``. So ``mode="paper"`` (a
+reproduction of what the paper states) covers ``correction_scale="paper"`` only, while ``mode="sound"`` covers
+every scale of :mod:`unlearnkit.decentral.correction`: ``"paper"``, ``"sum"`` (``w = 1``) and ``"none"``
+(``w = 0``; Theorem 4.9's triangle inequality then needs only ``B1 <= d1``). Either retrain rule is covered:
+both give a symmetric doubly-stochastic ``W~`` (Assumption 4.7), provided ``rho2`` bounds *that* ``W~`` and the
+reference (perturbed retraining) retrains with the same ``W~``.
 
 The paper writes the failure probability of its Definition 4.3 as ``beta`` (``delta`` names the residuals of
 Eq. 7); the certificate stores it in its ``delta`` field. Plain numbers in, plain numbers out: no torch.
@@ -26,9 +38,11 @@ from ...privacy.gaussian import analytic_gaussian_sigma, zcdp_gaussian_sigma
 from ...privacy.linear_rdp import linear_rdp_epsilon
 
 __all__ = ["NOISE_MODES", "GapConstants", "GapBound", "step_size_limit", "gap_bound", "bun_steinke_epsilon",
-           "pdudt_sigma", "pdudt_certificate"]
+           "pdudt_sigma", "lemma_coverage", "pdudt_certificate"]
 
 NOISE_MODES = ("certified", "manual")
+# the correction scales of unlearnkit.decentral.correction (which imports torch; this module may not)
+_SCALES = ("paper", "sum", "none")
 
 
 def _check_beta(beta: float) -> float:
@@ -198,17 +212,55 @@ def pdudt_sigma(d1: float, epsilon: float, beta: float, mode: str = "paper") -> 
     return float(analytic_gaussian_sigma(epsilon, beta - gamma, sensitivity=d1 / math.sqrt(gamma)))
 
 
+def lemma_coverage(correction_scale: str, mode: str) -> tuple[bool, str]:
+    """Whether Theorem 4.9's ``d1`` bounds the gap for this correction, read as ``mode`` reads the paper.
+
+    Returns ``(covered, reason)``. ``mode="paper"`` takes the paper's statements (Lemma B.2, Thm 4.9, Cor. 4.10
+    are about Algorithm 2): only ``"paper"`` (Eq. 9, convex weights). ``mode="sound"`` takes the proof of Lemma
+    B.2 (Eq. 50), which uses only ``0 <= w_i^t <= 1``: ``"paper"``, ``"sum"`` and ``"none"`` (module docstring).
+    """
+    check_choice("correction_scale", correction_scale, _SCALES)
+    check_choice("mode", mode, ("paper", "sound"))
+    if correction_scale == "paper":
+        return True, "Eq. (9), the convex weights of Eq. (8): the correction Lemma B.2 and Cor. 4.10 are stated for"
+    if mode == "paper":
+        return False, (f"correction_scale={correction_scale!r} is not Algorithm 2: Lemma B.2, Theorem 4.9 and "
+                       f"Corollary 4.10 are stated for Eq. (9)'s convex weights only, so the paper's calibration "
+                       f"claims nothing for it (mode='sound' covers it: the proof of Lemma B.2 uses only weights "
+                       f"in [0, 1])")
+    if correction_scale == "sum":
+        return True, ("weights 1 (correction_scale='sum'): the proof of Lemma B.2 (Eq. 50, Cauchy-Schwarz then "
+                      "p <= 1) uses only weights in [0, 1], so B2 bounds sum_t delta_i^t too")
+    return True, ("no correction (correction_scale='none'): Theorem 4.9's triangle inequality needs only B1 <= d1 "
+                  "(Lemma B.1)")
+
+
+def _check_rho(constants: GapConstants, measured_rho: Optional[tuple[float, float]]) -> Optional[str]:
+    # the spectral constants must bound every round's W^t and the W~^t of the retrain rule in use (Assumption 4.8)
+    if measured_rho is None:
+        return None
+    bad = [f"{name}={getattr(constants, name):g} < {m:.4g} measured on the cached rounds"
+           for name, m in zip(("rho1", "rho2"), measured_rho) if getattr(constants, name) < m - 1e-9]
+    return "; ".join(bad) or None
+
+
 def pdudt_certificate(*, lr: float, t1: int, n: int, constants: Optional[GapConstants], noise: str = "certified",
                       mode: str = "paper", epsilon: float = 1.0, beta: float = 1e-5,
-                      sigma: Optional[float] = None) -> Certificate:
+                      sigma: Optional[float] = None, correction_scale: str = "paper",
+                      measured_rho: Optional[tuple[float, float]] = None) -> Certificate:
     """The :class:`~unlearnkit.core.Certificate` of Corollary 4.10 for PDUDT and PDUDT(ES).
 
-    ``noise="certified"``: sigma from ``d1`` (Theorem 4.9) in ``mode`` ``"paper"`` or ``"sound"``.
+    ``noise="certified"``: sigma from ``d1`` (Theorem 4.9) in ``mode`` ``"paper"`` or ``"sound"``, for a
+    ``correction_scale`` the bound covers in that mode (:func:`lemma_coverage`); any other scale, or
+    ``constants`` whose ``rho1``/``rho2`` are below ``measured_rho`` (the largest second eigenvalue moduli of
+    the cached ``W^t`` and of the retrain rule's ``W~^t``), gives ``mode="none"``, ``epsilon=inf`` and a note
+    saying why. Paper-mode certificates do not hold (``d1`` bounds an expected distance) and say so.
     ``noise="manual"``: the given ``sigma`` (the paper's experiments sweep 0.001 to 0.015 and never compute
     ``d1``, digest P7); the certificate says "not certified" (``mode="none"``, ``epsilon=inf``) and, when
     ``constants`` are given, notes the epsilon the paper's bound would grant at that sigma.
     """
     check_choice("noise", noise, NOISE_MODES)
+    check_choice("correction_scale", correction_scale, _SCALES)
     mechanism = "Gaussian output perturbation of the average of n-1 client models"
     source = "Qiao et al. 2025, Thm 4.9 + Cor. 4.10 (Def 4.3 Gaussian mechanism)"
     if noise == "manual":
@@ -229,15 +281,29 @@ def pdudt_certificate(*, lr: float, t1: int, n: int, constants: Optional[GapCons
     if constants is None:
         raise ValueError("constants=None: noise='certified' needs GapConstants (L, sigma_1^2, sigma_2^2, "
                          "Delta_f, Delta_f_tilde, rho1, rho2)")
+    check_choice("mode", mode, ("paper", "sound"))
+    covered, why = lemma_coverage(correction_scale, mode)
+    bad_rho = _check_rho(constants, measured_rho)
     bound = gap_bound(lr=lr, t1=t1, n=n, constants=constants, mode=mode)
     s = pdudt_sigma(bound.d1, epsilon, beta, mode)
-    consts = {**constants.as_dict(), "lr": lr, "t1": t1, "n": n, "B1": bound.B1, "B2": bound.B2, "d1": bound.d1}
+    consts = {**constants.as_dict(), "lr": lr, "t1": t1, "n": n, "B1": bound.B1, "B2": bound.B2, "d1": bound.d1,
+              "correction_scale": correction_scale}
+    if not covered or bad_rho:
+        # the noise of the mode's calibration is still added (not silently dropped), but it certifies nothing
+        reason = why if not covered else (f"the spectral constants do not bound the rounds ({bad_rho}), so "
+                                          f"Assumption 4.8 and with it d1 fail")
+        return Certificate(epsilon=math.inf, delta=beta, sigma=float(s), mechanism=mechanism, source=source,
+                           mode="none", constants={**consts, "calibration_mode": mode},
+                           note=(f"not certified ({mode} mode, correction_scale={correction_scale!r}): {reason}; "
+                                 f"sigma={s:.4g} is the {mode}-mode calibration, added but certifying nothing"))
+    covers = (f"covers only the average of the n-1 models, for correction_scale={correction_scale!r} ({why}), "
+              f"against perturbed retraining with the same retrain rule W~")
     if mode == "paper":
-        note = ("covers only the average of the n-1 models; d1 bounds an expected distance, "
-                "treated as deterministic as in the paper")
+        note = (f"does not hold as stated: d1 bounds an expected distance sqrt(E||gap||^2), not a worst case, and "
+                f"the paper treats it as a deterministic sensitivity (use mode='sound'); {covers}")
     else:
-        note = ("covers only the average of the n-1 models; Markov tail (beta/2) turns the expected "
-                "d1 into a high-probability sensitivity, analytic Gaussian for the rest")
+        note = (f"{covers}; Markov tail (beta/2) turns the expected d1 into a high-probability sensitivity, "
+                f"analytic Gaussian for the rest; assumes the constants of Assumptions 4.5 to 4.8 hold")
     return Certificate(epsilon=float(epsilon), delta=float(beta), sigma=float(s), mechanism=mechanism,
                        source=source + (" [sound: Markov + analytic Gaussian]" if mode == "sound" else ""),
                        mode=mode, constants=consts, note=note)
