@@ -7,7 +7,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -91,30 +91,54 @@ def _print_result(result: dict) -> None:
         print("  certificate: none (heuristic)")
 
 
-def _run(args: argparse.Namespace) -> int:
-    from unlearnkit.experiments import get_method
+def _fail(exc: BaseException | str, code: int) -> int:
+    """One line on stderr, no traceback."""
+    print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+    return code
+
+
+def _guarded(work: Callable[[], int]) -> int:
+    """Run ``work`` and map the package's errors to one-line messages and exit codes.
+
+    2: a bad argument (ValueError, including a bad --out); 3: a dataset is missing or corrupt; 4: another
+    input/output error (a full disk, say).
+    """
+    from unlearnkit.data import DatasetCorruptError, DatasetUnavailableError
 
     try:
+        return work()
+    except (DatasetCorruptError, DatasetUnavailableError) as exc:
+        return _fail(exc, 3)
+    except ValueError as exc:
+        return _fail(exc, 2)
+    except OSError as exc:
+        return _fail(f"input/output error: {exc}", 4)
+
+
+def _run(args: argparse.Namespace) -> int:
+    def work() -> int:
+        import unlearnkit as uk
+        from unlearnkit._io import atomic_write_text, ensure_writable_dir, retire_stale
+        from unlearnkit._validate import check_choice
+        from unlearnkit.experiments import get_method
+
         spec = get_method(args.method)
+        check_choice("profile", args.profile, tuple(spec.profiles))
+        out = ensure_writable_dir(args.out)  # before any work: a bad --out fails now, not after the run
+        retire_stale(out / "result.json")  # an interrupted run must not leave an old result that looks current
         t0 = time.perf_counter()
         result = spec.run(args.profile, seed=args.seed, progress=not args.no_progress)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except Exception as exc:
-        from unlearnkit.data import DatasetUnavailableError
+        result.setdefault("wall_seconds", time.perf_counter() - t0)
+        result.setdefault("seed", args.seed)
+        result.setdefault("profile", args.profile)
+        result["unlearnkit_version"] = uk.__version__
+        result["status"] = "complete"
+        atomic_write_text(out / "result.json", json.dumps(result, indent=2, default=float))
+        _print_result(result)
+        print(f"\nwrote {out / 'result.json'}")
+        return 0
 
-        if isinstance(exc, DatasetUnavailableError):
-            print(f"error: {exc}", file=sys.stderr)
-            return 3
-        raise
-    result.setdefault("wall_seconds", time.perf_counter() - t0)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "result.json").write_text(json.dumps(result, indent=2, default=float))
-    _print_result(result)
-    print(f"\nwrote {out / 'result.json'}")
-    return 0
+    return _guarded(work)
 
 
 def _reproduce(args: argparse.Namespace) -> int:
@@ -123,23 +147,37 @@ def _reproduce(args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(f"error: reproduction is not available ({exc})", file=sys.stderr)
         return 2
-    try:
-        run_reproduction(args.paper, profile=args.profile, out=args.out, seed=args.seed, progress=not args.no_progress)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+
+    def work() -> int:
+        from unlearnkit._io import ensure_writable_dir, retire_stale
+        from unlearnkit._validate import check_choice
+        from unlearnkit.reproduce import REPRODUCE_PROFILES
+        from unlearnkit.reproduce.reference import PAPERS
+
+        check_choice("paper", args.paper, tuple(PAPERS))
+        check_choice("profile", args.profile, REPRODUCE_PROFILES)
+        out = ensure_writable_dir(args.out)
+        retire_stale(out / f"{args.paper}_reproduction.json")
+        run_reproduction(args.paper, profile=args.profile, out=out, seed=args.seed, progress=not args.no_progress)
+        return 0
+
+    return _guarded(work)
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from unlearnkit.benchmarks import run_benches
+    def work() -> int:
+        from unlearnkit._io import ensure_writable_file, retire_stale
+        from unlearnkit._validate import check_choice
+        from unlearnkit.benchmarks import available_benches, run_benches
 
-    try:
+        for name in args.names:
+            check_choice("bench", name, tuple(available_benches()))
+        if args.out is not None:
+            retire_stale(ensure_writable_file(args.out))
         run_benches(args.names, quick=args.quick, out=args.out)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+        return 0
+
+    return _guarded(work)
 
 
 def build_parser() -> argparse.ArgumentParser:

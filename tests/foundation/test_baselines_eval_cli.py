@@ -85,6 +85,7 @@ def test_cli_run_writes_result_json(tmp_path, method, capsys):
     assert main(["run", method, "--profile", "quick", "--out", str(tmp_path), "--no-progress"]) == 0
     res = json.loads((tmp_path / "result.json").read_text())
     assert res["method"] == method and res["profile"] == "quick" and res["dataset"] == "digits"
+    assert res["seed"] == 0 and res["unlearnkit_version"] == uk.__version__ and res["status"] == "complete"
     for key in uk.experiments.RESULT_METRICS:
         assert isinstance(res["metrics"][key], float)
     for key in ("grad_evals", "seconds", "retrain_grad_evals", "retrain_seconds"):
@@ -102,6 +103,7 @@ def test_cli_errors_are_clean(capsys):
     assert main(["run", "no_such_method", "--out", "/tmp/x"]) == 2
     assert "method='no_such_method'" in capsys.readouterr().err
     assert main(["run", "retrain", "--profile", "nope", "--out", "/tmp/x"]) == 2
+    assert "profile='nope'" in capsys.readouterr().err
 
 
 def test_cli_doctor_and_list(capsys):

@@ -99,7 +99,7 @@ def test_cifar10_parser_on_fabricated_archive(tmp_path):
         for name in [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]:
             data = rng.integers(0, 256, (4, 3072), dtype=np.uint8)
             labels[name] = rng.integers(0, 10, 4).tolist()
-            blob = pickle.dumps({b"data": data, b"labels": labels[name]})
+            blob = pickle.dumps({b"data": data, b"labels": labels[name]}, protocol=4)
             info = tarfile.TarInfo(f"cifar-10-batches-py/{name}")
             info.size = len(blob)
             tar.addfile(info, io.BytesIO(blob))

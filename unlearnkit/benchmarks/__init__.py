@@ -14,7 +14,6 @@ import platform
 import pkgutil
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .._validate import check_choice
@@ -133,7 +132,8 @@ def run_benches(names: Iterable[str] | None = None, *, quick: bool = False, out:
         report["benchmarks"][n] = {"rows": rows, "seconds": time.perf_counter() - t0}
         echo(format_table(rows))
     if out is not None:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(json.dumps(report, indent=2, default=str))
+        from .._io import atomic_write_text, ensure_writable_file
+
+        atomic_write_text(ensure_writable_file(out, name="out"), json.dumps(report, indent=2, default=str))
         echo(f"\nwrote {out}")
     return report

@@ -3,17 +3,17 @@
 Nothing downloads unless asked. ``load("mnist")`` and ``load("cifar10")`` read the standard files from a local
 folder with our own parsers (no torchvision: it has no CPU build here) and download them only with
 ``download=True``; offline or with files missing they raise :class:`DatasetUnavailableError`, whose message
-says where to put the files.
+says where to put the files. Downloads are checked against the published MD5 digests; malformed files raise
+:class:`~unlearnkit.data.parsers.DatasetCorruptError` naming the file and what is wrong.
 """
 
 from __future__ import annotations
 
-import gzip
+import hashlib
 import os
-import pickle
-import struct
 import tarfile
 import urllib.request
+import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
@@ -23,6 +23,7 @@ import torch
 from torch import Tensor
 
 from .._validate import check_choice, check_int, check_positive, check_probability
+from .parsers import DatasetCorruptError, check_labels, read_cifar10_batch, read_idx
 
 __all__ = [
     "Dataset",
@@ -31,8 +32,6 @@ __all__ = [
     "available",
     "data_root",
     "scale_to_unit_ball",
-    "read_idx",
-    "read_cifar10_batch",
     "DATASETS",
 ]
 
@@ -122,6 +121,14 @@ _MNIST_FILES = {
 _MNIST_MIRROR = "https://ossci-datasets.s3.amazonaws.com/mnist/"
 _CIFAR_ARCHIVE = "cifar-10-python.tar.gz"
 _CIFAR_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+# the published MD5 digests (torchvision's and the datasets' pages)
+_MD5 = {
+    "train-images-idx3-ubyte.gz": "f68b3c2dcbeaaa9fbdd348bbdeb94873",
+    "train-labels-idx1-ubyte.gz": "d53e105ee54ea40749a09fcbcd1e9432",
+    "t10k-images-idx3-ubyte.gz": "9fb629c4189551a2d022fa330f9573f3",
+    "t10k-labels-idx1-ubyte.gz": "ec29112dd5afa0611ce80d1b7f02629c",
+    _CIFAR_ARCHIVE: "c58f30108f718f92721af3b95e74349a",
+}
 
 
 def available(root: str | os.PathLike | None = None) -> dict[str, bool]:
@@ -132,63 +139,39 @@ def available(root: str | os.PathLike | None = None) -> dict[str, bool]:
     return {"digits": True, "synthetic": True, "mnist": mnist, "cifar10": cifar}
 
 
-def _download(url: str, dest: Path) -> None:
+def _fetch_url(url: str, dest: Path) -> None:
+    """Stream ``url`` into ``dest`` (the only function here that touches the network)."""
+    with urllib.request.urlopen(url, timeout=30) as resp, open(dest, "wb") as fh:
+        while chunk := resp.read(1 << 20):
+            fh.write(chunk)
+
+
+def _md5(path: Path) -> str:
+    h = hashlib.md5(usedforsecurity=False)
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _download(url: str, dest: Path, md5: str) -> None:
+    """Download ``url`` to ``dest`` and check its MD5 against the published ``md5``; a mismatch deletes it."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(dest.suffix + ".part")
     try:
-        with urllib.request.urlopen(url, timeout=30) as resp, open(tmp, "wb") as fh:
-            while chunk := resp.read(1 << 20):
-                fh.write(chunk)
+        _fetch_url(url, tmp)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise DatasetUnavailableError(
             f"could not download {url} ({exc}). Are you offline? Put the file at {dest} by hand "
             "and call load(...) again without download=True."
         ) from None
+    got = _md5(tmp)
+    if got != md5:
+        tmp.unlink(missing_ok=True)
+        raise DatasetCorruptError(f"the download of {url} for {dest} has MD5 {got}, expected the published {md5}: "
+                                  "deleted it (a damaged or tampered download); try again")
     tmp.replace(dest)
-
-
-# --------------------------------------------------------------------------------------------------------
-# Parsers for the standard formats
-# --------------------------------------------------------------------------------------------------------
-
-_IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"),
-               0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
-
-
-def read_idx(path: str | os.PathLike) -> np.ndarray:
-    """Parse an IDX file (optionally gzip-compressed), the format of MNIST's files.
-
-    The header is two zero bytes, a type code, the number of dimensions, then one big-endian uint32 per
-    dimension; the data follow in C order.
-    """
-    path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as fh:
-        raw = fh.read()
-    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
-        raise ValueError(f"{path} is not an IDX file (bad magic number)")
-    code, ndim = raw[2], raw[3]
-    if code not in _IDX_DTYPES:
-        raise ValueError(f"{path}: unknown IDX type code 0x{code:02x}")
-    dims = struct.unpack(f">{ndim}I", raw[4:4 + 4 * ndim])
-    dtype = np.dtype(_IDX_DTYPES[code])
-    data = np.frombuffer(raw, dtype=dtype, offset=4 + 4 * ndim)
-    expected = int(np.prod(dims)) if dims else 1
-    if data.size != expected:
-        raise ValueError(f"{path}: header says {dims} ({expected} values) but the file holds {data.size}")
-    return data.reshape(dims).astype(dtype.newbyteorder("="))
-
-
-def read_cifar10_batch(fileobj) -> tuple[np.ndarray, np.ndarray]:
-    """Parse one pickled CIFAR-10 python batch: ``(images (n, 3, 32, 32) uint8, labels (n,) int64)``."""
-    batch = pickle.load(fileobj, encoding="bytes")
-    data = batch.get(b"data", batch.get("data"))
-    labels = batch.get(b"labels", batch.get("labels"))
-    if data is None or labels is None:
-        raise ValueError("not a CIFAR-10 batch: it has no 'data' and 'labels' entries")
-    data = np.asarray(data, dtype=np.uint8).reshape(-1, 3, 32, 32)
-    return data, np.asarray(labels, dtype=np.int64)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -214,7 +197,13 @@ def _load_digits(device, seed: int, test_fraction: float = 0.25) -> Dataset:
     for c in range(10):
         idx = np.flatnonzero(y == c)
         rng.shuffle(idx)
-        test[idx[: int(round(test_fraction * len(idx)))]] = True
+        n_test = int(round(test_fraction * len(idx)))
+        if n_test == 0 or n_test == len(idx):
+            side = "training" if n_test == len(idx) else "test"
+            raise ValueError(f"test_fraction={test_fraction!r} leaves class {c} with no {side} rows ({len(idx)} "
+                             f"samples, {n_test} to test): choose test_fraction in about "
+                             f"[{0.5 / len(idx):.3f}, {1 - 0.5 / len(idx):.3f}] for the digits")
+        test[idx[:n_test]] = True
     tr, te = np.flatnonzero(~test), np.flatnonzero(test)
     return Dataset("digits", *_tensors(x[tr], y[tr], x[te], y[te], device), n_classes=10, input_shape=(1, 8, 8),
                    info={"source": "scikit-learn load_digits (UCI optdigits test set), bundled, offline",
@@ -255,7 +244,7 @@ def _load_mnist(device, root: Path, download: bool) -> Dataset:
     missing = [f for f in _MNIST_FILES.values() if not (folder / f).exists()]
     if missing and download:
         for f in missing:
-            _download(_MNIST_MIRROR + f, folder / f)
+            _download(_MNIST_MIRROR + f, folder / f, _MD5[f])
         missing = []
     if missing:
         raise DatasetUnavailableError(
@@ -264,10 +253,50 @@ def _load_mnist(device, root: Path, download: bool) -> Dataset:
             "with an mnist/ subfolder), or call load('mnist', download=True) when online (as on Binder)."
         )
     arrays = {k: read_idx(folder / f) for k, f in _MNIST_FILES.items()}
+    for split in ("train", "test"):
+        images, path = arrays[f"x_{split}"], folder / _MNIST_FILES[f"x_{split}"]
+        if images.dtype != np.uint8 or images.ndim != 3 or images.shape[1:] != (28, 28) or not len(images):
+            raise DatasetCorruptError(f"{path}: expected uint8 images of shape (n >= 1, 28, 28), got "
+                                      f"{images.dtype} {images.shape}")
+        arrays[f"y_{split}"] = check_labels(str(folder / _MNIST_FILES[f"y_{split}"]), arrays[f"y_{split}"],
+                                            len(images))
     x_tr = arrays["x_train"].astype(np.float32)[:, None] / 255.0
     x_te = arrays["x_test"].astype(np.float32)[:, None] / 255.0
     return Dataset("mnist", *_tensors(x_tr, arrays["y_train"], x_te, arrays["y_test"], device), n_classes=10,
                    input_shape=(1, 28, 28), info={"source": str(folder), "scaling": "pixel / 255 -> [0, 1]"})
+
+
+def _read_cifar_batches(archive: Path, unpacked: Path, names: list[str]) -> tuple[dict, dict]:
+    """The named batches from the unpacked folder (if present) or the archive; corrupt input is refused."""
+    xs, ys = {}, {}
+    if unpacked.is_dir():
+        for name in names:
+            path = unpacked / name
+            if not path.is_file():
+                raise DatasetCorruptError(f"{path} is {'a folder' if path.is_dir() else 'missing'}: the unpacked "
+                                          "CIFAR-10 folder needs data_batch_1..5 and test_batch as files; re-download")
+            with open(path, "rb") as fh:
+                xs[name], ys[name] = read_cifar10_batch(fh, source=str(path))
+        return xs, ys
+    if archive.is_dir():
+        raise DatasetCorruptError(f"{archive} is a folder, not a file: put the CIFAR-10 python archive there")
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            for member in tar:
+                name = Path(member.name).name
+                if name not in names:
+                    continue
+                if not member.isfile():
+                    raise DatasetCorruptError(f"{archive}: member {member.name} is not a regular file")
+                with tar.extractfile(member) as fh:
+                    xs[name], ys[name] = read_cifar10_batch(fh, source=f"{archive}:{member.name}")
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
+        raise DatasetCorruptError(f"{archive} is not a readable tar.gz archive or is truncated "
+                                  f"({type(exc).__name__}: {exc}); re-download it") from None
+    missing = [n for n in names if n not in xs]
+    if missing:
+        raise DatasetCorruptError(f"{archive} lacks the batches {missing} (truncated or not CIFAR-10): re-download it")
+    return xs, ys
 
 
 def _load_cifar10(device, root: Path, download: bool) -> Dataset:
@@ -281,26 +310,16 @@ def _load_cifar10(device, root: Path, download: bool) -> Dataset:
                 f"unpacked folder {unpacked}. Put it there (or set UNLEARNKIT_DATA), or call "
                 "load('cifar10', download=True) when online (as on Binder)."
             )
-        _download(_CIFAR_URL, archive)
+        _download(_CIFAR_URL, archive, _MD5[_CIFAR_ARCHIVE])
     train_names = [f"data_batch_{i}" for i in range(1, 6)]
-    xs, ys = {}, {}
-    if unpacked.is_dir():
-        for name in [*train_names, "test_batch"]:
-            with open(unpacked / name, "rb") as fh:
-                xs[name], ys[name] = read_cifar10_batch(fh)
-    else:
-        with tarfile.open(archive, "r:gz") as tar:
-            for member in tar.getmembers():
-                name = Path(member.name).name
-                if name in [*train_names, "test_batch"]:
-                    xs[name], ys[name] = read_cifar10_batch(tar.extractfile(member))
-    missing = [n for n in [*train_names, "test_batch"] if n not in xs]
-    if missing:
-        raise DatasetUnavailableError(f"CIFAR-10 archive at {folder} lacks {missing}: re-download it")
+    xs, ys = _read_cifar_batches(archive, unpacked, [*train_names, "test_batch"])
+    if not sum(len(ys[n]) for n in train_names) or not len(ys["test_batch"]):
+        raise DatasetCorruptError(f"CIFAR-10 at {folder}: the training or the test batches hold no images")
     x_tr = np.concatenate([xs[n] for n in train_names]).astype(np.float32) / 255.0
     y_tr = np.concatenate([ys[n] for n in train_names])
     mean = x_tr.mean(axis=(0, 2, 3), keepdims=True)
     std = x_tr.std(axis=(0, 2, 3), keepdims=True)
+    std = np.where(std > 1e-6, std, 1.0)  # a constant channel is centred, not divided by zero
     x_te = (xs["test_batch"].astype(np.float32) / 255.0 - mean) / std
     x_tr = (x_tr - mean) / std
     return Dataset("cifar10", *_tensors(x_tr, y_tr, x_te, ys["test_batch"], device), n_classes=10,

@@ -210,27 +210,32 @@ def run_reproduction(paper: str, *, profile: str = "quick", out: str | Path | No
 
 
 def _write(report: dict[str, Any], out: Path) -> list[str]:
+    """Write the report's files atomically; ``plotly.min.js`` is rewritten when it differs from plotly's own."""
+    from plotly.offline import get_plotlyjs
+
+    from .._io import atomic_write_text, ensure_writable_dir, sync_file
     from ..benchmarks import machine_info
     from ..viz.capstone import reproduction_figure, reproduction_table
 
-    out.mkdir(parents=True, exist_ok=True)
-    files = []
+    ensure_writable_dir(out, name="out")
     payload = dict(report, machine=machine_info())
     payload.pop("files", None)
+    payload["unlearnkit_version"] = payload["machine"].get("unlearnkit")
     key = report["paper"]  # one folder can hold all five papers' results side by side
-    p = out / f"{key}_reproduction.json"
-    p.write_text(json.dumps(payload, indent=2, default=_json_default))
-    files.append(str(p))
-    p = out / f"{key}_comparison.md"
-    p.write_text(f"# {report['title']}\n\nProfile `{report['profile']}`, seed {report['seed']}.\n\n"
-                 + "\n".join(f"- {m}" for m in report["messages"]) + "\n\n```\n" + format_rows(report["rows"]) + "\n```\n")
-    files.append(str(p))
+    md = (f"# {report['title']}\n\nProfile `{report['profile']}`, seed {report['seed']}.\n\n"
+          + "\n".join(f"- {m}" for m in report["messages"]) + "\n\n```\n" + format_rows(report["rows"]) + "\n```\n")
+    # a truncated plotly.min.js from an interrupted run is repaired (plotly itself skips an existing file)
+    sync_file(out / "plotly.min.js", get_plotlyjs().encode("utf-8"))
     title = f"{report['paper']} ({report['profile']} profile): paper vs ours"
-    for name, fig in ((f"{key}_comparison_table.html", reproduction_table(report["rows"], title=title)),
-                      (f"{key}_comparison.html", reproduction_figure(report["rows"], title=title))):
-        fig.write_html(out / name, include_plotlyjs="directory", full_html=True)
-        files.append(str(out / name))
-    return files
+    html = {name: fig.to_html(include_plotlyjs="directory", full_html=True) for name, fig in (
+        (f"{key}_comparison_table.html", reproduction_table(report["rows"], title=title)),
+        (f"{key}_comparison.html", reproduction_figure(report["rows"], title=title)))}
+    md_path = atomic_write_text(out / f"{key}_comparison.md", md)
+    html_paths = [atomic_write_text(out / name, page) for name, page in html.items()]
+    # the JSON last: when it is there, every other file of this run is complete
+    json_path = atomic_write_text(out / f"{key}_reproduction.json",
+                                  json.dumps(payload, indent=2, default=_json_default))
+    return [str(p) for p in (json_path, md_path, *html_paths)]
 
 
 def _json_default(o: Any) -> Any:
