@@ -50,13 +50,20 @@ def central_profile(name: str) -> CentralProfile:
 
 
 def profile_constants(name: str, state: TrainedState, *, generator: torch.Generator) -> Constants:
-    """Analytic constants for the convex profiles, estimated ("not certified") ones for the MLP."""
-    from ..constants import estimate_constants, logistic_constants, softmax_constants
+    """Analytic constants for the convex profiles, estimated ("not certified") ones for the MLP.
 
+    ``F0`` is evaluated where training starts: the models' seeded (data-independent) initialisation has a
+    norm > 0, where the per-sample loss exceeds its value at ``w0 = 0`` (2.50 > ln 10 = 2.30 on ``"quick"``),
+    so the constants are built for ``||w0|| <= ||state.extras["init"]||``.
+    """
+    from ..constants import estimate_constants, logistic_constants, softmax_constants
+    from ..methods.descend_rewind import initial_norm
+
+    r0 = initial_norm(state) or 0.0
     if name == "synthetic":
-        return logistic_constants(lam=LAM, radius=RADIUS, bias=True)
+        return logistic_constants(lam=LAM, radius=RADIUS, bias=True, init_norm=r0)
     if name == "quick":
-        return softmax_constants(n_classes=state.dataset.n_classes, lam=LAM, radius=RADIUS, bias=True)
+        return softmax_constants(n_classes=state.dataset.n_classes, lam=LAM, radius=RADIUS, bias=True, init_norm=r0)
     x, y = state.dataset.train_subset(state.train_indices[:128])
     return estimate_constants(state.flat, x, y, radius=RADIUS, weight_decay=LAM, n_points=4, n_samples=128,
                               generator=generator)
