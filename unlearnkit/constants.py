@@ -10,6 +10,10 @@ from three numbers:
 - ``mu`` the strong-convexity constant,
 
 and, for the unprojected derived bounds, ``F0`` a bound on every per-sample loss at the initial point.
+``F0`` is a bound *at a set of initial points*: ``{||w0|| <= init_norm}`` (``init_norm=0``: only at ``w0 = 0``),
+so a certificate must check that training actually started there (``Constants.init_norm``). The constants
+also record the L2 weight they include (``Constants.weight_decay``): ``G``, ``L`` and ``mu`` of a regularised
+loss are only those of the training objective when the training adds exactly that weight.
 
 A certificate is only valid when these constants do **not** depend on the data values (digest 003, P5:
 "Delta must not encode data"). For logistic regression on features in the unit ball they are known in closed
@@ -54,7 +58,15 @@ class Constants:
         Per-sample strong convexity (0 when merely convex, ``nan``-free: nonconvex losses use 0 too and
         ``regime="nonconvex"``).
     F0:
-        Bound on ``f(w0; z)`` at the initial point ``w0`` (``ln 2`` for logistic loss at ``w0 = 0``).
+        Bound on the per-sample loss ``f(w0; z)`` (the regulariser included) for every sample ``z`` and every
+        initial point with ``||w0|| <= init_norm`` (``ln 2`` for logistic loss at ``w0 = 0``).
+    init_norm:
+        Largest initial-point norm at which ``F0`` holds (default 0: ``F0`` is the value at ``w0 = 0``).
+        Certificates whose bound uses ``F0`` are not certified when training starts outside this ball.
+    weight_decay:
+        The L2 weight ``lambda`` (loss ``+ lambda/2 ||w||^2``) that ``G``, ``L``, ``mu`` and ``F0`` include;
+        a certificate needs the training's ``weight_decay`` to equal it. ``None``: not recorded, taken to be
+        ``mu`` (the strong convexity of an L2-regularised convex loss is its weight).
     radius:
         Radius of the projection ball the bounds hold on (``inf``: unprojected; then ``G`` may be ``inf``).
     regime:
@@ -73,6 +85,8 @@ class Constants:
     regime: str = "convex"
     certified: bool = True
     source: str = ""
+    init_norm: float = 0.0
+    weight_decay: float | None = None
     extras: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -87,9 +101,18 @@ class Constants:
             raise ValueError(f"mu={self.mu!r} must be > 0 for regime='strongly_convex'")
         if self.mu > self.L:
             raise ValueError(f"mu={self.mu!r} exceeds L={self.L!r}: a mu-strongly convex L-smooth loss has mu <= L")
+        check_positive("init_norm", self.init_norm, allow_zero=True)
+        if self.weight_decay is not None:
+            check_positive("weight_decay", self.weight_decay, allow_zero=True)
+
+    @property
+    def assumed_weight_decay(self) -> float:
+        """The L2 weight the training must add for these constants to hold (``weight_decay``, else ``mu``)."""
+        return self.mu if self.weight_decay is None else self.weight_decay
 
     def as_dict(self) -> dict[str, float]:
-        return {"G": self.G, "L": self.L, "mu": self.mu, "F0": self.F0, "R": self.radius}
+        return {"G": self.G, "L": self.L, "mu": self.mu, "F0": self.F0, "R": self.radius,
+                "init_norm": self.init_norm, "weight_decay": self.assumed_weight_decay}
 
 
 def _feature_norm(x_norm: float, bias: bool) -> float:
@@ -98,7 +121,7 @@ def _feature_norm(x_norm: float, bias: bool) -> float:
 
 
 def logistic_constants(*, lam: float = 0.0, radius: float = math.inf, x_norm: float = 1.0,
-                       bias: bool = False) -> Constants:
+                       bias: bool = False, init_norm: float = 0.0) -> Constants:
     """Binary logistic loss ``log(1 + exp(-s <w, x>)) + lam/2 ||w||^2`` with ``||x|| <= x_norm``.
 
     Analytic (certified) constants, digest 003 P5:
@@ -106,7 +129,8 @@ def logistic_constants(*, lam: float = 0.0, radius: float = math.inf, x_norm: fl
     - gradient ``-s sigmoid(-s<w,x>) x + lam w`` has norm ``<= x_norm + lam * radius`` (``G``),
     - Hessian ``sigmoid'(.) x x^T + lam I`` with ``sigmoid' <= 1/4`` gives ``L = x_norm^2 / 4 + lam``,
     - ``mu = lam`` (strongly convex when ``lam > 0``, convex otherwise),
-    - ``F0 = ln 2`` at ``w0 = 0`` (plus nothing from the regulariser there).
+    - ``F0 = ln 2`` at ``w0 = 0`` (plus nothing from the regulariser there); for any ``||w0|| <= init_norm = r``,
+      ``f(w0; z) <= ln(1 + exp(a r)) + lam r^2 / 2`` (``|<w0, x>| <= a r``), which is the ``F0`` returned.
 
     With ``bias=True`` the intercept is treated as a feature of value 1 (it is regularised like the weights,
     as unlearnkit's ``FlatParams.loss`` does).
@@ -115,28 +139,34 @@ def logistic_constants(*, lam: float = 0.0, radius: float = math.inf, x_norm: fl
     check_positive("x_norm", x_norm)
     if not (radius > 0):
         raise ValueError(f"radius={radius!r} is out of range: expected radius in (0, inf]")
+    check_positive("init_norm", init_norm, allow_zero=True)
     a = _feature_norm(x_norm, bias)
     G = a + lam * radius
-    return Constants(G=G, L=a * a / 4.0 + lam, mu=lam, F0=math.log(2.0), radius=radius,
-                     regime="strongly_convex" if lam > 0 else "convex",
+    F0 = math.log1p(math.exp(a * init_norm)) + 0.5 * lam * init_norm**2 if init_norm else math.log(2.0)
+    return Constants(G=G, L=a * a / 4.0 + lam, mu=lam, F0=F0, radius=radius,
+                     regime="strongly_convex" if lam > 0 else "convex", init_norm=init_norm, weight_decay=lam,
                      source="analytic: binary logistic loss, ||x|| <= %g%s" % (x_norm, " (+bias)" if bias else ""))
 
 
 def softmax_constants(*, n_classes: int, lam: float = 0.0, radius: float = math.inf, x_norm: float = 1.0,
-                      bias: bool = False) -> Constants:
+                      bias: bool = False, init_norm: float = 0.0) -> Constants:
     """Multinomial logistic (softmax cross-entropy) regression, ``W`` of shape ``(k, d)``.
 
     The gradient is ``(p - e_y) x^T`` with ``||p - e_y|| <= sqrt(2)``, so ``G = sqrt(2) x_norm + lam R``;
     the Hessian is ``(diag p - p p^T) (x) x x^T`` whose largest eigenvalue is at most ``1/2`` times
     ``||x||^2`` (the softmax Jacobian's spectral norm is below 1/2), so ``L = x_norm^2 / 2 + lam``.
-    ``F0 = ln k`` at ``W = 0``.
+    ``F0 = ln k`` at ``W = 0``; for ``||W||_F <= init_norm = r``, ``-log p_y <= ln k + max_j (W_j - W_y) x
+    <= ln k + sqrt(2) a r``, plus ``lam r^2 / 2``.
     """
     check_int("n_classes", n_classes, low=2)
     check_positive("lam", lam, allow_zero=True)
     check_positive("x_norm", x_norm)
+    check_positive("init_norm", init_norm, allow_zero=True)
     a = _feature_norm(x_norm, bias)
-    return Constants(G=math.sqrt(2.0) * a + lam * radius, L=a * a / 2.0 + lam, mu=lam, F0=math.log(n_classes),
-                     radius=radius, regime="strongly_convex" if lam > 0 else "convex",
+    F0 = math.log(n_classes) + math.sqrt(2.0) * a * init_norm + 0.5 * lam * init_norm**2
+    return Constants(G=math.sqrt(2.0) * a + lam * radius, L=a * a / 2.0 + lam, mu=lam, F0=F0,
+                     radius=radius, regime="strongly_convex" if lam > 0 else "convex", init_norm=init_norm,
+                     weight_decay=lam,
                      source=f"analytic: softmax cross-entropy, {n_classes} classes, ||x|| <= {x_norm:g}")
 
 
@@ -153,7 +183,7 @@ def sigmoid_loss_constants(*, x_norm: float = 1.0, lam_nc: float = 0.0, radius: 
     check_positive("lam_nc", lam_nc, allow_zero=True)
     G = x_norm / 4.0 + (2.0 * lam_nc * radius if lam_nc else 0.0)
     return Constants(G=G, L=x_norm**2 / (6.0 * math.sqrt(3.0)) + 2.0 * lam_nc, mu=0.0, F0=0.5, radius=radius,
-                     regime="nonconvex", source="analytic: sigmoid loss")
+                     regime="nonconvex", weight_decay=0.0, source="analytic: sigmoid loss")
 
 
 def estimate_constants(flat: Any, x: torch.Tensor, y: torch.Tensor, *, radius: float, weight_decay: float = 0.0,
@@ -202,4 +232,4 @@ def estimate_constants(flat: Any, x: torch.Tensor, y: torch.Tensor, *, radius: f
         g2 = flat.per_sample_grads(w + v, xs, ys) + weight_decay * (w + v)
         L = max(L, float(((g2 - g).norm(dim=1) / v.norm()).max()))
     return Constants(G=max(G, 1e-12), L=max(L, weight_decay, 1e-12), mu=0.0, F0=math.log(2.0), radius=radius,
-                     regime="nonconvex", certified=False, source=f"estimated ({n_points} points): {NOT_CERTIFIED_NOTE}")
+                     regime="nonconvex", certified=False, weight_decay=weight_decay, source=f"estimated ({n_points} points): {NOT_CERTIFIED_NOTE}")

@@ -90,13 +90,13 @@ def test_d2d_without_noise_is_finetuning(setup):
     assert res.certificate.mode == "sound" and res.certificate.constants["moment"] == "second"
     m, n = req.m, ds.n_train
     kw = dict(K=800, constants=c, delta=1e-3, mode="paper")  # paper mode: no diameter cap, so both uncapped
-    imp = d2d.d2d_certificate(d2d.D2DConfig(**kw), cfg, m=m, n=n, d=flat.d)[0]
-    per = d2d.d2d_certificate(d2d.D2DConfig(**kw, publish="perfect"), cfg, m=m, n=n, d=flat.d)[0]
+    imp = d2d.d2d_certificate(d2d.D2DConfig(**kw), cfg, m=m, n=n, d=flat.d, init_norm=0.0)[0]
+    per = d2d.d2d_certificate(d2d.D2DConfig(**kw, publish="perfect"), cfg, m=m, n=n, d=flat.d, init_norm=0.0)[0]
     assert per > imp  # restarting from the noisy model costs noise
-    capped = d2d.d2d_certificate(d2d.D2DConfig(K=800, constants=c, delta=1e-3), cfg, m=m, n=n, d=flat.d)
+    capped = d2d.d2d_certificate(d2d.D2DConfig(K=800, constants=c, delta=1e-3), cfg, m=m, n=n, d=flat.d, init_norm=0.0)
     assert capped[0] < imp and "diameter cap" in capped[1].note
     with pytest.raises(ValueError, match="K=100"):
-        d2d.d2d_certificate(d2d.D2DConfig(K=100, constants=c, delta=1e-3, publish="perfect"), cfg, m=m, n=n, d=flat.d)
+        d2d.d2d_certificate(d2d.D2DConfig(K=100, constants=c, delta=1e-3, publish="perfect"), cfg, m=m, n=n, d=flat.d, init_norm=0.0)
     with pytest.raises(ValueError, match="strongly convex"):
         d2d.D2D().unlearn(state, req, d2d.D2DConfig(K=5, constants=logistic_constants(lam=0.0, radius=R)),
                           generator=uk.make_generator(0))

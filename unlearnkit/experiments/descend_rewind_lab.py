@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional, Sequence
 
+import numpy as np
 import torch
 
 from .. import make_generator
@@ -20,6 +21,7 @@ from ..methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig
 from .centralized import CentralProfile, centralized_setup, run_centralized
 
 __all__ = ["LAM", "RADIUS", "central_profile", "profile_constants", "coupled_k_sweep", "run_descend_rewind",
+           "gd_r2d_worlds", "audit_descend_rewind",
            "run_d2d", "run_r2d"]
 
 #: L2 weight and projection radius of every profile: analytic constants hold on this ball
@@ -50,13 +52,20 @@ def central_profile(name: str) -> CentralProfile:
 
 
 def profile_constants(name: str, state: TrainedState, *, generator: torch.Generator) -> Constants:
-    """Analytic constants for the convex profiles, estimated ("not certified") ones for the MLP."""
-    from ..constants import estimate_constants, logistic_constants, softmax_constants
+    """Analytic constants for the convex profiles, estimated ("not certified") ones for the MLP.
 
+    ``F0`` is evaluated where training starts: the models' seeded (data-independent) initialisation has a
+    norm > 0, where the per-sample loss exceeds its value at ``w0 = 0`` (2.50 > ln 10 = 2.30 on ``"quick"``),
+    so the constants are built for ``||w0|| <= ||state.extras["init"]||``.
+    """
+    from ..constants import estimate_constants, logistic_constants, softmax_constants
+    from ..methods.descend_rewind import initial_norm
+
+    r0 = initial_norm(state) or 0.0
     if name == "synthetic":
-        return logistic_constants(lam=LAM, radius=RADIUS, bias=True)
+        return logistic_constants(lam=LAM, radius=RADIUS, bias=True, init_norm=r0)
     if name == "quick":
-        return softmax_constants(n_classes=state.dataset.n_classes, lam=LAM, radius=RADIUS, bias=True)
+        return softmax_constants(n_classes=state.dataset.n_classes, lam=LAM, radius=RADIUS, bias=True, init_norm=r0)
     x, y = state.dataset.train_subset(state.train_indices[:128])
     return estimate_constants(state.flat, x, y, radius=RADIUS, weight_decay=LAM, n_points=4, n_samples=128,
                               generator=generator)
@@ -121,3 +130,74 @@ def run_d2d(*, profile: str, seed: int, progress: bool, K: int = 100, epsilon: O
         return D2DConfig(K=K, epsilon=epsilon, delta=delta, constants=c, mode=mode)
 
     return run_descend_rewind(D2D(), make, profile=profile, seed=seed, progress=progress)
+
+
+def gd_r2d_worlds(*, declared_lam: float = 0.1, weight_decay: float = 0.0, steps: int = 60, K: int = 40,
+                  lr: float = 2.0, epsilon: float = 1.0, delta: float = 1e-5, task: Any = None):
+    """Full-batch GD-R2D on the audit's toy task with constants declaring ``lambda = declared_lam`` while
+    training adds ``weight_decay``: issue 20 finding 5's configuration (0 against 0.1) with the diameter cap
+    not binding (the deterministic sensitivity is far below 2R), or its matched counterpart.
+
+    Returns ``(world_a, world_b, certificate)``: world A trains on D (fresh per trial; full-batch GD from the
+    task's fixed initialisation), rewinds and adds R2D's noise; world B retrains on D minus D_f and adds the
+    same noise. ``certificate.constants["nominal_epsilon"]`` is what the declared constants claim when the
+    certificate is ``mode="none"``.
+    """
+    from ..audit import per_trial
+    from ..constants import logistic_constants
+    from ..privacy.noise import gaussian_noise
+    from ..train import SGDConfig, train_sgd
+    from .audit_methods import ToyTask, toy_setup
+
+    task = task or ToyTask(weight_decay=weight_decay)
+    flat, ds, request, sgd, _ = toy_setup(task)
+    cfg = SGDConfig(steps=steps, lr=lr, sampling="full", weight_decay=weight_decay, radius=sgd.radius,
+                    checkpoint_every=1)
+    conf = R2DConfig(K=K, epsilon=epsilon, delta=delta,
+                     constants=logistic_constants(lam=declared_lam, radius=sgd.radius, bias=True))
+    full = np.arange(ds.n_train)
+    retain = request.retain(full)
+    probe = R2D().unlearn(train_sgd(flat, ds, full, cfg, generator=make_generator(0)), request, conf,
+                          generator=make_generator(1))
+    sigma = probe.certificate.sigma
+
+    def world_a(g: torch.Generator) -> torch.Tensor:
+        return R2D().unlearn(train_sgd(flat, ds, full, cfg, generator=g), request, conf, generator=g).params
+
+    def world_b(g: torch.Generator) -> torch.Tensor:
+        w = train_sgd(flat, ds, retain, cfg, generator=g).params
+        return w + gaussian_noise(w, sigma, g)
+
+    return per_trial(world_a), per_trial(world_b), probe.certificate
+
+
+def audit_descend_rewind(*, n_trials: int = 2000, seed: int = 0, epsilon: float = 1.0, delta: float = 1e-5,
+                         task: Any = None, progress: bool = False) -> dict[str, Any]:
+    """Benchmark-size audits of issue 20 finding 5 (fresh training in every trial), ``{label: AuditResult}``.
+
+    ``"r2d_sound"``, ``"d2d_sound"``: the sound certificates of the toy task's projected SGD (the diameter cap
+    binds); ``"gd_r2d_matched"``: full-batch GD-R2D with weight decay = lambda = 0.1 (cap not binding); all
+    three must not be refuted. ``"mismatch"``: weight decay 0 with lambda = 0.1 declared
+    (:func:`gd_r2d_worlds`), audited against the epsilon the declared constants claim (refuted; its
+    certificate, ``out["mismatch_certificate"]``, is now ``mode="none"``).
+    """
+    from ..audit import AuditConfig, audit
+    from .audit_methods import ToyTask, audit_unlearner, toy_setup
+
+    task = task or ToyTask()
+    cfg = AuditConfig(n_trials=n_trials)
+    consts = toy_setup(task)[4]
+    out: dict[str, Any] = {}
+    for name, method, conf in [("r2d_sound", R2D(), R2DConfig(K=task.steps // 2, epsilon=epsilon, delta=delta,
+                                                               constants=consts)),
+                               ("d2d_sound", D2D(), D2DConfig(K=task.steps // 2, epsilon=epsilon, delta=delta,
+                                                               constants=consts))]:
+        out[name] = audit_unlearner(method.unlearn, conf, task=task, config_audit=cfg, fresh_training=True,
+                                    generator=make_generator(seed), label=name, progress=progress)
+    for name, wd in [("gd_r2d_matched", 0.1), ("mismatch", 0.0)]:
+        wa, wb, cert = gd_r2d_worlds(weight_decay=wd, epsilon=epsilon, delta=delta)
+        eps = cert.epsilon if cert.mode == "sound" else cert.constants["nominal_epsilon"]
+        out[name] = audit(wa, wb, delta=delta, epsilon=eps, config=cfg, generator=make_generator(seed + 1),
+                          label=f"GD-R2D, weight decay {wd}, lambda 0.1 declared", mode=cert.mode, progress=progress)
+        out[name + "_certificate"] = cert
+    return out

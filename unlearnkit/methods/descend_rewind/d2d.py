@@ -13,6 +13,11 @@ nonconvex losses: it can stall at a stationary point; digest 003 section 3.5):
 
   then Lemma 4.4 (second moment). The floor ``2 q^T R0^2 + 4N`` does not vanish as K grows: the "constant
   term that cannot be eliminated" of the paper.
+- **Projected SGD-D2D** [derived, :func:`.coverage.psgd_d2d_sensitivity`]: the bound above is for
+  *unprojected* SGD (Gower et al.'s bound around the unconstrained minimiser); projected training uses the
+  projected-SGD recursion ``E||w_{t+1} - w*||^2 <= (1 - 2 eta mu) E||w_t - w*||^2 + eta^2 G^2`` (Nemirovski,
+  Juditsky, Lan & Shapiro 2009, Sec. 2.1) around the constrained minimiser instead. ``theorem="auto"`` picks it
+  for projected minibatch training; ``"sgd_derived"`` on projected training is reported as not certified.
 - **Full-batch D2D** (Neel, Roth & Sharifi-Malvajerdi, ALT 2021, perturbed projected GD). ``mode="paper"`` is
   the widely copied formula (peers.md A.4, ``descent-to-delete`` ``compute_sigma``; ``gamma = (L - mu)/(L + mu)``,
   ``M = G``) ``sigma = 4 sqrt(2) M gamma^I / (mu n (1 - gamma^I) (sqrt(ln(1/delta) + eps) - sqrt(ln(1/delta))))``,
@@ -43,7 +48,8 @@ from ...constants import NOT_CERTIFIED_NOTE, Constants
 from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
 from .bounds import PAPER_NEEL, PAPER_SGD, descend_rewind_sigma, diameter_cap_sigma, gd_d2d_contraction, \
     gd_d2d_sensitivity, neel_initial_iterations, neel_sigma, sgd_d2d_sensitivity_derived
-from .r2d import add_output_noise
+from .coverage import PAPER_PSGD_D2D, classic_range_note, coverage_problems, psgd_d2d_sensitivity
+from .r2d import add_output_noise, initial_norm
 
 __all__ = ["D2DConfig", "D2D", "d2d_certificate"]
 
@@ -61,7 +67,9 @@ class D2DConfig:
     constants:
         :class:`~unlearnkit.constants.Constants` (strongly convex regime required for a certificate).
     theorem:
-        ``"auto"`` (``"neel"`` for full-batch training, else ``"sgd_derived"``), ``"sgd_derived"``, ``"neel"``.
+        ``"auto"`` (``"neel"`` for full-batch training, ``"psgd"`` for projected minibatch training, else
+        ``"sgd_derived"``), ``"psgd"`` (projected SGD-D2D, :func:`.coverage.psgd_d2d_sensitivity`),
+        ``"sgd_derived"`` (unprojected SGD only), ``"neel"``.
     mode:
         ``"paper"`` or ``"sound"`` (see the module docstring).
     publish:
@@ -84,7 +92,7 @@ class D2DConfig:
         if self.epsilon is not None:
             check_positive("epsilon", self.epsilon)
         check_probability("delta", self.delta, allow_zero=False, allow_one=False)
-        check_choice("theorem", self.theorem, ("auto", "sgd_derived", "neel"))
+        check_choice("theorem", self.theorem, ("auto", "psgd", "sgd_derived", "neel"))
         check_choice("mode", self.mode, ("paper", "sound"))
         check_choice("publish", self.publish, ("imperfect", "perfect"))
         if self.sigma is not None:
@@ -93,25 +101,48 @@ class D2DConfig:
             raise ValueError("constants=None: a certified D2D run needs the loss constants (unlearnkit.constants)")
 
 
-def d2d_certificate(config: D2DConfig, train_cfg, *, m: int, n: int, d: int) -> tuple[float, Optional[Certificate]]:
-    """sigma and certificate of a D2D run (``None`` certificate for the noise-free fine-tuning baseline)."""
+def _resolve_theorem(theorem: str, train_cfg) -> str:
+    if theorem != "auto":
+        return theorem
+    if train_cfg.sampling == "full":
+        return "neel"
+    return "psgd" if math.isfinite(train_cfg.radius) else "sgd_derived"
+
+
+def d2d_certificate(config: D2DConfig, train_cfg, *, m: int, n: int, d: int, init_norm: Optional[float] = None
+                    ) -> tuple[float, Optional[Certificate]]:
+    """sigma and certificate of a D2D run (``None`` certificate for the noise-free fine-tuning baseline).
+
+    ``init_norm`` is ``||w0||`` of the training's initialisation (``None``: unknown, not certified). A
+    training the bound does not describe (:func:`.coverage.coverage_problems`: weight decay other than the
+    constants' lambda, start outside the ball or outside where ``F0`` holds, the unprojected SGD-D2D bound on
+    projected training) gives ``mode="none"``, ``epsilon=inf`` and a note that says why.
+    """
     if config.epsilon is None:
         return (config.sigma or 0.0), None
     c = config.constants
     if c.regime != "strongly_convex":
         raise ValueError(f"constants.regime={c.regime!r}: D2D is only certified for strongly convex losses "
                          "(use R2D, or epsilon=None for the uncertified fine-tuning baseline)")
-    theorem = config.theorem
-    if theorem == "auto":
-        theorem = "neel" if train_cfg.sampling == "full" else "sgd_derived"
+    theorem = _resolve_theorem(config.theorem, train_cfg)
     if theorem == "neel" and train_cfg.sampling != "full":
         raise ValueError(f"theorem='neel' is full-batch GD: train with sampling='full', got {train_cfg.sampling!r}")
-    if theorem == "neel" and not math.isfinite(train_cfg.radius):
-        raise ValueError("theorem='neel' needs projected GD: train with a finite radius")
+    if theorem in ("neel", "psgd") and not math.isfinite(train_cfg.radius):
+        raise ValueError(f"theorem={theorem!r} needs projected training: train with a finite radius")
+    if theorem in ("neel", "psgd") and train_cfg.radius > c.radius:
+        raise ValueError(f"radius={train_cfg.radius!r}: training projected on a larger ball than the constants "
+                         f"hold on (constants.radius={c.radius!r})")
+    problems = coverage_problems(c, train_cfg, init_norm=init_norm, uses_F0=theorem == "sgd_derived",
+                                 needs_ball=theorem in ("neel", "psgd"))
+    if theorem == "sgd_derived" and math.isfinite(train_cfg.radius):
+        problems.append(f"the derived SGD-D2D bound (Thm 4.10 substitute) is for unprojected SGD, but training "
+                        f"projected on radius={train_cfg.radius:g} (use theorem='psgd', the projected-SGD bound)")
+    r0 = min(init_norm or 0.0, train_cfg.radius)
     eps, delta = config.epsilon, config.delta
     T, eta, b = train_cfg.steps, train_cfg.lr, train_cfg.batch_size
     perfect = config.publish == "perfect"
-    consts = {**c.as_dict(), "eta": eta, "T": T, "K": config.K, "m": m, "n": n, "publish": config.publish}
+    consts = {**c.as_dict(), "eta": eta, "T": T, "K": config.K, "m": m, "n": n, "publish": config.publish,
+              "theorem": theorem, "train_weight_decay": train_cfg.weight_decay, "init_norm_used": init_norm}
     if theorem == "neel" and config.mode == "paper":
         if perfect:
             raise ValueError("publish='perfect' with mode='paper': Neel et al.'s perfect-unlearning iteration count "
@@ -137,28 +168,38 @@ def d2d_certificate(config: D2DConfig, train_cfg, *, m: int, n: int, d: int) -> 
     else:
         kind = "second"
         unit = descend_rewind_sigma(1.0, eps, delta, kind="second", mode=config.mode)
-        base = sgd_d2d_sensitivity_derived(L=c.L, mu=c.mu, F0=c.F0, eta=eta, b=b, T=T, K=config.K, m=m, n=n)
+        if theorem == "psgd":
+            base = psgd_d2d_sensitivity(G=c.G, mu=c.mu, eta=eta, radius=train_cfg.radius, T=T, K=config.K, m=m, n=n,
+                                        init_norm=r0)
+            q = (1.0 - 2.0 * eta * c.mu) ** config.K
+        else:
+            base = sgd_d2d_sensitivity_derived(L=c.L, mu=c.mu, F0=c.F0, eta=eta, b=b, T=T, K=config.K, m=m, n=n)
+            q = (1.0 - eta * c.mu) ** config.K
         if perfect:  # Delta^2 = base^2 + 2 q^K d sigma^2
-            coef = 2.0 * (1.0 - eta * c.mu) ** config.K * d
+            coef = 2.0 * q * d
             if unit**2 * coef >= 1:
                 raise ValueError(f"K={config.K!r} is too small for publish='perfect': 2 q^K d sigma-per-unit^2 >= 1")
             sigma = unit * base / math.sqrt(1.0 - unit**2 * coef)
             dsum = math.sqrt(base**2 + coef * sigma**2)
         else:
             sigma, dsum = unit * base, base
-        source, provenance = PAPER_SGD, "derived"
+        source, provenance = (PAPER_PSGD_D2D if theorem == "psgd" else PAPER_SGD), "derived"
     capped = False
     if config.mode == "sound" and math.isfinite(train_cfg.radius) and config.sigma is None:
         # both outputs lie in the ball after projection, so ||u - w'|| <= 2R always (derived, digest 003 3.1)
         cap = diameter_cap_sigma(train_cfg.radius, eps, delta)
         capped, sigma = cap < sigma, min(sigma, cap)
     if train_cfg.sampling == "without_replacement":
-        cert_mode, note = "none", "batches without replacement: not certified"
-    elif not c.certified:
-        cert_mode, note = "none", NOT_CERTIFIED_NOTE
+        problems.insert(0, "batches without replacement: not certified")
+    if not c.certified:
+        problems.insert(0, NOT_CERTIFIED_NOTE)
+    if problems:
+        cert_mode, note = "none", "not certified: " + "; ".join(problems)
     else:
-        cert_mode, note = config.mode, f"{provenance} bound, {config.publish} publishing" + (
+        cert_mode, note = config.mode, f"{provenance} bound ({theorem}), {config.publish} publishing" + (
             "; diameter cap 2R is the binding sensitivity" if capped else "")
+        if kind != "zCDP Gaussian" and classic_range_note(config.mode, eps):
+            note += "; " + classic_range_note(config.mode, eps)
     consts.update({"Delta": dsum, "moment": kind, "provenance": provenance})
     if config.sigma is not None:
         note += f"; sigma overridden to {config.sigma:g} (certificate is for the calibrated sigma {sigma:.4g})"
@@ -178,6 +219,7 @@ def _unlearn(state: TrainedState, request: Request, config: D2DConfig, *, genera
     same sigma when not given). ``batches`` (positions into the retain set) replaces the drawn minibatches,
     for coupled simulations. ``extras["noiseless"]`` holds the iterate before the final noise.
     """
+    from ...models import project_l2_ball
     from ...train import run_sgd
 
     cfg = state.config
@@ -186,11 +228,13 @@ def _unlearn(state: TrainedState, request: Request, config: D2DConfig, *, genera
     retain = request.retain(state.train_indices)
     n = len(state.train_indices)
     m = max(n - len(retain), 1)
-    sigma, cert = d2d_certificate(config, cfg, m=m, n=n, d=state.params.numel())
+    sigma, cert = d2d_certificate(config, cfg, m=m, n=n, d=state.params.numel(), init_norm=initial_norm(state))
     with Stopwatch() as sw:
         start = state.params
         if config.publish == "perfect":
             start = published if published is not None else add_output_noise(state.params, sigma, generator)
+            # projecting the published model is post-processing; the projected bounds need the start in the ball
+            start = project_l2_ball(start, radius=cfg.radius)
         x, y = state.dataset.train_subset(retain)
         if config.K > 0:
             u, cost, hist = run_sgd(state.flat, start, x, y, replace(cfg, checkpoint_every=0), generator=generator,

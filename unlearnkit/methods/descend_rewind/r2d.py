@@ -11,7 +11,9 @@ substitute, or deterministic GD-R2D) and turns it into sigma with Lemma 4.4 (``m
 Gaussian, delta/2 split; ``mode="sound"``: analytic Gaussian and the diameter cap).
 
 Sampling *without replacement* breaks the coupling (App. C): the method still runs but returns
-``mode="none"`` ("not certified"). Constants estimated from data do the same.
+``mode="none"`` ("not certified"). Constants estimated from data do the same, and so does a training the
+bound does not describe (:mod:`.coverage`): a weight decay other than the constants' lambda, a start
+outside the ball or outside where ``F0`` holds, the unprojected SGD-R2D bound on projected training.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, Tra
 from ...privacy.noise import gaussian_noise
 from .bounds import DESCEND_REWIND_PAPER, R2D_PROVENANCE, descend_rewind_epsilon, descend_rewind_sigma, diameter_cap_sigma, \
     r2d_sensitivity
+from .coverage import classic_range_note, coverage_problems
 
-__all__ = ["R2DConfig", "R2D", "r2d_certificate", "add_output_noise"]
+__all__ = ["R2DConfig", "R2D", "r2d_certificate", "add_output_noise", "initial_norm"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,12 +96,16 @@ def _resolve_theorem(theorem: str, train_cfg: Any) -> str:
     return "psgd" if math.isfinite(train_cfg.radius) else "sgd_derived"
 
 
-def r2d_certificate(config: R2DConfig, train_cfg: Any, *, m: int, n: int, sigma: Optional[float] = None
-                    ) -> tuple[float, Optional[Certificate]]:
+def r2d_certificate(config: R2DConfig, train_cfg: Any, *, m: int, n: int, sigma: Optional[float] = None,
+                    init_norm: Optional[float] = None) -> tuple[float, Optional[Certificate]]:
     """sigma and the :class:`Certificate` of an R2D run on training config ``train_cfg``.
 
-    Checks that the training is covered: with-replacement (or full) batches, a radius no larger than the one
-    the constants hold on, and ``weight_decay`` equal to ``constants.mu`` in the strongly convex regime.
+    Checks that the training is covered (:func:`.coverage.coverage_problems`): with-replacement (or full)
+    batches; a radius no larger than the one the constants hold on; ``weight_decay`` equal to the L2 weight
+    the constants assume; the start ``||w0|| = init_norm`` inside the ball (projected bounds) or where ``F0``
+    holds (the unprojected SGD-R2D bound); the derived SGD-R2D bound only for unprojected training. A
+    failed check gives ``mode="none"``, ``epsilon=inf`` and a note that says why. ``init_norm=None``
+    (unknown start) fails the start checks.
     """
     if config.epsilon is None and config.sigma is None:
         return 0.0, None
@@ -107,22 +114,26 @@ def r2d_certificate(config: R2DConfig, train_cfg: Any, *, m: int, n: int, sigma:
     T, eta, b = train_cfg.steps, train_cfg.lr, train_cfg.batch_size
     if config.K > T:
         raise ValueError(f"K={config.K!r} is out of range: the rewind depth must satisfy 0 <= K <= T={T}")
-    certified, note = True, ""
     if c is None:
         return float(config.sigma), Certificate(epsilon=math.inf, delta=config.delta, sigma=float(config.sigma),
                                                 mechanism="Gaussian output noise", source=DESCEND_REWIND_PAPER, mode="none",
                                                 note="no loss constants given: not certified")
-    if theorem == "psgd" and train_cfg.radius > c.radius:
+    if theorem in ("psgd", "gd") and train_cfg.radius > c.radius:
         raise ValueError(f"radius={train_cfg.radius!r}: training projected on a larger ball than the constants "
                          f"hold on (constants.radius={c.radius!r})")
-    if not c.certified:
-        certified, note = False, NOT_CERTIFIED_NOTE
-    if train_cfg.sampling == "without_replacement":
-        certified, note = False, "batches without replacement break the coupling (App. C): not certified"
     if theorem == "gd" and train_cfg.sampling != "full":
         raise ValueError(f"theorem='gd' needs sampling='full' training, got sampling={train_cfg.sampling!r}")
     if theorem == "psgd" and not math.isfinite(c.G):
         raise ValueError("theorem='psgd' needs a finite gradient bound G (train with a finite radius)")
+    problems = coverage_problems(c, train_cfg, init_norm=init_norm, uses_F0=theorem == "sgd_derived",
+                                 needs_ball=theorem != "sgd_derived" and math.isfinite(train_cfg.radius))
+    if theorem == "sgd_derived" and math.isfinite(train_cfg.radius):
+        problems.append(f"the derived SGD-R2D bound (Thm 4.9 substitute) is for unprojected SGD, but training "
+                        f"projected on radius={train_cfg.radius:g} (use theorem='psgd', Thm 4.5)")
+    if not c.certified:
+        problems.insert(0, NOT_CERTIFIED_NOTE)
+    if train_cfg.sampling == "without_replacement":
+        problems.insert(0, "batches without replacement break the coupling (App. C): not certified")
     d1, kind = r2d_sensitivity(theorem, c.regime, c, eta=eta, T=T, K=config.K, m=m, n=n, b=b)
     source, provenance = R2D_PROVENANCE[theorem]
     eps = config.epsilon
@@ -134,19 +145,29 @@ def r2d_certificate(config: R2DConfig, train_cfg: Any, *, m: int, n: int, sigma:
     capped = (config.mode == "sound" and math.isfinite(train_cfg.radius) and d1 > 0
               and sigma >= diameter_cap_sigma(train_cfg.radius, min(eps, 1e4), config.delta) * (1 - 1e-12))
     consts = {**c.as_dict(), "eta": eta, "T": T, "K": config.K, "m": m, "n": n, "b": b,
-              "regime": c.regime, "Delta": d1, "moment": kind, "provenance": provenance}
-    if not certified:
+              "regime": c.regime, "Delta": d1, "moment": kind, "provenance": provenance,
+              "train_weight_decay": train_cfg.weight_decay, "init_norm_used": init_norm}
+    if problems:
         consts["nominal_epsilon"] = eps
         return float(sigma), Certificate(epsilon=math.inf, delta=config.delta, sigma=float(sigma),
                                          mechanism="Gaussian output noise, relaxed (Lemma 4.4)", source=source,
-                                         mode="none", constants=consts, note=note)
-    if not note:
-        note = f"{provenance} bound; " + ("diameter cap 2R is the binding sensitivity" if capped else
-                                         f"{kind}-moment sensitivity {d1:.3g}")
+                                         mode="none", constants=consts, note="not certified: " + "; ".join(problems))
+    note = f"{provenance} bound; " + ("diameter cap 2R is the binding sensitivity" if capped else
+                                     f"{kind}-moment sensitivity {d1:.3g}")
+    extra = classic_range_note(config.mode, eps)
+    note += f"; {extra}" if extra else ""
     return float(sigma), Certificate(epsilon=float(eps), delta=config.delta, sigma=float(sigma),
                                      mechanism="Gaussian output noise, relaxed Gaussian (Lemma 4.4)"
                                      if kind != "deterministic" else "Gaussian output noise",
                                      source=source, mode=config.mode, constants=consts, note=note)
+
+
+def initial_norm(state: TrainedState) -> Optional[float]:
+    """Norm of the initialisation training started from (``extras["init"]``, else checkpoint 0; ``None``)."""
+    w0 = state.extras.get("init") if state.extras else None
+    if w0 is None:
+        w0 = state.checkpoints.get(0)
+    return None if w0 is None else float(w0.norm())
 
 
 def _unlearn(state: TrainedState, request: Request, config: R2DConfig, *, generator: torch.Generator,
@@ -175,7 +196,8 @@ def _unlearn(state: TrainedState, request: Request, config: R2DConfig, *, genera
         start = state.checkpoints[T - K]
     retain = request.retain(state.train_indices)
     n, m = len(state.train_indices), len(state.train_indices) - len(retain)
-    sigma, cert = r2d_certificate(config, cfg, m=max(m, 1), n=n, sigma=config.sigma)
+    sigma, cert = r2d_certificate(config, cfg, m=max(m, 1), n=n, sigma=config.sigma,
+                                  init_norm=initial_norm(state))
     with Stopwatch() as sw:
         x, y = state.dataset.train_subset(retain)
         if K > 0:
