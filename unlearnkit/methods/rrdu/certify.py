@@ -41,6 +41,11 @@ observer's first received model) accountant C's ``(1, 1e-5)`` at sigma 26.67 is 
 at 95 % (:mod:`unlearnkit.experiments.rrdu_audit`). Accountant C's number is therefore reported only as a
 diagnostic of the per-visit gradient part (``mode="none"``, ``epsilon = inf``,
 ``constants["epsilon_diagnostic"]``).
+
+Threat model of the sound replacements (:mod:`.sound`, in full there): one honest-but-curious observer that
+sees every model after the request and the route; certified against ``U(empty, A(D minus D_f))``; the original
+trained with Gaussian noise on every clipped local step (:class:`~.noisy.NoisyWalkTraining`), so the start gap
+is the training's client-level guarantee; RR-DU's accountant ``"S"`` adds its u-steps' RDP on top.
 """
 
 from __future__ import annotations
