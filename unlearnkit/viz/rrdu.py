@@ -116,7 +116,7 @@ def accountant_sigma_figure(*, delta: float, n_clients: int, p: float, T_unlearn
                     name="DDP Alg. 3", line=dict(dash="dot"))
     fig.add_scatter(x=eps_grid, y=[ddp_sigma("group_sound", epsilon=e, delta=delta, L=L, m=m, T=T_unlearn,
                                              n_clients=n_clients) for e in eps_grid],
-                    name=f"DDP group (m={m})", line=dict(dash="dot"))
+                    name=f"DDP group (m={m}), refuted", line=dict(dash="dot"))
     if mark is not None:
         fig.add_vline(x=mark, line_dash="dash")
     fig.update_layout(title="noise needed for (epsilon, delta)", xaxis_type="log", yaxis_type="log",

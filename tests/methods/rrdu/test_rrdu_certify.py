@@ -70,10 +70,15 @@ def test_sigma_d_falls_with_epsilon(eps, p):
 
 
 def test_certificates_carry_provenance():
-    for acc, mode in zip("ABCD", ("paper", "paper", "sound", "paper")):
+    for acc, mode in zip("ABCD", ("paper", "paper", "none", "paper")):
         cert = rc.rrdu_certify(acc, sigma=3.0, L=0.5, **BASE)
         assert cert.mode == mode and cert.sigma == 3.0 and cert.source and cert.note
         assert cert.constants["accountant"] == acc
+        # issue 20, finding 1: no RR-DU accountant covers the start-model gap, none is certified
+        assert not cert.certified and "P15" in cert.note
+    c = rc.rrdu_certify("C", sigma=3.0, L=0.5, **BASE)
+    assert math.isinf(c.epsilon) and "refuted" in c.note
+    assert c.constants["epsilon_diagnostic"] == pytest.approx(rc.rrdu_epsilon("C", sigma=3.0, L=0.5, **BASE))
     assert rc.rrdu_certify("B", sigma=3.0, L=0.5, **BASE).constants["E_inv_K"] == pytest.approx(0.2558, abs=1e-4)
 
 
@@ -90,7 +95,12 @@ def test_ddp_calibrations():
     for cal in ("netdp_rdp", "group_sound"):
         s1 = rc.ddp_sigma(cal, epsilon=1, delta=1e-5, L=1, m=1)
         assert rc.ddp_sigma(cal, epsilon=1, delta=1e-5, L=1, m=7) == pytest.approx(7 * s1)
-    assert rc.ddp_certify("group_sound", sigma=1, epsilon=1, delta=1e-5, L=1, m=1, T=1, n_clients=3).mode == "sound"
+    # issue 20, finding 2: no calibration of the noise-free-start DDP walk is certified
+    for cal in rc.DDP_CALIBRATIONS:
+        cert = rc.ddp_certify(cal, sigma=1, epsilon=1, delta=1e-5, L=1, m=1, T=1, n_clients=3)
+        assert not cert.certified and "does not hold" in cert.note
+    gs = rc.ddp_certify("group_sound", sigma=1, epsilon=1, delta=1e-5, L=1, m=1, T=1, n_clients=3)
+    assert gs.mode == "none" and math.isinf(gs.epsilon) and gs.constants["epsilon_diagnostic"] == 1
 
 
 @pytest.mark.parametrize("bad", [dict(p=1.5), dict(n_clients=1), dict(delta=0.0), dict(L=-1.0)])

@@ -57,6 +57,7 @@ from ...core import Callback, Cost, Request, Result, TrainedState, emit
 from ...decentral.token import TokenConfig, run_token
 from ...models import project_l2_ball
 from .certify import rrdu_certify, rrdu_sigma
+from .noisy_start import noisy_start_certificate, noisy_start_sigma
 from .walk import VARIANTS, WalkData, make_route
 
 __all__ = ["RRDUConfig", "RRDU", "VARIANTS", "ROUTINGS", "OPTIMIZERS", "u_direction", "token_config"]
@@ -157,7 +158,7 @@ class RRDUConfig:
             check_positive("sigma", self.sigma, allow_zero=True)
         check_positive("epsilon", self.epsilon)
         check_range("delta", self.delta, 0.0, 1.0, low_open=True, high_open=True)
-        check_choice("accountant", self.accountant, ("A", "B", "C", "D"))
+        check_choice("accountant", self.accountant, ("A", "B", "C", "D", "S"))
         check_positive("C_A", self.C_A)
         check_positive("sens_factor", self.sens_factor)
         if not (self.clip_L == math.inf):
@@ -299,24 +300,32 @@ class RRDU:
         route, monitor = self.route, self.monitor
         data = WalkData.from_state(state, request)
         p = config.routing_p(data.n_clients)
-        sigma = config.sigma if config.sigma is not None else rrdu_sigma(
-            config.accountant, epsilon=config.epsilon, delta=config.delta, n_clients=data.n_clients, p=p,
-            T_unlearn=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor, C_A=config.C_A)
+        if config.accountant == "S":
+            sigma = config.sigma if config.sigma is not None else noisy_start_sigma(state, data, config, p)
+        else:
+            sigma = config.sigma if config.sigma is not None else rrdu_sigma(
+                config.accountant, epsilon=config.epsilon, delta=config.delta, n_clients=data.n_clients, p=p,
+                T_unlearn=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor, C_A=config.C_A)
         theta, history, cost, path = _walk_unlearn(state.flat, state.params, data, config, sigma=sigma,
                                                    generator=generator, federation=state.federation.without(request),
                                                    route=None if route is None else np.asarray(route),
                                                    network=state.network, callback=callback, monitor=monitor,
                                                    progress=progress)
-        cert = rrdu_certify(config.accountant, sigma=sigma, delta=config.delta, n_clients=data.n_clients, p=p,
-                            T_unlearn=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor, C_A=config.C_A)
+        if config.accountant == "S":
+            cert = noisy_start_certificate(state, data, config, sigma, int(np.sum(path == data.u)))
+        else:
+            cert = rrdu_certify(config.accountant, sigma=sigma, delta=config.delta, n_clients=data.n_clients, p=p,
+                                T_unlearn=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor,
+                                C_A=config.C_A)
+        exact_s = config.accountant == "S" and config.variant == "exact"
         reasons = []
         if config.optimizer == "adam":
             reasons.append("Adam (the paper's experimental setting) is not covered by the SGD analysis")
-        if config.clip_L == math.inf:
+        if config.clip_L == math.inf and not exact_s:
             reasons.append("no per-example clipping: the sensitivity is unbounded")
-        if not config.noise or sigma == 0:
+        if (not config.noise or sigma == 0) and not exact_s:
             reasons.append("no noise was added")
-        if config.routing != "rrdu_complete":
+        if config.routing != "rrdu_complete" and config.accountant != "S":
             reasons.append("the certificate is proved only for the complete-graph routing")
         if reasons:
             cert = replace(cert, epsilon=math.inf, mode="none", note="; ".join(reasons) + f" (was: {cert.note})")

@@ -16,9 +16,9 @@ B      App. C.5 with explicit constants: per visit                ``paper``    o
        ``min(1,(1+c)E[1/K]) alpha Delta^2/(2 sigma^2)`` (network               v were a noisy contraction
        amplification, Lemma A.11 + Prop A.10), composed over                    (false for RR-DU: non-u hops are
        the (1-delta/4)-quantile of Bin(T_unlearn, p) visits                          noiseless, digest P4)
-C      no network amplification: ``alpha Delta^2/(2 sigma^2)``    ``sound``    for any single observer, even one
-       per visit, composed over the visit quantile                             that sees the model right after
-                                                                               every u-visit
+C      no network amplification: ``alpha Delta^2/(2 sigma^2)``    ``none``     never for unlearning: it ignores the
+       per visit, composed over the visit quantile                             start-model gap (P15) and is refuted
+       (epsilon kept in ``constants["epsilon_diagnostic"]``)                   (audited eps >= 2.37 against 1)
 D      sampled Gaussian (Mironov-Talwar-Zhang): each of the T_unlearn   ``paper``    if the observer cannot tell which
        hops is a Gaussian step with probability p                              hops went to u (a reading of the
                                                                                abstract's "subsampled Gaussian")
@@ -32,7 +32,20 @@ clipping at L). B and C convert RDP to (eps, delta) with Prop. A.8 at ``delta/2`
 :func:`~unlearnkit.privacy.linear_rdp.linear_rdp_slope` inverts it: ``sigma = sqrt(K / slope)``.
 
 Pure maths: numpy, scipy and :mod:`unlearnkit.privacy` only (no torch), plain-number arguments. Every
-certificate states its ``mode`` (``"paper"`` or ``"sound"``) as in the table above.
+certificate states its ``mode`` as in the table above. **No RR-DU accountant is sound** (issue 20, finding 1):
+certified unlearning compares the observer's view of ``U(D_f, A(D))`` with the certifier's
+``U(empty, A(D \\ D_f))``; the two walks *start* from different models, and an observer that receives the
+token before u's first visit (probability about one half at ``p = 1/N``) sees a noise-free function of the
+start. On the issue's synthetic task (N = 4, 45 of u's 50 points label-flipped, fresh training per trial, the
+observer's first received model) accountant C's ``(1, 1e-5)`` at sigma 26.67 is refuted with epsilon >= 2.37
+at 95 % (:mod:`unlearnkit.experiments.rrdu_audit`). Accountant C's number is therefore reported only as a
+diagnostic of the per-visit gradient part (``mode="none"``, ``epsilon = inf``,
+``constants["epsilon_diagnostic"]``).
+
+Threat model of the sound replacements (:mod:`.sound`, in full there): one honest-but-curious observer that
+sees every model after the request and the route; certified against ``U(empty, A(D minus D_f))``; the original
+trained with Gaussian noise on every clipped local step (:class:`~.noisy.NoisyWalkTraining`), so the start gap
+is the training's client-level guarantee; RR-DU's accountant ``"S"`` adds its u-steps' RDP on top.
 """
 
 from __future__ import annotations
@@ -72,11 +85,14 @@ _SOURCES = {
     "C": "per-visit Gaussian RDP composed over the Binomial visit quantile, Prop. A.8 (digest 3.4 C)",
     "D": "sampled Gaussian RDP (Mironov, Talwar & Zhang 2019) over T_unlearn hops, rate p (digest 3.4 D)",
 }
+_P15 = "; like every RR-DU accountant it ignores the start-model gap (P15), so it does not hold for unlearning"
 _NOTES = {
-    "A": "paper scaling with a free constant C_A: a claim, not a proof",
-    "B": "assumes every hop between u and the observer is noisy (false for RR-DU, digest P4)",
-    "C": "sound per-visit accounting for any single observer; ignores the start-model gap (P15)",
-    "D": "assumes the observer cannot tell which hops went to u; add/remove-style SGM bound",
+    "A": "paper scaling with a free constant C_A: a claim, not a proof" + _P15,
+    "B": "assumes every hop between u and the observer is noisy (false for RR-DU, digest P4)" + _P15,
+    "C": ("NOT a certificate: per-visit accounting only, ignores the start-model gap A(D) vs A(D minus D_f) "
+          "(digest P15); refuted by the package's audit (issue 20: audited epsilon >= 2.37 at 95% against the "
+          "claimed 1, N=4, 45/50 flipped, fresh training); constants['epsilon_diagnostic'] is the per-visit part"),
+    "D": "assumes the observer cannot tell which hops went to u; add/remove-style SGM bound" + _P15,
 }
 
 
@@ -207,7 +223,9 @@ def rrdu_sigma(accountant: str, *, epsilon: float, delta: float, n_clients: int,
 def rrdu_certify(accountant: str, *, sigma: float, delta: float, n_clients: int, p: float, T_unlearn: int, L: float,
                  sens_factor: float = 2.0, C_A: float = 1.0) -> Certificate:
     """A :class:`Certificate` for RR-DU run with noise ``sigma``, with the accountant's provenance
-    (:func:`rrdu_epsilon`; ``mode="sound"`` for C, ``"paper"`` for A, B, D)."""
+    (:func:`rrdu_epsilon`; ``mode="paper"`` for A, B, D; ``mode="none"`` with ``epsilon = inf`` for C, whose
+    per-visit epsilon is kept as ``constants["epsilon_diagnostic"]``: it ignores the start-model gap and is
+    refuted, issue 20 finding 1). None of them is ``certified``."""
     eps = rrdu_epsilon(accountant, sigma=sigma, delta=delta, n_clients=n_clients, p=p, T_unlearn=T_unlearn, L=L,
                   sens_factor=sens_factor, C_A=C_A)
     constants = {"accountant": accountant, "N": n_clients, "p": p, "T_unlearn": T_unlearn, "L": L, "delta": delta}
@@ -218,10 +236,13 @@ def rrdu_certify(accountant: str, *, sigma: float, delta: float, n_clients: int,
         constants["M_quantile"] = visit_quantile(T_unlearn, p, delta)
     if accountant == "B":
         constants["E_inv_K"] = network_amplification(p, n_clients)
+    mode = "paper"
+    if accountant == "C":
+        constants["epsilon_diagnostic"] = eps
+        eps, mode = math.inf, "none"
     return Certificate(epsilon=eps, delta=delta, sigma=sigma,
                        mechanism="Gaussian noise on the corrective gradient at u, observed on client views",
-                       source=_SOURCES[accountant], mode="sound" if accountant == "C" else "paper",
-                       constants=constants, note=_NOTES[accountant])
+                       source=_SOURCES[accountant], mode=mode, constants=constants, note=_NOTES[accountant])
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -263,19 +284,31 @@ def ddp_sigma(calibration: str, *, epsilon: float, delta: float, L: float, m: in
 
 def ddp_certify(calibration: str, *, sigma: float, epsilon: float, delta: float, L: float, m: int, T: int,
                 n_clients: int) -> Certificate:
-    """The certificate the DDP baseline claims under ``calibration`` (Prop. C.1: DP gives unlearning)."""
-    sound = calibration == "group_sound"
+    """The certificate the DDP baseline :class:`~.baselines.DDPWalk` claims under ``calibration`` (Prop. C.1:
+    DP gives unlearning). **None holds** for that baseline (issue 20, finding 2): it continues the
+    *noise-free* original model A(D) on D minus D_f and projects around A(D), so the accounting describes
+    noisy steps on D_f that are never executed (and charges one step per visit where a visit makes
+    ``local_steps`` noisy steps). The paper calibrations keep ``mode="paper"`` with a note that says so;
+    ``"group_sound"`` (ours, refuted: audited epsilon >= 2.46 against 1) is ``mode="none"``, ``epsilon = inf``,
+    the claimed value in ``constants["epsilon_diagnostic"]``."""
+    check_choice("calibration", calibration, DDP_CALIBRATIONS)
     notes = {
         "alg3": "Algorithm 3's one-shot formula: no composition over hops, no group factor m",
         "netdp_group_m": "scaling of Thm 3.5's proof with constant 1 (group privacy linear in m)",
         "netdp_rdp": "amplification by iteration (Lemma A.11) needs convex smooth losses",
-        "group_sound": "Gaussian group privacy (sensitivity m*Delta) per visit to u, no amplification",
+        "group_sound": ("NOT a certificate (refuted, issue 20: audited epsilon >= 2.46 at 95% against the claimed "
+                        "1): Gaussian group privacy per visit to u"),
     }
+    gap = ("; does not hold for DDPWalk: the original model was trained without noise, so the noisy steps on D_f "
+           "the accounting describes never ran (and a visit makes local_steps noisy steps, one is charged)")
+    constants = {"L": L, "m": m, "T": T, "N": n_clients, "calibration": calibration}
+    mode = "paper"
+    if calibration == "group_sound":
+        constants["epsilon_diagnostic"] = epsilon
+        epsilon, mode = math.inf, "none"
     return Certificate(epsilon=epsilon, delta=delta, sigma=sigma, mechanism="noisy token SGD (network DP)",
                        source=f"Lamri & Maniatakos App. B.2 / C.1, calibration '{calibration}'",
-                       mode="sound" if sound else "paper",
-                       constants={"L": L, "m": m, "T": T, "N": n_clients, "calibration": calibration},
-                       note=notes[calibration])
+                       mode=mode, constants=constants, note=notes[calibration] + gap)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -284,7 +317,10 @@ def ddp_certify(calibration: str, *, sigma: float, epsilon: float, delta: float,
 
 @dataclass
 class ObserverLedger:
-    """Renyi budget of what each client observes along one realised RR-DU path.
+    """Renyi budget of the *per-visit gradient part* of what each client observes along one realised RR-DU
+    path: a diagnostic, not an unlearning guarantee (issue 20, finding 1). Like accountant C it ignores the
+    start-model gap between A(D) and A(D minus D_f) (digest P15), which an observer that receives the token
+    before u's first visit sees without noise; its epsilons are therefore no certificate for any observer.
 
     A noisy u-visit is charged to observer ``v`` when ``v`` next receives the token (that is when the
     released model reaches v's view). ``accountant="C"`` charges a Gaussian mechanism

@@ -1,0 +1,50 @@
+"""RR-DU's sound accountant ``"S"``: RR-DU run from a start trained by :class:`~.noisy.NoisyWalkTraining`.
+
+The start-model gap (digest P15) is covered by the noisy training's guarantee; the corrective u-steps add the
+variant's per-visit Gaussian RDP (threat model and proof sketch: :mod:`.sound`). A start without the
+noisy-training record gets ``mode="none"``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ...privacy import Certificate
+from ...privacy.linear_rdp import linear_rdp_slope
+from .certify import visit_quantile
+from .noisy import training_rho
+from .sound import rrdu_noisy_start_certify, rrdu_u_sensitivity
+
+__all__ = ["noisy_start_sigma", "noisy_start_certificate"]
+
+
+def noisy_start_sigma(state: Any, data: Any, config: Any, p: float) -> float:
+    """The RR-DU noise that, with the training's RDP at ``u``, reaches ``(config.epsilon, config.delta)``
+    (the visit count at its ``(1 - delta/4)``-quantile, converted at ``delta/2``). ``0`` for the exact variant
+    (its u-step reads no D_f); ``0`` too without a noisy-training record (the certificate is then ``none``)."""
+    rho_t = training_rho(state, data.u)
+    L = 1.0 if config.clip_L == math.inf else float(config.clip_L)
+    sens = rrdu_u_sensitivity(config.variant, L=L, m=data.m, n_u=data.n_u)
+    if rho_t is None or sens == 0:
+        return 0.0
+    left = linear_rdp_slope(config.epsilon, config.delta / 2, method="mironov") - rho_t
+    if left <= 0:
+        raise ValueError(f"epsilon={config.epsilon} is out of range: the noisy training alone already spends RDP "
+                         f"slope {rho_t:.4g}; expected an epsilon whose slope exceeds it")
+    M = visit_quantile(config.T_unlearn, p, config.delta)
+    return math.sqrt(M * sens**2 / 2 / left)
+
+
+def noisy_start_certificate(state: Any, data: Any, config: Any, sigma: float, u_visits: int) -> Certificate:
+    """Accountant ``"S"`` for the realised walk (``u_visits`` noisy visits to u)."""
+    rho_t = training_rho(state, data.u)
+    if rho_t is None:
+        return Certificate(epsilon=math.inf, delta=config.delta, sigma=sigma, mode="none",
+                           mechanism="RR-DU from a noise-free start",
+                           source="accountant S needs a start trained by NoisyWalkTraining",
+                           constants={"accountant": "S"},
+                           note="no noisy-training record: the start-model gap (P15) is not covered")
+    L = 1.0 if config.clip_L == math.inf else float(config.clip_L)
+    return rrdu_noisy_start_certify(train_rho=rho_t, variant=config.variant, sigma=sigma if config.noise else 0.0,
+                                    L=L, m=data.m, n_u=data.n_u, u_visits=u_visits, delta=config.delta)

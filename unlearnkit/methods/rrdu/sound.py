@@ -1,0 +1,126 @@
+"""Sound certificates for the token walk: noisy training (the DDP baseline done right) and RR-DU on top of it.
+
+Threat model (issue 20, findings 1-2)
+-------------------------------------
+- **What is certified.** Certified unlearning of a deletion request ``D_f`` of client ``u`` (any subset of
+  u's data ``D_u``, up to all but one point): the view of an honest-but-curious observer after the request
+  under ``U(D_f, A(D))`` is ``(epsilon, delta)``-indistinguishable from its view under the certifier
+  ``U(empty, A(D minus D_f))``, the same procedure run on the data without ``D_f``.
+- **The observer** is the strongest single one: it sees *every* model the token carries after the request
+  (and it may know the route). Accounting for this observer covers any client's partial view.
+- **What the bound needs.** (i) The original model is trained by :class:`~.noisy.NoisyWalkTraining`: every
+  local step at every client adds fresh ``N(0, sigma_train^2 I)`` to the mean of per-example gradients
+  clipped at ``L`` (the regulariser is data-independent), then projects; so each step at ``u`` is a Gaussian
+  mechanism of sensitivity ``2 L`` for *any* change of u's data (client-level: no group factor ``m``, the
+  bound holds for every ``D_f`` inside ``D_u``). Minibatches drawn with replacement are covered: the step is a
+  mixture of Gaussians whose centres lie within ``2 L`` of each other, and Renyi divergence is jointly
+  quasi-convex. Steps at other clients do not read ``D_u``: they are post-processing. (ii) The route is drawn
+  independently of the data; the certificate counts the noisy steps at ``u`` of the realised route
+  (``hops`` visits times ``local_steps`` steps each, all of them). The a-priori calibration uses the
+  ``(1 - delta/4)``-quantile of ``Bin(hops, 1/N)`` and converts at ``delta/2``.
+- **DDP "unlearning"** is then post-processing: doing nothing, or continuing the noisy walk on ``D minus
+  D_f`` (the same map in both worlds), keeps the training's guarantee (Prop. C.1 of the paper, applied to a
+  training that really is private).
+- **RR-DU on a noisily trained start** (:func:`rrdu_noisy_start_certify`): the start-model gap (digest P15)
+  is the training's guarantee; the RR-DU u-steps add ``alpha Delta_u^2 / (2 sigma^2)`` per visit with the
+  variant's sensitivity against the certifier's empty request: ``0`` for ``"exact"`` (both worlds descend on
+  ``D_u minus D_f``: the same map), ``(m/n_u) L`` for ``"lightweight"`` (the certifier's ascent weight is
+  ``0``), ``(2 + m/n_u) L`` for ``"corrected"``. All noisy steps compose adaptively (the trust-ball centre
+  and every later step are post-processing of released values), converted with Prop. A.8 (Mironov 2017).
+- **Not covered.** A start model trained without noise (RR-DU's accountants A-D and the DDP calibrations of
+  :mod:`.certify` are refuted exactly there); Adam with a noise-free start; observers that saw the training
+  itself (nothing can be forgotten from what was already seen).
+
+Pure maths: numpy/scipy/:mod:`unlearnkit.privacy` only (no torch).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..._validate import check_choice, check_int, check_positive, check_range
+from ...privacy import Certificate, visit_count_bound
+from ...privacy.linear_rdp import linear_rdp_epsilon, linear_rdp_slope
+
+__all__ = ["noisy_walk_rho", "noisy_walk_epsilon", "noisy_walk_sigma", "noisy_walk_certify", "rrdu_u_sensitivity",
+           "rrdu_noisy_start_certify"]
+
+_VARIANTS = ("exact", "lightweight", "corrected")
+
+
+def noisy_walk_rho(*, sigma: float, L: float, u_steps: int) -> float:
+    """RDP slope ``rho`` (RDP ``alpha rho``) of ``u_steps`` Gaussian steps of sensitivity ``2 L`` and std ``sigma``:
+    ``rho = u_steps (2 L)^2 / (2 sigma^2)``."""
+    check_positive("L", L)
+    check_int("u_steps", u_steps, low=0)
+    check_positive("sigma", sigma, allow_zero=True)
+    if u_steps == 0:
+        return 0.0
+    return math.inf if sigma == 0 else u_steps * (2 * L) ** 2 / (2 * sigma**2)
+
+
+def noisy_walk_epsilon(*, sigma: float, L: float, u_steps: int, delta: float) -> float:
+    """Client-level epsilon at ``delta`` of a noisy walk that made ``u_steps`` noisy steps at ``u`` (Prop. A.8)."""
+    check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    rho = noisy_walk_rho(sigma=sigma, L=L, u_steps=u_steps)
+    if rho == 0:
+        return 0.0
+    return math.inf if math.isinf(rho) else linear_rdp_epsilon(rho, delta, method="mironov")
+
+
+def noisy_walk_sigma(*, epsilon: float, delta: float, L: float, hops: int, n_clients: int, local_steps: int = 1) -> float:
+    """A-priori ``sigma_train`` for ``(epsilon, delta)``: every one of the ``local_steps`` steps of each of the
+    ``(1 - delta/4)``-quantile of ``Bin(hops, 1/N)`` visits to ``u`` is charged, converted at ``delta/2``."""
+    check_positive("epsilon", epsilon)
+    check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    check_positive("L", L)
+    check_int("hops", hops, low=1)
+    check_int("n_clients", n_clients, low=2)
+    check_int("local_steps", local_steps, low=1)
+    steps = local_steps * visit_count_bound(hops, 1.0 / n_clients, delta / 4)
+    return math.sqrt(steps * (2 * L) ** 2 / 2 / linear_rdp_slope(epsilon, delta / 2, method="mironov"))
+
+
+def noisy_walk_certify(*, sigma: float, L: float, u_steps: int, delta: float, hops: int, local_steps: int,
+                       n_clients: int) -> Certificate:
+    """The sound certificate of a noisy walk for client ``u``'s data (see the module's threat model)."""
+    eps = noisy_walk_epsilon(sigma=sigma, L=L, u_steps=u_steps, delta=delta)
+    return Certificate(epsilon=eps, delta=delta, sigma=sigma, mode="sound",
+                       mechanism="noisy token SGD: Gaussian on every clipped local step (client-level, sensitivity 2L)",
+                       source="Gaussian RDP composed over the realised noisy steps at u, Prop. A.8 (Mironov 2017)",
+                       constants={"L": L, "u_steps": u_steps, "hops": hops, "local_steps": local_steps,
+                                  "N": n_clients, "sensitivity": 2 * L},
+                       note=("training's own guarantee for any D_f inside D_u; deletion = post-processing (nothing, "
+                             "or the noisy walk continued on D minus D_f); observer sees every model after the request"))
+
+
+def rrdu_u_sensitivity(variant: str, *, L: float, m: int, n_u: int) -> float:
+    """Sensitivity of RR-DU's corrective step at ``u`` against the certifier's empty request (module docstring)."""
+    check_choice("variant", variant, _VARIANTS)
+    check_positive("L", L)
+    check_int("n_u", n_u, low=1)
+    check_int("m", m, low=0, high=n_u)
+    r = m / n_u
+    return {"exact": 0.0, "lightweight": r * L, "corrected": (2 + r) * L}[variant]
+
+
+def rrdu_noisy_start_certify(*, train_rho: float, variant: str, sigma: float, L: float, m: int, n_u: int,
+                             u_visits: int, delta: float) -> Certificate:
+    """RR-DU run from a noisily trained start (the sound accountant ``"S"``): the training's RDP slope
+    ``train_rho`` (:func:`noisy_walk_rho`) plus ``u_visits`` Gaussian u-steps of the variant's sensitivity."""
+    check_positive("train_rho", train_rho, allow_zero=True)
+    check_int("u_visits", u_visits, low=0)
+    check_positive("sigma", sigma, allow_zero=True)
+    sens = rrdu_u_sensitivity(variant, L=L, m=m, n_u=n_u)
+    if sens == 0 or u_visits == 0:
+        rho_u = 0.0
+    else:
+        rho_u = math.inf if sigma == 0 else u_visits * sens**2 / (2 * sigma**2)
+    rho = train_rho + rho_u
+    eps = 0.0 if rho == 0 else (math.inf if math.isinf(rho) else linear_rdp_epsilon(rho, delta, method="mironov"))
+    return Certificate(epsilon=eps, delta=delta, sigma=sigma, mode="sound",
+                       mechanism="RR-DU from a noisily trained start: training + corrective u-steps, composed",
+                       source="adaptive Gaussian RDP composition (training at u, RR-DU u-visits), Prop. A.8",
+                       constants={"accountant": "S", "train_rho": train_rho, "u_rho": rho_u, "variant": variant,
+                                  "sensitivity_u": sens, "u_visits": u_visits, "L": L, "m": m, "n_u": n_u},
+                       note="start-model gap covered by the noisy training's guarantee (threat model: methods.rrdu.sound)")
