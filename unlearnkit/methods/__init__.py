@@ -16,8 +16,8 @@ from .newton import Newton, NewtonConfig
 from .noisy_finetune import (CleanFinetuneConfig, DPSGDConfig, GradientClipping, GradientClippingConfig, ModelClipping,
                              ModelClippingConfig, OutputPerturbation, OutputPerturbationConfig)
 from .pdudt import PDUDT, PDUDTConfig
-from .rrdu import (RRDU, DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, FinetuneWalk, RetrainWalk, RRDUConfig,
-                   WalkConfig)
+from .rrdu import (RRDU, DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, FinetuneWalk, NoisyDDP, NoisyDDPConfig,
+                   RetrainWalk, RRDUConfig, WalkConfig)
 
 __all__ = [
     # the shared types (from unlearnkit.core)
@@ -31,7 +31,7 @@ __all__ = [
     "OutputPerturbationConfig", "CleanFinetuneConfig", "DPSGDConfig",
     # RR-DU (Lamri & Maniatakos) and its walk baselines
     "RRDU", "RRDUConfig", "RetrainWalk", "FinetuneWalk", "DDPWalk", "DPSGDWalk", "WalkConfig", "DDPWalkConfig",
-    "DPSGDWalkConfig",
+    "DPSGDWalkConfig", "NoisyDDP", "NoisyDDPConfig",
     # Newton/Fisher in decentralized FL (Wu et al. 2026)
     "Newton", "NewtonConfig",
     # PDUDT (Qiao et al. 2025)
