@@ -148,7 +148,7 @@ def test_state_dependent_noise_cannot_use_retrain_plus_noise():
 
 @pytest.mark.slow
 def test_benchmark_exact_retraining_full_size():
-    """The benchmark-size version of the regression test (about TIMING minutes on the 2-core CPU)."""
+    """The benchmark-size version of the regression test (about 1 to 3 minutes on the 2-core CPU)."""
     out = AM.audit_benchmark(methods=("retrain", "r2d_full_rewind"), n_trials=1000)
     assert out["n_audits"] == 4
     for res in out["results"]:
