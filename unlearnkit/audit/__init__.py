@@ -22,6 +22,9 @@ Machine Learning", NeurIPS; Nasr et al. 2021, "Adversary Instantiation", S&P):
    with probability at least ``1 - alpha``. The threshold never sees the held-out samples, so the bound is
    valid (choosing it on the same samples would overstate epsilon).
 
+Several audits reported together (a table of methods) are corrected for multiple testing with
+:func:`bonferroni`: each runs at ``alpha / k``, so all ``k`` verdicts hold jointly with confidence ``1 - alpha``.
+
 A **violation** is an audit lower bound above the certified epsilon: the certificate is refuted at
 confidence ``1 - alpha``. No violation does *not* prove a certificate: the audit only sees one statistic of
 one problem, and with ``n`` samples it cannot certify more than about ``log(n)``.
@@ -32,11 +35,12 @@ on a tiny convex task, and the audit of every method, are in :mod:`unlearnkit.ex
 
 from .bounds import clopper_pearson, epsilon_lower_bound
 from .mechanisms import GaussianMechanism, Mechanism, gaussian_epsilon, gaussian_sigma, per_trial
-from .run import AuditConfig, AuditResult, audit, audit_gaussian, audit_samples
+from .run import AuditConfig, AuditResult, audit, audit_gaussian, audit_samples, bonferroni
 
 __all__ = [
     "AuditConfig",
     "AuditResult",
+    "bonferroni",
     "Mechanism",
     "GaussianMechanism",
     "per_trial",

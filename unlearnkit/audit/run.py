@@ -14,7 +14,7 @@ from ..core import Callback, emit
 from .bounds import _cp_lower_vec, _cp_upper_vec, _eps_from_rates, epsilon_lower_bound
 from .mechanisms import GaussianMechanism, Mechanism, gaussian_epsilon
 
-__all__ = ["AuditConfig", "AuditResult", "audit_samples", "audit", "audit_gaussian"]
+__all__ = ["AuditConfig", "AuditResult", "bonferroni", "audit_samples", "audit", "audit_gaussian"]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -98,9 +98,30 @@ class AuditResult:
     def __str__(self) -> str:
         cert = "-" if self.certified_epsilon is None else f"{self.certified_epsilon:.4g}"
         head = f"Audit {self.label} [{self.mode}]" if self.mode else f"Audit {self.label}"
-        return (f"{head}: eps >= {self.epsilon_lower:.3f} with confidence {1 - self.alpha:.0%} "
+        conf = f"{100 * (1 - self.alpha):.4g}%"
+        if "alpha_family" in self.extras:
+            fam = 100 * (1 - self.extras["alpha_family"])
+            conf += (f" (family-wise {fam:.4g}% over {self.extras['n_audits']} audits, "
+                     f"{self.extras.get('correction', 'bonferroni')})")
+        return (f"{head}: eps >= {self.epsilon_lower:.3f} with confidence {conf} "
                 f"(point {self.epsilon_point:.3f}; certified {cert} at delta={self.delta:.3g}; "
                 f"{self.n_eval} held-out trials per world) -> {self.verdict}")
+
+
+def bonferroni(config: AuditConfig | None, n_audits: int) -> AuditConfig:
+    """The per-audit config that makes ``n_audits`` audits reported together hold *jointly* at ``1 - alpha``.
+
+    Each audit's lower bound fails with probability at most its ``alpha``; by the union bound, running each
+    of ``n_audits`` audits at ``config.alpha / n_audits`` (Bonferroni) makes the chance that *any* of them
+    overstates epsilon at most ``config.alpha``, whatever the dependence between them. So a reported list of
+    verdicts is right as a whole with confidence ``1 - config.alpha`` (the family-wise confidence), and each
+    single bound with ``1 - config.alpha / n_audits``. ``n_audits=1`` returns the config unchanged.
+    """
+    from dataclasses import replace
+
+    config = config or AuditConfig()
+    check_int("n_audits", n_audits, low=1)
+    return config if n_audits == 1 else replace(config, alpha=config.alpha / n_audits)
 
 
 def _statistic(x_a: np.ndarray, x_b: np.ndarray, n_sel: int, kind: str) -> tuple[np.ndarray, np.ndarray]:

@@ -3,22 +3,36 @@
 The statistics (threshold tests, Clopper-Pearson bounds, lower bounds on epsilon) live in
 :mod:`unlearnkit.audit`; this module builds the two *worlds* of a method's certificate on :class:`ToyTask`
 (train, then unlearn; against the certifier: retrain plus noise, rerun on retrained, or exact retraining)
-and audits each centralized method in paper and sound mode (:func:`audit_methods`). It follows Jagielski et
-al. 2020 ("Auditing Differentially Private Machine Learning", NeurIPS) and Nasr et al. 2021 ("Adversary
-Instantiation", S&P): a lower bound above the certified epsilon refutes the certificate.
+and audits each centralized method in paper and sound mode (:func:`audit_methods`; the full-size run is
+:func:`audit_benchmark`). It follows Jagielski et al. 2020 ("Auditing Differentially Private Machine
+Learning", NeurIPS) and Nasr et al. 2021 ("Adversary Instantiation", S&P): a lower bound above the certified
+epsilon refutes the certificate.
+
+Why the audit is valid (issue 20, finding 3). A certificate compares two *distributions*: the law of the
+unlearned model U(A(D)) over all of its randomness (training batches, unlearning batches, noise) and the law
+of the certifier's model over all of *its* randomness (retraining's batches, noise). Every trial here draws
+both worlds afresh from independent generators, so each world's outputs are i.i.d. draws from exactly those
+two laws; the threshold is chosen on one split and its errors counted on the other, so the held-out counts
+are binomial with the true event probabilities and the Clopper-Pearson bound holds: if the certificate is
+true, the audit refutes it with probability at most alpha. Training each world once instead ("fixed
+training") samples the laws *conditional* on one trained model, which the certificate says nothing about:
+auditing exact retraining (R2D with K = T, true epsilon 0) against one fixed retrained model reported
+"epsilon >= 3.18, VIOLATION" because world A kept retraining's randomness and world B did not. Fixed training
+is therefore allowed only where the certificate holds for *every* pair of starts (certifier
+``"unlearn_retrained"``: the start is clipped to a ball and any two starts are covered).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional
 
 import numpy as np
 import torch
 
 from .._validate import check_choice, check_int, check_positive, check_probability
-from ..audit import AuditConfig, AuditResult, audit, audit_gaussian, gaussian_sigma, per_trial
+from ..audit import AuditConfig, AuditResult, audit, audit_gaussian, bonferroni, gaussian_sigma, per_trial
 from ..core import Callback
 from ..methods import noisy_finetune as nf
 from ..methods.baselines import Retrain, RetrainConfig
@@ -30,9 +44,16 @@ __all__ = [
     "toy_setup",
     "unlearner_worlds",
     "audit_unlearner",
+    "ModeNotSupported",
     "METHOD_RECIPES",
     "audit_methods",
+    "audit_benchmark",
 ]
+
+CERTIFIERS = ("retrain_plus_noise", "unlearn_retrained", "retrain")
+# certifiers whose certificate holds for every pair of starts: only they may be audited with fixed training
+_FIXED_START_OK = ("unlearn_retrained",)
+
 
 @dataclass(frozen=True, kw_only=True)
 class ToyTask:
@@ -97,18 +118,22 @@ def unlearner_worlds(unlearn_fn: Callable[..., Any], config: Any, task: ToyTask,
     """The two worlds of a method's certificate on ``task``, as per-trial mechanisms, plus the certificate.
 
     World A trains on D (fresh batches) and unlearns with ``unlearn_fn(state, request, config, generator=g)``.
-    World B is the certifier:
+    World B is the certifier, retrained from scratch (fresh batches) in every trial:
 
     - ``"retrain_plus_noise"``: train on D minus D_f for the same steps, add ``N(0, sigma^2 I)`` with the
-      sigma of world A's certificate (Sekhari et al. 2021's certifier; D2D, R2D, Newton, PDUDT);
+      sigma of world A's certificate (Sekhari et al. 2021's certifier; D2D, R2D, Newton, PDUDT); sigma must
+      not depend on the trained model (checked in every trial);
     - ``"unlearn_retrained"``: train on D minus D_f, then run the same unlearning procedure, which then
       has nothing to forget (Allouah et al. 2025; the noisy fine-tuning certificates);
     - ``"retrain"``: train on D minus D_f (exact unlearning: epsilon = 0).
 
-    ``fresh_training=False`` trains each world once and redraws only the unlearning (and noise) randomness
-    per trial: much faster, and still a valid test of certificates that hold for *every* pair of trained
-    models (output perturbation and noisy fine-tuning clip the start to a ball of radius C0, so any start is
-    covered); for certificates that average over training randomness (D2D, R2D) it is a conditional check.
+    ``fresh_training=True`` (default) redraws training in both worlds in every trial: the two worlds are then
+    exactly the two distributions the certificate compares (see the module docstring), so the audit is valid
+    for every certificate. ``fresh_training=False`` trains each world once and redraws only the unlearning
+    (and noise) randomness: valid only for certificates that hold for *every* pair of trained models, i.e.
+    ``certifier="unlearn_retrained"`` (output perturbation and noisy fine-tuning clip the start to a ball of
+    radius C0); with any other certifier it raises, because world B would lose retraining's own randomness
+    and the audit would refute even exact retraining.
 
     ``worst_case_starts=True`` (only with ``certifier="unlearn_retrained"``) replaces the two trained models
     by the two ends of the clipping ball, ``+task.radius e_1`` and ``-task.radius e_1``: certificates that
@@ -117,7 +142,14 @@ def unlearner_worlds(unlearn_fn: Callable[..., Any], config: Any, task: ToyTask,
     """
     from ..train import train_sgd
 
-    check_choice("certifier", certifier, ("retrain_plus_noise", "unlearn_retrained", "retrain"))
+    check_choice("certifier", certifier, CERTIFIERS)
+    if worst_case_starts and certifier not in _FIXED_START_OK:
+        raise ValueError(f"worst_case_starts=True needs certifier='unlearn_retrained', got {certifier!r}")
+    if not fresh_training and certifier not in _FIXED_START_OK:
+        raise ValueError(f"fresh_training=False is not valid with certifier={certifier!r}: the certificate is "
+                         "about the law over training randomness, and one fixed trained model per world drops "
+                         "it (exact retraining would be refuted); expected fresh_training=True, or "
+                         "certifier='unlearn_retrained' for certificates that cover every pair of starts")
     flat, ds, request, sgd, _ = toy_setup(task)
     full = np.arange(ds.n_train)
     retain = request.retain(full)
@@ -128,8 +160,6 @@ def unlearner_worlds(unlearn_fn: Callable[..., Any], config: Any, task: ToyTask,
 
     fixed_a = fixed_b = None
     if worst_case_starts:
-        if certifier != "unlearn_retrained":
-            raise ValueError(f"worst_case_starts=True needs certifier='unlearn_retrained', got {certifier!r}")
         base = train_sgd(flat, ds, full, sgd, generator=torch.Generator().manual_seed(2))
         e1 = torch.zeros_like(base.params)
         e1.view(-1)[0] = task.radius
@@ -141,12 +171,16 @@ def unlearner_worlds(unlearn_fn: Callable[..., Any], config: Any, task: ToyTask,
 
     def world_a(g: torch.Generator) -> torch.Tensor:
         state = fixed_a if fixed_a is not None else train_sgd(flat, ds, full, sgd, generator=g)
-        return unlearn_fn(state, request, config, generator=g).params
+        res = unlearn_fn(state, request, config, generator=g)
+        s = float(getattr(res.certificate, "sigma", None) or 0.0)
+        if certifier == "retrain_plus_noise" and not math.isclose(s, sigma, rel_tol=1e-9, abs_tol=1e-12):
+            raise ValueError(f"sigma={s!r} differs from the probe's sigma={sigma!r}: the noise depends on the "
+                             "trained model, so 'retrain_plus_noise' cannot reproduce world B; audit such a "
+                             "method with certifier='unlearn_retrained'")
+        return res.params
 
     def world_b(g: torch.Generator) -> torch.Tensor:
-        # exact retraining is itself the mechanism: its world B must keep its training randomness
-        fresh = fixed_b is None or certifier == "retrain"
-        state = train_sgd(flat, ds, retain, sgd, generator=g) if fresh else fixed_b
+        state = fixed_b if fixed_b is not None else train_sgd(flat, ds, retain, sgd, generator=g)
         if certifier == "unlearn_retrained":
             return unlearn_fn(state, request, config, generator=g).params
         if certifier == "retrain" or sigma == 0.0:
@@ -161,7 +195,12 @@ def audit_unlearner(unlearn_fn: Callable[..., Any], config: Any, *, task: ToyTas
                     generator: torch.Generator, label: str = "", progress: bool = False,
                     callback: Optional[Callback] = None, fresh_training: bool = True,
                     worst_case_starts: bool = False) -> AuditResult:
-    """Audit one method's certificate on a tiny convex task (see :func:`unlearner_worlds`)."""
+    """Audit one method's certificate on a tiny convex task (see :func:`unlearner_worlds`).
+
+    One audit at ``config_audit.alpha`` (no multiple-testing correction: a single verdict). Fresh training
+    in both worlds by default: about 20 ms per trial and world on :class:`ToyTask` on one idle CPU core
+    (fixed training, where valid, is about half of that).
+    """
     task = task or ToyTask()
     world_a, world_b, cert = unlearner_worlds(unlearn_fn, config, task, certifier=certifier,
                                               fresh_training=fresh_training, worst_case_starts=worst_case_starts)
@@ -172,12 +211,19 @@ def audit_unlearner(unlearn_fn: Callable[..., Any], config: Any, *, task: ToyTas
         delta, mode = float(cert.delta), cert.mode
     res = audit(world_a, world_b, delta=delta, epsilon=eps, config=config_audit, generator=generator,
                 label=label, mode=mode, progress=progress, callback=callback, chunk=25)
-    res.extras.update(certifier=certifier, fresh_training=fresh_training, worst_case_starts=worst_case_starts, sigma=None if cert is None else cert.sigma,
+    res.extras.update(certifier=certifier, fresh_training=fresh_training, worst_case_starts=worst_case_starts,
+                      sigma=None if cert is None else cert.sigma,
                       claimed_epsilon=None if cert is None else float(cert.epsilon))
     return res
 
 
+class ModeNotSupported(ValueError):
+    """A recipe cannot audit a method in the requested mode (e.g. retraining has no paper calibration)."""
+
+
 def _recipe_retrain(mode: str, eps: float, delta: float, task: ToyTask, consts: Any):
+    if mode != "sound":
+        raise ModeNotSupported(f"mode={mode!r}: retraining is exact (epsilon 0), expected mode='sound'")
     r = Retrain()
     return (lambda st, rq, cfg, generator: r.unlearn(st, rq, cfg, generator=generator)), RetrainConfig(), "retrain"
 
@@ -189,6 +235,13 @@ def _recipe_d2d(mode: str, eps: float, delta: float, task: ToyTask, consts: Any)
 
 def _recipe_r2d(mode: str, eps: float, delta: float, task: ToyTask, consts: Any):
     return R2D().unlearn, R2DConfig(K=task.steps // 2, epsilon=eps, delta=delta, constants=consts, mode=mode), \
+        "retrain_plus_noise"
+
+
+def _recipe_r2d_full_rewind(mode: str, eps: float, delta: float, task: ToyTask, consts: Any):
+    # K = T rewinds to the initialisation: this *is* exact retraining (sigma 0, true epsilon 0), so any
+    # violation is the audit's fault (the control of issue 20, finding 3)
+    return R2D().unlearn, R2DConfig(K=task.steps, epsilon=eps, delta=delta, constants=consts, mode=mode), \
         "retrain_plus_noise"
 
 
@@ -210,29 +263,52 @@ METHOD_RECIPES: dict[str, Callable[..., tuple[Callable[..., Any], Any, str]]] = 
     "retrain": _recipe_retrain,
     "d2d": _recipe_d2d,
     "r2d": _recipe_r2d,
+    "r2d_full_rewind": _recipe_r2d_full_rewind,
     "noisy_finetune_gc": _recipe_gc,
     "output_perturbation": _recipe_op,
 }
 """How to audit each centralized method on :class:`ToyTask`: ``recipe(mode, eps, delta, task, constants) ->
-(unlearn_fn, config, certifier)``. Decentralized methods (RR-DU, Newton, PDUDT) certify views or averages of
+(unlearn_fn, config, certifier)``; a recipe raises :class:`ModeNotSupported` for a mode it cannot audit.
+``"r2d_full_rewind"`` (R2D with K = T) is exact retraining, a control that must never be refuted.
+Decentralized methods (RR-DU, Newton, PDUDT) certify views or averages of
 a network and need their own worlds; they are not in this table yet."""
+
+
+# methods audited in one mode only (both are exact retraining: a paper calibration would add nothing)
+_SOUND_ONLY = ("retrain", "r2d_full_rewind")
 
 
 def audit_methods(*, epsilon: float = 1.0, delta: float = 1e-5, modes: tuple[str, ...] = ("paper", "sound"),
                   methods: Optional[tuple[str, ...]] = None, task: ToyTask | None = None,
                   config: AuditConfig | None = None, seed: int = 0, progress: bool = False,
-                  include_gaussian: bool = True, fresh_training: bool = False,
+                  include_gaussian: bool = True, fresh_training: bool = True,
                   worst_case_starts: bool = False) -> dict[str, Any]:
     """Audit every method in :data:`METHOD_RECIPES` (in paper and sound mode) at one (epsilon, delta).
 
-    Returns ``{"results": [AuditResult, ...], "skipped": {label: reason}}``. With ``include_gaussian`` two
-    controls come first: a correctly calibrated Gaussian mechanism and one with an eighth of the noise (the
-    audit must refute the latter, or it has no power at these sample sizes).
+    Returns ``{"results": [AuditResult, ...], "skipped": {label: reason}, "alpha_family", "alpha_per_audit",
+    "n_audits"}``. With ``include_gaussian`` two controls come first: a correctly calibrated Gaussian mechanism
+    and one with an eighth of the noise (the audit must refute the latter, or it has no power at these sample
+    sizes); ``"retrain"`` and ``"r2d_full_rewind"`` (R2D with K = T) are exact retraining and must never be
+    refuted.
 
-    ``fresh_training=False`` (the default here, for speed) trains each world once; ``True`` retrains in every
-    trial, as the definitions' randomness asks, at about ten times the cost (see :func:`unlearner_worlds`).
-    ``worst_case_starts=True`` starts the methods whose certifier reruns the procedure (noisy fine-tuning,
-    output perturbation) at the two ends of their clipping ball; the others are audited as usual.
+    **Multiple testing.** The ``k`` audits of one call are reported together, so each runs at
+    ``config.alpha / k`` (Bonferroni, :func:`unlearnkit.audit.bonferroni`): all ``k`` verdicts hold jointly
+    with confidence ``1 - config.alpha``. Each result's ``alpha`` is its own (per-audit) level and its
+    ``extras`` carry ``alpha_per_audit``, ``alpha_family``, ``n_audits`` and ``correction``. ``k`` counts the
+    audits actually run (the controls included; skipped ones excluded).
+
+    **Training randomness.** ``fresh_training=True`` (default) retrains both worlds in every trial, which is
+    what makes the audit valid for every certificate (see the module docstring). ``False`` trains once only
+    where that is valid (certifier ``"unlearn_retrained"``: output perturbation, noisy fine-tuning); the
+    others are still retrained in every trial, and ``extras["fresh_training"]`` records what each audit did.
+
+    **Skipping.** Only a mode a recipe cannot audit (:class:`ModeNotSupported`, or a method config that
+    rejects ``mode=...``) lands in ``skipped``; any other error raises.
+
+    **Run time** (this project's 2-core CPU, one thread, :class:`ToyTask` defaults): the default
+    ``AuditConfig(n_trials=200)`` took 62 s for the 12 audits with one other job running (186 s at load 4);
+    the old fixed-training run took 17 s, so fresh training costs about 4x, not 10x, and the default trial
+    count is kept. :func:`audit_benchmark` gives the full-size run.
     """
     from .. import make_generator
 
@@ -245,29 +321,62 @@ def audit_methods(*, epsilon: float = 1.0, delta: float = 1e-5, modes: tuple[str
     names = tuple(METHOD_RECIPES) if methods is None else methods
     for n in names:
         check_choice("method", n, tuple(METHOD_RECIPES))
+    _, _, _, _, consts = toy_setup(task)
+    planned: list[tuple[str, str, Any, Any, str]] = []
+    skipped: dict[str, str] = {}
+    for name in names:
+        for mode in (("sound",) if name in _SOUND_ONLY else modes):
+            try:
+                fn, cfg, certifier = METHOD_RECIPES[name](mode, epsilon, delta, task, consts)
+            except ModeNotSupported as exc:
+                skipped[f"{name} [{mode}]"] = f"{type(exc).__name__}: {exc}"
+                continue
+            except ValueError as exc:
+                if not str(exc).startswith("mode="):
+                    raise
+                skipped[f"{name} [{mode}]"] = f"mode not supported: {exc}"
+                continue
+            planned.append((name, mode, fn, cfg, certifier))
+    k = len(planned) + (2 if include_gaussian else 0)
+    if k == 0:
+        raise ValueError(f"methods={names!r} with modes={modes!r} and include_gaussian=False: nothing to audit")
+    per = bonferroni(config, k)
+    family = dict(alpha_per_audit=per.alpha, alpha_family=config.alpha, n_audits=k, correction="bonferroni")
     gen = make_generator(seed)
     results: list[AuditResult] = []
-    skipped: dict[str, str] = {}
     if include_gaussian:
         sig = gaussian_sigma(1.0, epsilon, delta)
-        gcfg = AuditConfig(n_trials=max(config.n_trials, 4000), alpha=config.alpha)
+        gcfg = replace(per, n_trials=max(config.n_trials, 4000))
         results.append(audit_gaussian(sensitivity=1.0, sigma=sig, epsilon=epsilon, delta=delta, config=gcfg,
                                       generator=gen, label="Gaussian, calibrated"))
         results.append(audit_gaussian(sensitivity=1.0, sigma=sig / 8, epsilon=epsilon, delta=delta, config=gcfg,
                                       generator=gen, label="Gaussian, 1/8 of the noise"))
-    _, _, _, _, consts = toy_setup(task)
-    for name in names:
-        for mode in (("sound",) if name == "retrain" else modes):
-            label = name
-            try:
-                fn, cfg, certifier = METHOD_RECIPES[name](mode, epsilon, delta, task, consts)
-                res = audit_unlearner(fn, cfg, task=task, certifier=certifier, config_audit=config,
-                                      generator=gen, label=label, progress=progress,
-                                      fresh_training=fresh_training,
-                                      worst_case_starts=worst_case_starts and certifier == "unlearn_retrained")
-                res.mode = res.mode or mode
-                res.extras["requested_mode"] = mode
-                results.append(res)
-            except (ImportError, AttributeError, TypeError, ValueError, KeyError) as exc:
-                skipped[f"{name} [{mode}]"] = f"{type(exc).__name__}: {exc}"
-    return {"results": results, "skipped": skipped}
+    for name, mode, fn, cfg, certifier in planned:
+        fresh = fresh_training or certifier not in _FIXED_START_OK
+        res = audit_unlearner(fn, cfg, task=task, certifier=certifier, config_audit=per, generator=gen,
+                              label=name, progress=progress, fresh_training=fresh,
+                              worst_case_starts=worst_case_starts and certifier in _FIXED_START_OK)
+        res.mode = res.mode or mode
+        res.extras["requested_mode"] = mode
+        results.append(res)
+    for res in results:
+        res.extras.update(family)
+    return {"results": results, "skipped": skipped, **family}
+
+
+def audit_benchmark(*, n_trials: int = 1000, epsilon: float = 1.0, delta: float = 1e-5, alpha: float = 0.05,
+                    methods: Optional[tuple[str, ...]] = None, seed: int = 0, progress: bool = False
+                    ) -> dict[str, Any]:
+    """The full-size audit of every recipe (the benchmark behind the CI tests): :func:`audit_methods` with
+    ``AuditConfig(n_trials=n_trials, alpha=alpha)``, fresh training, Bonferroni over all audits.
+
+    ``n_trials=1000`` (500 held out per world) can show epsilons up to about 4.5. Run time is linear in
+    ``n_trials`` (the Gaussian controls are negligible): on this project's 2-core CPU (one thread) the 12
+    audits at ``n_trials=200`` took 62 s with one other job running and 186 s at load 4; ``n_trials=1000``
+    took 703 s (about 12 minutes) at load 4, so expect about 5 minutes on a quiet machine. Measured result
+    (epsilon 1, delta 1e-5, family-wise 95 % over 12 audits): every method 0.000 (not refuted), the 1/8-noise
+    Gaussian control refuted (>= 3.47). The exact-retraining
+    controls alone (``methods=("retrain", "r2d_full_rewind")``) take about a fifth of that.
+    """
+    return audit_methods(epsilon=epsilon, delta=delta, methods=methods, seed=seed, progress=progress,
+                         config=AuditConfig(n_trials=n_trials, alpha=alpha), fresh_training=True)

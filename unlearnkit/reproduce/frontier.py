@@ -104,7 +104,7 @@ def capstone_points(*, epsilons: Sequence[float] = (0.5, 1.0, 2.0, 5.0), delta: 
     exact reference (epsilon = 0, drawn at the left end of the frontier as a line).
     """
     from .. import make_generator
-    from ..experiments.audit_methods import METHOD_RECIPES
+    from ..experiments.audit_methods import METHOD_RECIPES, ModeNotSupported
     from ..methods.baselines import (Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain,
                                      RetrainConfig)
 
@@ -138,7 +138,9 @@ def capstone_points(*, epsilons: Sequence[float] = (0.5, 1.0, 2.0, 5.0), delta: 
             try:
                 fn, cfg, _ = METHOD_RECIPES[name](mode, float(eps), delta, task, consts)
                 res = fn(state, request, cfg, generator=make_generator(seed + 10 + i))
-            except (ImportError, AttributeError, TypeError, ValueError) as exc:
+            except ValueError as exc:  # only a mode the method cannot run is skipped; other errors raise
+                if not (isinstance(exc, ModeNotSupported) or str(exc).startswith("mode=")):
+                    raise
                 skipped[name] = f"{type(exc).__name__}: {exc}"
                 break
             points.append(_point(name, res, state, request, retrained, requested=float(eps), mode=mode))

@@ -126,14 +126,19 @@ def audit_figure(results: Iterable[Any], *, title: str = "") -> go.Figure:
     """The audit panel: each audit's lower bound (with its confidence) against its certified epsilon.
 
     ``results`` are :class:`unlearnkit.audit.AuditResult` objects (or their ``to_dict()``). A red bar is a
-    violation: the certificate is refuted at the audit's confidence.
+    violation: the certificate is refuted at the audit's confidence. Results of one
+    :func:`~unlearnkit.experiments.audit_methods.audit_methods` call carry their family-wise confidence
+    (Bonferroni over the audits shown), which the legend reports.
     """
     res = [r.to_dict() if hasattr(r, "to_dict") else dict(r) for r in results]
     labels = [f"{r.get('label', '')} [{r.get('mode') or '-'}]" for r in res]
     colors = ["#d62728" if r.get("violation") else "#2ca02c" for r in res]
+    fam = res[0].get("alpha_family") if res else None
+    conf = (f"family-wise {1 - fam:.0%} over {res[0].get('n_audits')} audits" if fam is not None
+            else "1 - alpha")
     fig = go.Figure()
     fig.add_trace(go.Bar(x=labels, y=[r["epsilon_lower"] for r in res], marker_color=colors,
-                         name="audit lower bound (1 - alpha)",
+                         name=f"audit lower bound ({conf})",
                          hovertext=[r.get("verdict", "") for r in res]))
     fig.add_trace(go.Scatter(x=labels, y=[r.get("certified_epsilon") for r in res], mode="markers",
                              marker=dict(symbol="line-ew-open", size=36, line=dict(width=3, color="black")),
