@@ -11,13 +11,13 @@ initialisation on new minibatches), and observes one of:
   the certifier releases copies of one model, so its difference is 0. With ``release="local"`` this
   separates the worlds: the tuple is not covered, only its average is.
 
-:func:`newton_audit` runs one audit; the benchmark-size version is the same call with ``n_trials=2000``.
+:func:`newton_audit` runs one audit; :func:`newton_audits` is the benchmark (``n_trials=2000`` per world).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
@@ -29,14 +29,17 @@ from ..core import Request
 from ..decentral.gossip import GossipConfig
 from ..methods.newton import Newton, NewtonConfig, exact_minimizer, newton_certificate, train_dpsgd
 
-__all__ = ["NewtonAuditTask", "newton_worlds", "newton_audit", "tau_zero_sigma"]
+_EXACT = dict(scope="global", center_gradient=True)  # the exact global Newton step (Wu et al. 2026, Lemma 3)
+
+__all__ = ["NewtonAuditTask", "newton_worlds", "newton_audit", "newton_audits", "tau_zero_sigma"]
 
 
 @dataclass(frozen=True, kw_only=True)
 class NewtonAuditTask:
     """Binary logistic regression (``||x|| <= 1``, float64) on ``n_clients`` in a ring, trained by D-PSGD.
 
-    Client 0 forgets ``m`` of its points, label-flipped so that they pull the model as hard as points can.
+    Client 0 holds ``m`` label-flipped points (they pull the model as hard as points can) and forgets them
+    (``kind="samples"``) or leaves the network (``kind="client"``).
     Every trial starts from the public initialisation ``init_value * (1, ..., 1)``; ``rounds`` is small on
     purpose: training stops short of the optimum (``||grad f(x_bar)|| > 0``), which a certificate must
     account for.
@@ -51,6 +54,7 @@ class NewtonAuditTask:
     lr: float = 0.3
     batch_size: int = 5
     init_value: float = 1.0
+    kind: str = "samples"
     data_seed: int = 0
 
     def __post_init__(self) -> None:
@@ -62,6 +66,7 @@ class NewtonAuditTask:
         check_int("rounds", self.rounds, low=1)
         check_positive("lr", self.lr)
         check_int("batch_size", self.batch_size, low=1)
+        check_choice("kind", self.kind, ("samples", "client"))
 
 
 def _setup(task: NewtonAuditTask):
@@ -80,10 +85,14 @@ def _setup(task: NewtonAuditTask):
     flat.module.double()
     G = make_graph("ring", task.n_clients)
     cfg = GossipConfig(rounds=task.rounds, lr=task.lr, batch_size=task.batch_size, weight_decay=task.weight_decay)
-    request = Request("samples", forget, client=0)
-    after = fed.without(request)
-    x_ret = exact_minimizer(flat, [after.client_data(i) for i in range(task.n_clients)],
-                            weight_decay=task.weight_decay)
+    if task.kind == "client":
+        request = D.forget_client(fed, 0)
+        parts = [fed.client_data(i) for i in range(1, task.n_clients)]
+    else:
+        request = Request("samples", forget, client=0)
+        after = fed.without(request)
+        parts = [after.client_data(i) for i in range(task.n_clients)]
+    x_ret = exact_minimizer(flat, parts, weight_decay=task.weight_decay)
     init = torch.full((flat.d,), task.init_value, dtype=torch.float64)
     return flat, fed, G, cfg, request, x_ret, init
 
@@ -138,6 +147,36 @@ def newton_audit(config: NewtonConfig, *, task: Optional[NewtonAuditTask] = None
     return res
 
 
+def newton_audits(*, n_trials: int = 2000, alpha: float = 0.05, epsilon: float = 1.0, grad_tol: float = 0.5,
+                  task: Optional[NewtonAuditTask] = None, seed: int = 0) -> list[AuditResult]:
+    """The benchmark-size audits of finding 4 (issue 20), fresh training in every trial:
+
+    1. the sound sigma with ``tau = 0`` (what the lab reported before) on a D-PSGD start: refuted;
+    2. the sound certificate at the stated ``grad_tol``, the average model: not refuted;
+    3. the released tuple with ``release="local"`` (read through ``x_0 - x_1``): refuted (not covered);
+    4. the same with ``release="average"``: not refuted;
+    5. client-wise removal of client 0, sound, the average the remaining clients release: not refuted.
+    """
+    task = task or NewtonAuditTask()
+    out = []
+    msg, model = tau_zero_sigma(NewtonConfig(mode="none", epsilon=epsilon, **_EXACT), task)
+    out.append(newton_audit(NewtonConfig(mode="none", sigma=msg, epsilon=epsilon, **_EXACT), task=task,
+                            model_sigma=model, epsilon=epsilon, n_trials=n_trials, alpha=alpha, seed=seed,
+                            label="sound sigma at tau = 0 (before)"))
+    snd = NewtonConfig(mode="sound", grad_tol=grad_tol, epsilon=epsilon, **_EXACT)
+    out.append(newton_audit(snd, task=task, n_trials=n_trials, alpha=alpha, seed=seed,
+                            label=f"sound, grad_tol={grad_tol}, average model"))
+    out.append(newton_audit(snd, task=task, observe="difference", n_trials=n_trials, alpha=alpha, seed=seed,
+                            label="sound, release='local', local tuple (not covered)"))
+    avg = NewtonConfig(mode="sound", grad_tol=grad_tol, epsilon=epsilon, release="average", **_EXACT)
+    out.append(newton_audit(avg, task=task, observe="difference", n_trials=n_trials, alpha=alpha, seed=seed,
+                            label="sound, release='average', tuple"))
+    out.append(newton_audit(snd, task=replace(task, kind="client"), n_trials=n_trials,
+                            alpha=alpha, seed=seed, label="sound, client-wise, average of the remaining clients"))
+    return out
+
+
+
 def tau_zero_sigma(config: NewtonConfig, task: Optional[NewtonAuditTask] = None) -> tuple[float, float]:
     """``(message sigma, model sigma)`` of the sound calibration with ``tau = 0`` (what the lab reported before
     issue 20): the noise for an exact optimum, applied to a D-PSGD start that is not one."""
@@ -148,8 +187,10 @@ def tau_zero_sigma(config: NewtonConfig, task: Optional[NewtonAuditTask] = None)
     consts = newton_model_constants(flat, weight_decay=task.weight_decay)
     n0 = fed.client_indices[0].size
     N = fed.n_clients
-    sig, cert = newton_certificate(epsilon=config.epsilon, delta=config.delta, mode="sound", kind="samples",
-                                   fractions={0: (task.m, n0)}, n_clients=N, constants=consts, weight=1.0 / N,
+    client = task.kind == "client"
+    sig, cert = newton_certificate(epsilon=config.epsilon, delta=config.delta, mode="sound", kind=task.kind,
+                                   fractions={0: (n0, n0) if client else (task.m, n0)}, n_clients=N,
+                                   constants=consts, weight=1.0 if client else 1.0 / N,
                                    tau=0.0, scope=config.scope, center_gradient=config.center_gradient,
                                    curvature=config.curvature)
     return sig[0], float(cert.sigma)
