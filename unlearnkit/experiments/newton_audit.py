@@ -143,7 +143,8 @@ def newton_audit(config: NewtonConfig, *, task: Optional[NewtonAuditTask] = None
     res = audit(world_a, world_b, delta=float(cert.delta) if cert.delta < 1 else config.delta,
                 epsilon=eps if math.isfinite(eps) else None, config=AuditConfig(n_trials=n_trials, alpha=alpha),
                 generator=torch.Generator().manual_seed(seed), label=label, mode=cert.mode, chunk=25)
-    res.extras.update(model_sigma=sig, observe=observe, certificate=cert.to_dict(), fresh_training=True)
+    res.extras.update(model_sigma=sig, observe=observe, certificate=cert.to_dict(), fresh_training=True,
+                      claimed_epsilon=eps)
     return res
 
 
