@@ -169,7 +169,7 @@ def test_certificates_are_monotone_in_epsilon_and_m(e1, e2, m1, m2, mode):
     n = 100
 
     def sig(eps, m):
-        s, cert = NewtonConfig(epsilon=eps, mode=mode).certificate(kind="samples", fractions={0: (m, n), 3: (m, n)},
+        s, cert = NewtonConfig(epsilon=eps, mode=mode, grad_tol=0.0).certificate(kind="samples", fractions={0: (m, n), 3: (m, n)},
                                                                    n_clients=5, constants=consts, weight=0.2)
         return s[0]
 
@@ -188,15 +188,15 @@ def test_paper_and_sound_calibration_numbers():
     assert s[0] == pytest.approx(0.0932, abs=5e-5)
     assert cert.mode == "paper" and "outside its proof" in cert.note
     # sound: each model must carry the calibrated std after the 1/N weighting (digest pitfall 1)
-    s2, cert2 = NewtonConfig(epsilon=1.0, mode="sound", scope="global", center_gradient=True).certificate(
+    s2, cert2 = NewtonConfig(epsilon=1.0, mode="sound", scope="global", center_gradient=True, grad_tol=0.0).certificate(
         kind="samples", fractions={0: (1, 100), 1: (1, 100)}, n_clients=10, constants=consts, weight=0.1)
     assert s2[0] * 0.1 * math.sqrt(2) == pytest.approx(cert2.constants["model_sigma"])
     assert cert2.constants["bound"].startswith("second-order")
     from unlearnkit.privacy.gaussian import gaussian_delta
     assert gaussian_delta(1.0, cert2.sigma, cert2.constants["sensitivity"]) <= 1e-5 * (1 + 1e-9)
-    _, cert3 = NewtonConfig(epsilon=1.0, mode="sound").certificate(kind="samples", fractions={0: (1, 100)},
+    _, cert3 = NewtonConfig(epsilon=1.0, mode="sound", grad_tol=0.0).certificate(kind="samples", fractions={0: (1, 100)},
                                                                    n_clients=10, constants=consts, weight=0.1)
-    assert cert3.constants["bound"] == "first-order" and cert3.sigma > cert2.sigma
+    assert cert3.constants["bound"].startswith("first-order") and cert3.sigma > cert2.sigma
 
 
 def test_noise_is_fresh_and_calibrated(problem):
@@ -253,8 +253,8 @@ def test_end_to_end_dpsgd_finetune_and_retrain():
 def test_classwise_every_holder_requests(problem):
     ds, fed, flat, state, _ = problem
     req = data.forget_class(ds, 1)
-    res = Newton().unlearn(state, req, NewtonConfig(mode="sound", scope="global", center_gradient=True),
-                           generator=torch.Generator().manual_seed(0))
+    res = Newton().unlearn(state, req, NewtonConfig(mode="sound", scope="global", center_gradient=True,
+                                                   grad_tol=1e-6), generator=torch.Generator().manual_seed(0))
     holders = {c for c, ix in enumerate(fed.client_indices) if np.isin(req.indices, ix).any()}
     assert set(res.extras["floods"]) == holders
     assert res.certificate.mode == "sound" and res.certificate.sigma > 0

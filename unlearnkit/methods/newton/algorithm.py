@@ -25,6 +25,11 @@ Choices where the paper is ambiguous (each named, flagged and tested):
   ``lam * x`` and every curvature includes ``lam I``.
 - Sequential requests (Fig. 1) use the *current* ``n_c`` and model (digest P17); each request is certified
   on its own (the paper does not discuss composition).
+- ``mode="sound"`` certifies the **average model** ``x_s + correction + noise``, ``x_s`` the average of the
+  models that are released (client-wise: the ``N - 1`` remaining clients, so the certified point is the one
+  released); it needs the public ``grad_tol`` and clips each correction to a public bound. With
+  ``release="local"`` (Algorithm 1) the local models' differences are released noise-free and not covered;
+  ``release="average"`` releases the certified average at every client.
 
 The certificates (paper and sound modes) are in :mod:`unlearnkit.methods.newton.certify`; networks other
 than logistic regression get ``mode="none"`` (not certified; non-convex). Training (D-PSGD), the paper's
@@ -49,7 +54,7 @@ from ...data.federated import Federation
 from ...decentral.gossip import run_gossip
 from ...graphs.flood import Flood, check_flood_network, flood, relay_messages, remove_client
 from ...privacy.noise import gaussian_noise
-from .certify import newton_certificate
+from .certify import newton_certificate, step_bounds
 from .steps import _Curv, _is_linear, _requesters, _stat_size, newton_model_constants
 from .training import _train_config
 
@@ -83,8 +88,15 @@ class NewtonConfig:
     finetune_rounds:
         D-PSGD rounds on retained data after the correction (Remark 1; 0 or 1 in the paper).
     grad_tol:
-        Public bound ``tau`` on ``||grad f(x_bar)||`` after training, used by the sound certificate; ``None``
-        uses the measured value (data-dependent: the certificate says so).
+        Public bound ``tau`` on ``||grad f(x_s)||`` after training (``x_s``: the average of the models that are
+        released, before the correction), a value stated before seeing the data. Required by
+        ``mode="sound"`` (it sets the noise); the run measures the gradient and, above ``grad_tol``, reports
+        ``mode="none"`` (the assumption failed; the noise stays calibrated to ``grad_tol``).
+    release:
+        ``"local"`` (Algorithm 1: every client keeps its own corrected model; a sound certificate covers only
+        their average, the local models' differences are released and not covered) or ``"average"`` (every
+        client releases the certified average ``x_s + correction + noise``, obtained by flooding every model
+        once: the whole released tuple is covered).
     lipschitz, hessian_lipschitz:
         Override the constants ``L`` and ``M`` (default: analytic for logistic regression).
     sigma:
@@ -103,6 +115,7 @@ class NewtonConfig:
     clientwise_weight: str = "1"
     finetune_rounds: int = 0
     grad_tol: Optional[float] = None
+    release: str = "local"
     lipschitz: Optional[float] = None
     hessian_lipschitz: Optional[float] = None
     sigma: Optional[float] = None
@@ -120,6 +133,11 @@ class NewtonConfig:
         check_choice("scope", self.scope, ("local", "global"))
         check_choice("clientwise_weight", self.clientwise_weight, ("1", "1/N"))
         check_int("finetune_rounds", self.finetune_rounds, low=0)
+        check_choice("release", self.release, ("local", "average"))
+        if self.mode == "sound" and self.grad_tol is None:
+            raise ValueError("grad_tol=None with mode='sound': the sound certificate needs a public bound on "
+                             "||grad f(x_bar)|| after training; expected grad_tol in [0, inf) (e.g. the tolerance "
+                             "training was run to), or mode='paper'/'none'")
         for name in ("grad_tol", "lipschitz", "hessian_lipschitz", "sigma"):
             v = getattr(self, name)
             if v is not None:
@@ -131,16 +149,18 @@ class NewtonConfig:
             check_int("chunk_size", self.chunk_size, low=1)
 
     def certificate(self, *, kind: str, fractions: Mapping[int, tuple[int, int]], n_clients: int,
-                    constants: Optional[Mapping[str, float]], weight: float, tau: float = 0.0, converged: bool = True,
-                    tau_public: bool = False) -> tuple[dict[int, float], Certificate]:
+                    constants: Optional[Mapping[str, float]], weight: float, measured_grad: Optional[float] = None,
+                    converged: bool = True, clipped: bool = False) -> tuple[dict[int, float], Certificate]:
         """Message noise per requester and the certificate of a step computed with these settings.
 
         :func:`~unlearnkit.methods.newton.certify.newton_certificate` with this config's ``epsilon``,
-        ``delta``, ``mode``, ``sigma`` and step settings (Wu et al. 2026, eq. (10); digest 001 section 3.7).
+        ``delta``, ``mode``, ``sigma``, ``grad_tol`` (the public ``tau``), ``release`` and step settings
+        (Wu et al. 2026, eq. (10); digest 001 section 3.7).
         """
         return newton_certificate(epsilon=self.epsilon, delta=self.delta, mode=self.mode, kind=kind,
                                   fractions=fractions, n_clients=n_clients, constants=constants, weight=weight,
-                                  tau=tau, converged=converged, tau_public=tau_public, sigma=self.sigma,
+                                  tau=self.grad_tol, measured_grad=measured_grad, converged=converged,
+                                  clipped=clipped, release=self.release, sigma=self.sigma,
                                   curvature=self.curvature, scope=self.scope, center_gradient=self.center_gradient,
                                   clientwise_weight=self.clientwise_weight, damping=self.damping,
                                   cg_tol=self.cg_tol)
@@ -205,7 +225,10 @@ class Newton:
             x, y = ds.train_subset(idx)
             return x.to(device=X.device, dtype=X.dtype), y.to(X.device)
 
-        x_bar = X.mean(0)
+        # x_s: the average of the models that will be released (client-wise: the N - 1 remaining ones), the
+        # point a sound certificate is about; scope="global" also computes the step there
+        keep_rows = [i for i in range(N) if i != request.client] if client_kind else list(range(N))
+        x_bar = X[keep_rows].mean(0)
         use_bar = config.scope == "global"
         evals = 0
         messages = 0
@@ -275,19 +298,28 @@ class Newton:
                     constants["L"] = config.lipschitz
                 if config.hessian_lipschitz is not None:
                     constants["M"] = config.hessian_lipschitz
-            tau, tau_public = 0.0, False
+            grad_norm, clipped = None, False
             if config.mode == "sound" and constants is not None:
+                # check the public grad_tol on this run (the noise never depends on the measured value)
                 parts_all = [xy(ix) for ix in fed.client_indices]
                 grad_bar = sum(flat.grad(x_bar, x, y, weight_decay=wd) for x, y in parts_all) / N
                 evals += sum(int(x.shape[0]) for x, _ in parts_all)
-                tau = float(grad_bar.norm())
-                if config.grad_tol is not None and tau <= config.grad_tol:
-                    tau, tau_public = float(config.grad_tol), True
+                grad_norm = float(grad_bar.norm())
+                # clip every correction to its public bound: the first-order sensitivity then holds always
+                bounds = step_bounds(kind=request.kind, fractions=fractions, n_clients=N, L=constants["L"],
+                                     lam=constants["lam"], tau=float(config.grad_tol),
+                                     center_gradient=config.center_gradient, damping=config.damping)
+                for c, z in x_delta.items():
+                    nz = float(z.norm())
+                    if nz > bounds[c]:
+                        x_delta[c], clipped = z * (bounds[c] / nz), True
             sigmas, cert = config.certificate(kind=request.kind, fractions=fractions, n_clients=N,
-                                              constants=constants, weight=weight, tau=tau, converged=converged,
-                                              tau_public=tau_public)
+                                              constants=constants, weight=weight, measured_grad=grad_norm,
+                                              converged=converged, clipped=clipped)
 
             new = X.clone()
+            if config.release == "average":
+                new[:] = x_bar  # every client starts from x_s (the flood of every released model, counted below)
             floods: dict[int, Flood] = {}
             for c, z in x_delta.items():
                 s = sigmas[c]
@@ -309,9 +341,9 @@ class Newton:
                 emit(callback, "noise", len(history), node=c, sigma=s, step_norm=float(z.norm()),
                      noise_norm=float(noise.norm()))
 
+            if config.release == "average":
+                messages += len(keep_rows) * flood(G_after, 0).messages  # one flood per released model
             if client_kind:
-                c = request.client
-                keep_rows = [i for i in range(N) if i != c]
                 new = new[keep_rows]
                 fed_after = Federation(ds, tuple(fed.client_indices[i] for i in keep_rows), fed.scheme)
             else:
@@ -335,7 +367,8 @@ class Newton:
         emit(callback, "done", 0, messages=messages, grad_evals=evals)
         return Result(params=new, certificate=cert, history=history, cost=cost,
                       extras={"state": new_state, "floods": floods, "x_delta": x_delta, "sigmas": sigmas,
-                              "weight": weight, "tau": tau, "constants": constants, "parallel_seconds": par,
+                              "weight": weight, "grad_norm": grad_norm, "clipped": clipped,
+                              "start": x_bar, "constants": constants, "parallel_seconds": par,
                               "removed_client": request.client if client_kind else None})
 
     def unlearn_sequence(self, state: TrainedState, requests: Sequence[Request],

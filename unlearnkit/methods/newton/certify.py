@@ -12,9 +12,14 @@ Two modes (digest 001 sections 2.6-3.8):
   purpose). The classic formula is outside its proof for ``epsilon >= 1`` (said in the certificate's note).
 - ``mode="sound"``: the analytic Gaussian (Balle & Wang 2018) on a sensitivity we can prove (digest 3.7),
   with the message noise scaled so that each model *carries* the calibrated standard deviation after the
-  receivers' weighting. The second-order bound ``M G^2 / (2 lam^3)``, ``G = tau + 2 L r``, holds only for the
-  exact global Newton step (Wu et al. 2026, Lemma 3); any other curvature or scope gets the first-order
-  bound ``||step|| + G / lam``. The certificate covers the network average ``x_bar``.
+  receivers' weighting. It needs a **public** bound ``tau`` (``NewtonConfig.grad_tol``) on the gradient of the
+  training objective at the start point ``x_s`` (the average of the released models before the correction);
+  without one it raises. Two bounds on ``||x_hat - x'||`` (``G = tau + 2 L r``): the first-order
+  ``||step|| + G / lam`` (always valid: sound mode clips every correction to :func:`step_bounds`) and, for the
+  exact global Newton step only (Wu et al. 2026, Lemma 3), the second-order ``M G^2 / (2 lam^3)`` plus the
+  omitted ``grad f(x_s)`` term; the smaller one is used and named in ``constants["bound"]``. The certificate
+  covers **the average model** (``release="local"``: the local models' differences are released and not
+  covered) or the whole released tuple (``release="average"``: every client releases that average).
 
 ``mode="none"`` (or no certified constants: a non-convex network) reports the uncalibrated noise and no
 guarantee.
@@ -30,7 +35,8 @@ from ...constants import logistic_constants, softmax_constants
 from ...core import Certificate
 from ...privacy.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma
 
-__all__ = ["logistic_newton_constants", "paper_sensitivity", "sound_sensitivity", "newton_certificate", "NEWTON_PAPER"]
+__all__ = ["logistic_newton_constants", "paper_sensitivity", "sound_sensitivity", "step_bounds", "newton_certificate",
+           "NEWTON_PAPER"]
 
 NEWTON_PAPER = ("H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, 'Certified Unlearning in Decentralized "
          "Federated Learning', arXiv 2601.06436 (2026)")
@@ -108,9 +114,46 @@ def _client_sensitivity(M: float, L: float, lam: float, N: int) -> float:
     return 2.0 * M * L**2 / (lam**3 * N**2)
 
 
+def step_bounds(*, kind: str, fractions: Mapping[int, tuple[int, int]], n_clients: int, L: float, lam: float,
+                tau: float, center_gradient: bool = False, damping: float = 0.0) -> dict[int, float]:
+    """Public bound ``B_c`` on each noise-free correction ``||x_delta_c||`` (before the receivers' weight).
+
+    Sound mode clips every correction to ``B_c`` (so the first-order bound holds unconditionally) and uses the
+    second-order bound only when no clip was active. The values are what an honest step meets at a start
+    ``x`` with ``||grad f(x)|| <= tau`` (``||x|| <= (L_loss + tau)/lam``, ``C >= (lam + damping) I``):
+    sample-wise ``kappa m_c L / ((n_c - m_c)(lam + damping))`` with ``kappa = 2`` for the centred gradient
+    (two sums of gradients of norm at most ``L``; their ``lam x`` parts cancel) and ``(L + tau)`` per sample
+    for the uncentered one; client-wise ``(L + tau) / ((N - 1)(lam + damping))`` (eq. 6: ``||grad f_c(x)||
+    <= L_loss + lam ||x|| <= L + tau``).
+    """
+    check_choice("kind", kind, ("samples", "class", "client"))
+    N = check_int("n_clients", n_clients, low=2)
+    lam_c = check_positive("lam", lam) + check_positive("damping", damping, allow_zero=True)
+    check_positive("tau", tau, allow_zero=True)
+    if kind == "client":
+        return {c: (L + tau) / ((N - 1) * lam_c) for c in fractions}
+    per = 2.0 * L if center_gradient else L + tau
+    return {c: per * m / ((n - m) * lam_c) for c, (m, n) in fractions.items()}
+
+
+def _not_certified(fractions: Mapping[int, Any], sigma: float, why: str, consts: Optional[dict] = None,
+                   ) -> tuple[dict[int, float], Certificate]:
+    return {c: sigma for c in fractions}, Certificate(
+        epsilon=math.inf, delta=1.0, sigma=sigma, mechanism="Gaussian message noise (uncalibrated)",
+        source="Wu et al. 2026, Algorithm 1 (heuristic use)", mode="none", constants=consts or {},
+        note="not certified: " + why)
+
+
+_PAPER_GAPS = ("not a proved guarantee for this run: Theorem 1 assumes exact optima and consensus (grad f = 0), "
+               "the global retained Hessian with a centred gradient (Lemma 3 analyses that step, not Algorithm 1's "
+               "local one), equal client sizes and requests; the local models' differences are released "
+               "noise-free (digest 001 section 3.8)")
+
+
 def newton_certificate(*, epsilon: float, delta: float, mode: str, kind: str, fractions: Mapping[int, tuple[int, int]],
-                       n_clients: int, constants: Optional[Mapping[str, float]], weight: float, tau: float = 0.0,
-                       converged: bool = True, tau_public: bool = False, sigma: Optional[float] = None,
+                       n_clients: int, constants: Optional[Mapping[str, float]], weight: float,
+                       tau: Optional[float] = None, measured_grad: Optional[float] = None, converged: bool = True,
+                       clipped: bool = False, release: str = "local", sigma: Optional[float] = None,
                        curvature: str = "hessian", scope: str = "local", center_gradient: bool = False,
                        clientwise_weight: str = "1", damping: float = 0.0,
                        cg_tol: float = 1e-8) -> tuple[dict[int, float], Certificate]:
@@ -119,6 +162,12 @@ def newton_certificate(*, epsilon: float, delta: float, mode: str, kind: str, fr
     Paper mode: Wu et al. 2026, Theorem 1, eq. (10), Algorithm 1 (section IV-C client-wise, noise derived in
     digest 001 section 2.7), classic Gaussian (Dwork & Roth Thm A.1). Sound mode: digest 001 section 3.7 with
     the analytic Gaussian (Balle & Wang 2018).
+
+    Sound mode certifies **the average model** ``x_s + weight sum_c (x_delta_c + nu_c)``, where ``x_s`` is the
+    average of the models that are released (all ``N`` clients sample-wise, the ``N - 1`` remaining ones
+    client-wise), against the certifier ``x' + N(0, model_sigma^2 I)`` with ``x'`` the exact minimiser of the
+    retained objective (a function of the retained data only). It needs a public ``tau >= ||grad f(x_s)||``
+    (``NewtonConfig.grad_tol``).
 
     Parameters
     ----------
@@ -135,11 +184,17 @@ def newton_certificate(*, epsilon: float, delta: float, mode: str, kind: str, fr
     weight:
         What the receivers multiply the message by (``1/N`` sample-wise; 1 or ``1/N`` client-wise).
     tau:
-        ``||grad f(x_bar)||`` after training (sound mode).
-    converged:
-        Whether every CG solve met its tolerance (sound mode treats a failed solve as an approximate step).
-    tau_public:
-        Whether ``tau`` is a public bound rather than measured on the data (said in the note).
+        Sound mode: the **public** bound on ``||grad f(x_s)||`` (a value the user states, never measured on the
+        data); ``None`` raises ``ValueError``.
+    measured_grad:
+        Sound mode: the measured ``||grad f(x_s)||``; above ``tau`` the assumption fails and the result is
+        ``mode="none"`` (the noise stays the one calibrated to ``tau``).
+    converged, clipped:
+        Whether every CG solve met its tolerance, and whether a correction was clipped to its
+        :func:`step_bounds`: either makes the step approximate (first-order bound only).
+    release:
+        ``"local"`` (each client keeps its own model: the certificate covers only their average) or
+        ``"average"`` (every client releases the certified average: the whole tuple is covered).
     sigma:
         The uncalibrated message noise of ``mode="none"``.
     curvature, scope, center_gradient, clientwise_weight, damping, cg_tol:
@@ -148,17 +203,15 @@ def newton_certificate(*, epsilon: float, delta: float, mode: str, kind: str, fr
     """
     check_choice("mode", mode, ("paper", "sound", "none"))
     check_choice("kind", kind, ("samples", "class", "client"))
+    check_choice("release", release, ("local", "average"))
     if not fractions:
         raise ValueError("fractions is empty: a certificate needs at least one requester")
     eps = epsilon
     N = check_int("n_clients", n_clients, low=2)
     if mode == "none" or constants is None:
-        s = float(sigma or 0.0)
-        note = "not certified: " + ("no certified constants (a non-convex network, or weight_decay = 0)"
-                                    if constants is None else "mode='none'")
-        return {c: s for c in fractions}, Certificate(
-            epsilon=math.inf, delta=1.0, sigma=s, mechanism="Gaussian message noise (uncalibrated)",
-            source="Wu et al. 2026, Algorithm 1 (heuristic use)", mode="none", note=note)
+        return _not_certified(fractions, float(sigma or 0.0),
+                              "no certified constants (a non-convex network, or weight_decay = 0)"
+                              if constants is None else "mode='none'")
     L, M, lam = float(constants["L"]), float(constants["M"]), float(constants["lam"])
     consts: dict[str, Any] = {"L": L, "M": M, "lam": lam, "N": N, "weight": weight}
     if mode == "paper":
@@ -169,7 +222,8 @@ def newton_certificate(*, epsilon: float, delta: float, mode: str, kind: str, fr
             else:
                 dF = paper_sensitivity(m, n, L=L, M=M, lam=lam)
             sig[c] = classic_gaussian_sigma(eps, delta, dF, warn=False) if dF > 0 else 0.0
-        note = "noise added to the message and averaged down by the receivers' weight (digest pitfall 1)"
+        note = ("noise added to the message and averaged down by the receivers' weight (digest pitfall 1); "
+                + _PAPER_GAPS)
         if eps >= 1:
             note += "; classic Gaussian used at epsilon >= 1, outside its proof (Dwork & Roth Thm A.1)"
         src = ("Wu et al. 2026, Theorem 1, eq. (10), Algorithm 1" if kind != "client"
@@ -180,37 +234,51 @@ def newton_certificate(*, epsilon: float, delta: float, mode: str, kind: str, fr
         return sig, Certificate(epsilon=eps, delta=delta, sigma=max(sig.values()), mode="paper",
                                 mechanism="classic Gaussian on the flooded Newton correction",
                                 source=src, constants=consts, note=note)
-    # sound: the deleted mass r and the bound G = tau + 2 L r on ||grad f^-(x)|| (digest 3.7)
+    if tau is None:
+        raise ValueError("mode='sound' needs a public bound on ||grad f(x_bar)||: grad_tol (tau) is None; "
+                         "expected grad_tol in [0, inf), a value stated before seeing the data")
+    tau = check_positive("tau", tau, allow_zero=True)
+    # sound: the deleted mass r and the bound G = tau + 2 L r on ||grad f^-(x_s)|| (digest 3.7)
     r = 1.0 / N if kind == "client" else sum(m / n for m, n in fractions.values()) / N
     G = tau + 2.0 * L * r
-    lam_c = lam + damping
-    exact = (scope == "global" and curvature in ("hessian", "cg_hessian") and converged
+    bounds = step_bounds(kind=kind, fractions=fractions, n_clients=N, L=L, lam=lam, tau=tau,
+                         center_gradient=center_gradient, damping=damping)
+    # first-order (always valid: corrections are clipped to their bounds): ||x_s - x'|| <= G/lam plus the step
+    first = sound_sensitivity(r, L=L, M=M, lam=lam, tau=tau, exact_step=False,
+                              step_bound=weight * sum(bounds.values()))
+    exact = (scope == "global" and curvature in ("hessian", "cg_hessian") and converged and not clipped
              and damping == 0 and (center_gradient or kind == "client")
              and (kind != "client" or clientwise_weight == "1"))
+    second = math.inf
     if exact:
-        # the step omits grad f(x) (norm tau): + tau/lam (sample-wise) or N tau/((N-1) lam) (client-wise)
+        # the step omits grad f(x_s) (norm tau): + tau/lam (sample-wise) or N tau/((N-1) lam) (client-wise)
         extra = tau / lam if kind != "client" else N * tau / ((N - 1) * lam)
         if curvature == "cg_hessian":
             extra += cg_tol * G / lam
-        sens = sound_sensitivity(r, L=L, M=M, lam=lam, tau=tau, exact_step=True, cg_term=extra)
-    else:
-        if kind == "client":
-            step = weight * L / ((N - 1) * lam_c)
-        else:
-            kappa = 2.0 if center_gradient else 1.0
-            step = weight * sum(kappa * m * L / ((n - m) * lam_c) for m, n in fractions.values())
-        sens = sound_sensitivity(r, L=L, M=M, lam=lam, tau=tau, exact_step=False, step_bound=step)
+        second = sound_sensitivity(r, L=L, M=M, lam=lam, tau=tau, exact_step=True, cg_term=extra)
+    sens = min(first, second)
+    bound = ("second-order (Newton residual of the exact global step: Wu et al. 2026 Lemma 3, digest 001 "
+             "section 3.7)" if second < first else
+             "first-order (||step|| + ||x_s - x'|| by strong monotonicity: digest 001 section 3.7)")
     target = analytic_gaussian_sigma(eps, delta, sens) if sens > 0 else 0.0
     # every model must carry std `target`: it receives weight * sum_c nu_c, of std weight * sigma * sqrt(|C|)
     per_msg = target / (weight * math.sqrt(len(fractions)))
-    consts.update({"tau": tau, "r": r, "sensitivity": sens, "model_sigma": target,
-                   "bound": "second-order (exact global Newton step)" if exact else "first-order"})
-    note = ("certifies the network-average model; local models' differences are released noise-free; "
-            "assumes training and retraining reach exact minimisers up to tau")
-    if not tau_public:
-        note += "; tau was measured on the data (not a public bound)"
+    covers = ("the released models, all equal to the average model (release='average')" if release == "average"
+              else "only the average model (1/N') sum_i x_i of the N' released local models (release='local')")
+    consts.update({"tau": tau, "r": r, "sensitivity": sens, "model_sigma": target, "bound": bound,
+                   "first_order": first, "second_order": second if math.isfinite(second) else None, "step_bounds": bounds, "covers": covers,
+                   "measured_grad": measured_grad})
+    if measured_grad is not None and measured_grad > tau:
+        return _not_certified(fractions, per_msg, f"the measured ||grad f(x_bar)|| = {measured_grad:.4g} exceeds "
+                              f"grad_tol = {tau:.4g}, the public bound the sound certificate assumes", consts)
+    note = (f"certifies {covers} against the exact retrained minimiser plus the same noise; assumes "
+            f"||grad f(x_bar)|| <= grad_tol = {tau:.4g} (public; checked on this run), strong convexity lam and "
+            "the constants L, M")
+    if release == "local":
+        note += ("; the local models are released too and their differences x_i - x_j (noise-free, trained on "
+                 "D including D_f) are NOT covered")
     if not exact:
-        note += "; approximate step (local/Fisher curvature or uncentered gradient): first-order sensitivity"
+        note += "; approximate step (local/Fisher curvature, uncentered gradient, damping or a clip): first-order"
     return {c: per_msg for c in fractions}, Certificate(
         epsilon=eps, delta=delta, sigma=target, mode="sound", mechanism="analytic Gaussian (Balle & Wang 2018)",
         source="digest 001 section 3.7 (strong monotonicity + Newton residual), Wu et al. 2026 Lemma 3",
