@@ -29,13 +29,20 @@ A **violation** is an audit lower bound above the certified epsilon: the certifi
 confidence ``1 - alpha``. No violation does *not* prove a certificate: the audit only sees one statistic of
 one problem, and with ``n`` samples it cannot certify more than about ``log(n)``.
 
+Beyond the default, :func:`estimate` (and ``AuditConfig(method=...)``) offers a menu of statistics
+(:mod:`.statistics`: Clopper-Pearson with a split or with Bonferroni over fixed rank thresholds, a GDP-shape
+estimate labelled with its assumption, AUROC and TPR at low FPR), and :mod:`.one_run` the one-run canary
+audit's bound (Steinke, Nasr & Jagielski 2023).
+
 This module is the statistics only (it knows no unlearning method); the worlds of each method's certificate
 on a tiny convex task, and the audit of every method, are in :mod:`unlearnkit.experiments.audit_methods`.
 """
 
 from .bounds import clopper_pearson, epsilon_lower_bound
 from .mechanisms import GaussianMechanism, Mechanism, gaussian_epsilon, gaussian_sigma, per_trial
+from .one_run import one_run_epsilon_lower_bound, one_run_guesses, one_run_p_value
 from .run import AuditConfig, AuditResult, audit, audit_gaussian, audit_samples, bonferroni
+from .statistics import AUDIT_STATISTICS, STATISTIC_ASSUMPTIONS, Estimate, estimate, gdp_epsilon
 
 __all__ = [
     "AuditConfig",
@@ -51,4 +58,12 @@ __all__ = [
     "audit_samples",
     "audit",
     "audit_gaussian",
+    "AUDIT_STATISTICS",
+    "STATISTIC_ASSUMPTIONS",
+    "Estimate",
+    "estimate",
+    "gdp_epsilon",
+    "one_run_p_value",
+    "one_run_epsilon_lower_bound",
+    "one_run_guesses",
 ]

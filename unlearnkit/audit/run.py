@@ -11,8 +11,9 @@ import torch
 
 from .._validate import check_choice, check_int, check_positive, check_probability, check_range
 from ..core import Callback, emit
-from .bounds import _cp_lower_vec, _cp_upper_vec, _eps_from_rates, epsilon_lower_bound
+from .bounds import _eps_from_rates, epsilon_lower_bound
 from .mechanisms import GaussianMechanism, Mechanism, gaussian_epsilon
+from .statistics import AUDIT_STATISTICS, _best_test, estimate
 
 __all__ = ["AuditConfig", "AuditResult", "bonferroni", "audit_samples", "audit", "audit_gaussian"]
 
@@ -38,6 +39,13 @@ class AuditConfig:
         distance to the world-B mean; useful when the shift direction is unknown and noise is isotropic).
     max_thresholds:
         Candidate thresholds tried on the selection split (quantiles of the pooled statistic).
+    method:
+        The audit statistic (:data:`unlearnkit.audit.AUDIT_STATISTICS`): ``"cp_split"`` (default, the
+        held-out threshold test above), ``"cp_bonferroni"`` (no split for 1-D outputs) or ``"gdp"`` (assumes
+        a Gaussian-shaped trade-off curve). With ``d > 1`` coordinates (or ``statistic="norm"``), the
+        non-default statistics still use the selection split to fix the 1-D score, then every held-out sample.
+    n_thresholds:
+        Ranks per tail and orientation tried by ``"cp_bonferroni"`` and ``"gdp"`` (Bonferroni over them).
     """
 
     n_trials: int = 2000
@@ -45,6 +53,8 @@ class AuditConfig:
     select_fraction: float = 0.5
     statistic: str = "projection"
     max_thresholds: int = 400
+    method: str = "cp_split"
+    n_thresholds: int = 32
 
     def __post_init__(self) -> None:
         check_int("n_trials", self.n_trials, low=20)
@@ -52,6 +62,8 @@ class AuditConfig:
         check_range("select_fraction", self.select_fraction, 0.0, 1.0, low_open=True, high_open=True)
         check_choice("statistic", self.statistic, ("projection", "norm"))
         check_int("max_thresholds", self.max_thresholds, low=2)
+        check_choice("method", self.method, AUDIT_STATISTICS)
+        check_int("n_thresholds", self.n_thresholds, low=1)
 
 
 @dataclass
@@ -138,25 +150,6 @@ def _statistic(x_a: np.ndarray, x_b: np.ndarray, n_sel: int, kind: str) -> tuple
     return x_a @ direction, x_b @ direction
 
 
-def _best_test(s_a: np.ndarray, s_b: np.ndarray, delta: float, alpha: float, max_thresholds: int):
-    """Pick (threshold, event, orientation) maximising the CP lower bound on the selection split."""
-    n_a, n_b = s_a.size, s_b.size
-    pooled = np.concatenate([s_a, s_b])
-    qs = np.linspace(0.0, 1.0, max_thresholds)
-    thresholds = np.unique(np.quantile(pooled, qs))
-    sa, sb = np.sort(s_a), np.sort(s_b)
-    gt_a = n_a - np.searchsorted(sa, thresholds, side="right")  # counts of stat > t
-    gt_b = n_b - np.searchsorted(sb, thresholds, side="right")
-    best = (-1.0, 0.0, ">", "AB")
-    for event, k_a, k_b in ((">", gt_a, gt_b), ("<=", n_a - gt_a, n_b - gt_b)):
-        for orient, (ka, na, kb, nb) in (("AB", (k_a, n_a, k_b, n_b)), ("BA", (k_b, n_b, k_a, n_a))):
-            eps = _eps_from_rates(_cp_lower_vec(ka, na, alpha / 2), _cp_upper_vec(kb, nb, alpha / 2), delta)
-            i = int(np.argmax(eps))
-            if eps[i] > best[0]:
-                best = (float(eps[i]), float(thresholds[i]), event, orient)
-    return best
-
-
 def audit_samples(x_a: Any, x_b: Any, *, delta: float, epsilon: Optional[float] = None,
                   config: AuditConfig | None = None, label: str = "", mode: str = "") -> AuditResult:
     """Audit from outputs already drawn: ``x_a`` (world A, e.g. unlearned) and ``x_b`` (world B, certifier).
@@ -187,6 +180,8 @@ def audit_samples(x_a: Any, x_b: Any, *, delta: float, epsilon: Optional[float] 
         raise ValueError("the mechanism produced NaN or infinite outputs; nothing can be audited")
     a, b = a[:n], b[:n]
     n_sel = max(10, min(n - 10, int(round(config.select_fraction * n))))
+    if config.method != "cp_split":
+        return _audit_menu(a, b, n_sel, delta=delta, epsilon=epsilon, config=config, label=label, mode=mode)
     s_a, s_b = _statistic(a, b, n_sel, config.statistic)
     _, t, event, orient = _best_test(s_a[:n_sel], s_b[:n_sel], delta, config.alpha, config.max_thresholds)
     ea, eb = s_a[n_sel:], s_b[n_sel:]
@@ -204,6 +199,26 @@ def audit_samples(x_a: Any, x_b: Any, *, delta: float, epsilon: Optional[float] 
         threshold=float(t), event=f"stat {event} t ({'A over B' if orient == 'AB' else 'B over A'})",
         n_select=n_sel, n_eval=n_eval, rate_a=in_a / n_eval, rate_b=in_b / n_eval,
         stat_a=ea, stat_b=eb, label=label, mode=mode,
+    )
+
+
+def _audit_menu(a, b, n_sel, *, delta, epsilon, config, label, mode) -> AuditResult:
+    """The non-default statistics: 1-D outputs are scored as they are (no split), others on the held-out part."""
+    if a.shape[1] == 1 and config.statistic == "projection":
+        s_a, s_b, n_sel = a[:, 0], b[:, 0], 0
+    else:
+        s_a, s_b = _statistic(a, b, n_sel, config.statistic)
+        s_a, s_b = s_a[n_sel:], s_b[n_sel:]
+    est = estimate(s_a, s_b, delta=delta, method=config.method, alpha=config.alpha,
+                   n_thresholds=config.n_thresholds)
+    violation = epsilon is not None and est.epsilon_lower > epsilon + 1e-12
+    extras = {k: v for k, v in est.to_dict().items() if k.startswith(("method", "assumption", "auroc", "mu_",
+                                                                      "tpr_", "n_tests"))}
+    return AuditResult(
+        epsilon_lower=est.epsilon_lower, epsilon_point=est.epsilon_point, delta=float(delta), alpha=config.alpha,
+        certified_epsilon=None if epsilon is None else float(epsilon), violation=bool(violation),
+        threshold=est.threshold, event=est.event, n_select=n_sel, n_eval=est.n_eval, rate_a=est.rate_a,
+        rate_b=est.rate_b, stat_a=s_a, stat_b=s_b, label=label, mode=mode, extras=extras,
     )
 
 
