@@ -76,6 +76,13 @@ def test_gdp_gets_closer_to_the_true_epsilon_than_clopper_pearson():
     assert mean["gdp"] > mean["cp_bonferroni"] + 0.2 and mean["gdp"] > mean["cp_split"] + 0.2
 
 
+def test_validate_statistics_reports_the_figures():
+    rows = A.validate_statistics(n_trials=(200,), reps=3, seed=1)
+    assert [r["method"] for r in rows] == list(METHODS)
+    assert all(r["refuted_under"] == 1.0 and r["refuted_calibrated"] == 0.0 for r in rows)
+    assert rows[0]["true_epsilon"] == pytest.approx(1.0)
+
+
 @pytest.mark.slow
 def test_gdp_versus_cp_at_100k_trials():
     """peers-2: CP with Bonferroni 0.49, GDP 0.94 at 100,000 trials per world."""

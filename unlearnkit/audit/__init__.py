@@ -43,6 +43,7 @@ from .mechanisms import GaussianMechanism, Mechanism, gaussian_epsilon, gaussian
 from .one_run import one_run_epsilon_lower_bound, one_run_guesses, one_run_p_value
 from .run import AuditConfig, AuditResult, audit, audit_gaussian, audit_samples, bonferroni
 from .statistics import AUDIT_STATISTICS, STATISTIC_ASSUMPTIONS, Estimate, estimate, gdp_epsilon
+from .validation import validate_statistics
 
 __all__ = [
     "AuditConfig",
@@ -66,4 +67,5 @@ __all__ = [
     "one_run_p_value",
     "one_run_epsilon_lower_bound",
     "one_run_guesses",
+    "validate_statistics",
 ]
