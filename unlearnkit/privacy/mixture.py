@@ -90,8 +90,12 @@ def _gdp_delta(epsilon: float, mu: np.ndarray) -> np.ndarray:
     mu = np.asarray(mu, dtype=float)
     finite = np.isfinite(mu)
     out = np.ones_like(mu)
-    if np.any(finite):
-        out[finite] = theta_epsilon(float(epsilon), mu[finite])
+    # below 1e-100 the profile underflows to nan; bound it by its value at eps = 0, 2 Phi(mu/2) - 1 <= 0.4 mu
+    tiny = finite & (mu < 1e-100)
+    out[tiny] = 0.4 * mu[tiny]
+    rest = finite & ~tiny
+    if np.any(rest):
+        out[rest] = theta_epsilon(float(epsilon), mu[rest])
     return out
 
 
@@ -113,7 +117,7 @@ def gaussian_composition_epsilon(mus: Sequence[float], delta: float) -> float:
     """
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
     mu = gaussian_composition_mu(mus)
-    if mu == 0:
+    if 0.4 * mu <= delta:  # delta(0) = 2 Phi(mu/2) - 1 <= mu / sqrt(2 pi): already (0, delta)
         return 0.0
     if math.isinf(mu):
         return math.inf
