@@ -12,6 +12,8 @@ The public names other modules rely on are imported here eagerly (numpy and scip
 - amplification (:mod:`.amplification`): by iteration (:func:`optimal_shift_schedule`,
   :func:`iteration_rdp`, :func:`gradient_clipping_rho`), by contraction (:func:`model_clipping_delta`,
   :func:`model_clipping_steps`), by random walks (:func:`expected_inverse_delay`, ...);
+- exact Gaussian composition and the random-length mixture bound (:mod:`.mixture`):
+  :func:`gaussian_composition_epsilon`, :func:`mixture_delta`, :func:`mixture_epsilon`, :func:`mixture_sigma`;
 - :class:`Certificate` (:mod:`.certificate`).
 """
 
@@ -51,6 +53,17 @@ from .gaussian import (
     zcdp_gaussian_sigma,
 )
 from .linear_rdp import LINEAR_METHODS, linear_rdp_epsilon, linear_rdp_slope
+from .mixture import (
+    capped_delta,
+    capped_epsilon,
+    composition_saving_table,
+    gaussian_composition_delta,
+    gaussian_composition_epsilon,
+    gaussian_composition_mu,
+    mixture_delta,
+    mixture_epsilon,
+    mixture_sigma,
+)
 from .rdp import (
     CONVERSIONS,
     DEFAULT_ORDERS,
@@ -69,6 +82,15 @@ __all__ = [
     "LINEAR_METHODS",
     "linear_rdp_epsilon",
     "linear_rdp_slope",
+    "capped_delta",
+    "capped_epsilon",
+    "composition_saving_table",
+    "gaussian_composition_delta",
+    "gaussian_composition_epsilon",
+    "gaussian_composition_mu",
+    "mixture_delta",
+    "mixture_epsilon",
+    "mixture_sigma",
     "gaussian_noise",
     "CENTRAL",
     "CurveEvent",

@@ -5,7 +5,8 @@
 - :mod:`.algorithm`: :class:`RRDUConfig` and the method :class:`RRDU` (paper Algorithm 4);
 - :mod:`.baselines`: the section-6 baselines on the token walk, each a class with ``unlearn(...)``;
 - :mod:`.sound`, :mod:`.noisy`, :mod:`.noisy_start`: the sound replacements (issue 20): noisy training (the DDP
-  baseline done right) and RR-DU's accountant ``"S"`` on a noisily trained start, with their threat model.
+  baseline done right) and RR-DU's accountant ``"S"`` on a noisily trained start, with their threat model;
+- :mod:`.mixture`: accountant ``"M"``, the per-visit Gaussian averaged over the random visit count.
 
 The backdoor experiment (Figure 1, Tables 3, 14-16) lives in :mod:`unlearnkit.experiments.rrdu_lab`.
 """
@@ -15,6 +16,8 @@ from .baselines import (DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, Fine
                         WalkConfig)
 from .certify import (ACCOUNTANTS, DDP_CALIBRATIONS, ObserverLedger, ddp_certify, ddp_sigma, network_amplification,
                       observer_hit_prob, rrdu_certify, rrdu_epsilon, rrdu_sigma, visit_quantile)
+from .mixture import (OBSERVERS, accountant_comparison, observer_visit_pmf, rrdu_mixture_certify, rrdu_mixture_epsilon,
+                      rrdu_mixture_sigma, rrdu_visit_pmf)
 from .noisy import NoisyDDP, NoisyDDPConfig, NoisyWalkConfig, NoisyWalkTraining
 from .sound import noisy_walk_certify, noisy_walk_epsilon, noisy_walk_sigma, rrdu_noisy_start_certify
 from .walk import VARIANTS, WalkData, expected_update, make_route, retrain_gradient
@@ -27,4 +30,6 @@ __all__ = [
     "observer_hit_prob", "rrdu_certify", "rrdu_epsilon", "rrdu_sigma", "visit_quantile",
     "NoisyWalkConfig", "NoisyWalkTraining", "NoisyDDPConfig", "NoisyDDP", "noisy_walk_certify", "noisy_walk_epsilon",
     "noisy_walk_sigma", "rrdu_noisy_start_certify",
+    "OBSERVERS", "accountant_comparison", "observer_visit_pmf", "rrdu_mixture_certify", "rrdu_mixture_epsilon",
+    "rrdu_mixture_sigma", "rrdu_visit_pmf",
 ]

@@ -26,7 +26,11 @@ Threat model (issue 20, findings 1-2)
   variant's sensitivity against the certifier's empty request: ``0`` for ``"exact"`` (both worlds descend on
   ``D_u minus D_f``: the same map), ``(m/n_u) L`` for ``"lightweight"`` (the certifier's ascent weight is
   ``0``), ``(2 + m/n_u) L`` for ``"corrected"``. All noisy steps compose adaptively (the trust-ball centre
-  and every later step are post-processing of released values), converted with Prop. A.8 (Mironov 2017).
+  and every later step are post-processing of released values). Every one of them is a *plain* Gaussian, so the
+  composition is exactly ``mu``-GDP with ``mu^2 = 2 rho`` (``rho`` the RDP slope; Dong, Roth & Su 2022,
+  Cor. 3.3) and is read with :func:`unlearnkit.privacy.gaussian_composition_epsilon` (``composition=
+  "gaussian"``, the default); ``composition="rdp"`` keeps the former Prop. A.8 conversion (Mironov 2017),
+  17 % looser at ``mu = 1, delta = 1e-5`` (:func:`unlearnkit.privacy.composition_saving_table`).
 - **Not covered.** A start model trained without noise (RR-DU's accountants A-D and the DDP calibrations of
   :mod:`.certify` are refuted exactly there); Adam with a noise-free start; observers that saw the training
   itself (nothing can be forgotten from what was already seen).
@@ -39,13 +43,27 @@ from __future__ import annotations
 import math
 
 from ..._validate import check_choice, check_int, check_positive, check_range
-from ...privacy import Certificate, visit_count_bound
+from ...privacy import Certificate, analytic_gaussian_sigma, gaussian_composition_epsilon, visit_count_bound
 from ...privacy.linear_rdp import linear_rdp_epsilon, linear_rdp_slope
 
 __all__ = ["noisy_walk_rho", "noisy_walk_epsilon", "noisy_walk_sigma", "noisy_walk_certify", "rrdu_u_sensitivity",
            "rrdu_noisy_start_certify"]
 
 _VARIANTS = ("exact", "lightweight", "corrected")
+_COMPOSITIONS = ("gaussian", "rdp")
+
+
+def _rho_epsilon(rho: float, delta: float, composition: str) -> float:
+    """Epsilon at ``delta`` of Gaussian steps with total RDP slope ``rho``: exact GDP (``mu = sqrt(2 rho)``)
+    or Prop. A.8 on ``alpha rho`` (``composition="rdp"``)."""
+    check_choice("composition", composition, _COMPOSITIONS)
+    if rho == 0:
+        return 0.0
+    if math.isinf(rho):
+        return math.inf
+    if composition == "gaussian":
+        return gaussian_composition_epsilon([math.sqrt(2 * rho)], delta)
+    return linear_rdp_epsilon(rho, delta, method="mironov")
 
 
 def noisy_walk_rho(*, sigma: float, L: float, u_steps: int) -> float:
@@ -59,18 +77,20 @@ def noisy_walk_rho(*, sigma: float, L: float, u_steps: int) -> float:
     return math.inf if sigma == 0 else u_steps * (2 * L) ** 2 / (2 * sigma**2)
 
 
-def noisy_walk_epsilon(*, sigma: float, L: float, u_steps: int, delta: float) -> float:
-    """Client-level epsilon at ``delta`` of a noisy walk that made ``u_steps`` noisy steps at ``u`` (Prop. A.8)."""
+def noisy_walk_epsilon(*, sigma: float, L: float, u_steps: int, delta: float, composition: str = "gaussian") -> float:
+    """Client-level epsilon at ``delta`` of a noisy walk that made ``u_steps`` noisy steps at ``u`` (exact GDP;
+    ``composition="rdp"``: Prop. A.8)."""
     check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
-    rho = noisy_walk_rho(sigma=sigma, L=L, u_steps=u_steps)
-    if rho == 0:
-        return 0.0
-    return math.inf if math.isinf(rho) else linear_rdp_epsilon(rho, delta, method="mironov")
+    return _rho_epsilon(noisy_walk_rho(sigma=sigma, L=L, u_steps=u_steps), delta, composition)
 
 
-def noisy_walk_sigma(*, epsilon: float, delta: float, L: float, hops: int, n_clients: int, local_steps: int = 1) -> float:
+def noisy_walk_sigma(*, epsilon: float, delta: float, L: float, hops: int, n_clients: int, local_steps: int = 1,
+                     composition: str = "gaussian") -> float:
     """A-priori ``sigma_train`` for ``(epsilon, delta)``: every one of the ``local_steps`` steps of each of the
-    ``(1 - delta/4)``-quantile of ``Bin(hops, 1/N)`` visits to ``u`` is charged, converted at ``delta/2``."""
+    ``(1 - delta/4)``-quantile of ``Bin(hops, 1/N)`` visits to ``u`` is charged, converted at ``delta/2``
+    (exact GDP: ``sigma = sqrt(steps) 2 L sigma_1`` with ``sigma_1`` the analytic Gaussian sigma of one unit
+    step; ``composition="rdp"``: Prop. A.8)."""
+    check_choice("composition", composition, _COMPOSITIONS)
     check_positive("epsilon", epsilon)
     check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     check_positive("L", L)
@@ -78,6 +98,8 @@ def noisy_walk_sigma(*, epsilon: float, delta: float, L: float, hops: int, n_cli
     check_int("n_clients", n_clients, low=2)
     check_int("local_steps", local_steps, low=1)
     steps = local_steps * visit_count_bound(hops, 1.0 / n_clients, delta / 4)
+    if composition == "gaussian":
+        return math.sqrt(steps) * 2 * L * analytic_gaussian_sigma(epsilon, delta / 2)
     return math.sqrt(steps * (2 * L) ** 2 / 2 / linear_rdp_slope(epsilon, delta / 2, method="mironov"))
 
 
@@ -87,7 +109,7 @@ def noisy_walk_certify(*, sigma: float, L: float, u_steps: int, delta: float, ho
     eps = noisy_walk_epsilon(sigma=sigma, L=L, u_steps=u_steps, delta=delta)
     return Certificate(epsilon=eps, delta=delta, sigma=sigma, mode="sound",
                        mechanism="noisy token SGD: Gaussian on every clipped local step (client-level, sensitivity 2L)",
-                       source="Gaussian RDP composed over the realised noisy steps at u, Prop. A.8 (Mironov 2017)",
+                       source="Gaussian steps at u composed exactly (GDP, Dong, Roth & Su 2022 Cor. 3.3)",
                        constants={"L": L, "u_steps": u_steps, "hops": hops, "local_steps": local_steps,
                                   "N": n_clients, "sensitivity": 2 * L},
                        note=("training's own guarantee for any D_f inside D_u; deletion = post-processing (nothing, "
@@ -105,7 +127,7 @@ def rrdu_u_sensitivity(variant: str, *, L: float, m: int, n_u: int) -> float:
 
 
 def rrdu_noisy_start_certify(*, train_rho: float, variant: str, sigma: float, L: float, m: int, n_u: int,
-                             u_visits: int, delta: float) -> Certificate:
+                             u_visits: int, delta: float, composition: str = "gaussian") -> Certificate:
     """RR-DU run from a noisily trained start (the sound accountant ``"S"``): the training's RDP slope
     ``train_rho`` (:func:`noisy_walk_rho`) plus ``u_visits`` Gaussian u-steps of the variant's sensitivity."""
     check_positive("train_rho", train_rho, allow_zero=True)
@@ -116,11 +138,12 @@ def rrdu_noisy_start_certify(*, train_rho: float, variant: str, sigma: float, L:
         rho_u = 0.0
     else:
         rho_u = math.inf if sigma == 0 else u_visits * sens**2 / (2 * sigma**2)
-    rho = train_rho + rho_u
-    eps = 0.0 if rho == 0 else (math.inf if math.isinf(rho) else linear_rdp_epsilon(rho, delta, method="mironov"))
+    rho = train_rho + rho_u  # train_rho must come from plain Gaussian steps (noisy_walk_rho) for the GDP reading
+    eps = _rho_epsilon(rho, delta, composition)
     return Certificate(epsilon=eps, delta=delta, sigma=sigma, mode="sound",
                        mechanism="RR-DU from a noisily trained start: training + corrective u-steps, composed",
-                       source="adaptive Gaussian RDP composition (training at u, RR-DU u-visits), Prop. A.8",
+                       source=("adaptive composition of plain Gaussians (training at u, RR-DU u-visits): "
+                               + ("exact GDP, mu^2 = 2 rho" if composition == "gaussian" else "RDP, Prop. A.8")),
                        constants={"accountant": "S", "train_rho": train_rho, "u_rho": rho_u, "variant": variant,
                                   "sensitivity_u": sens, "u_visits": u_visits, "L": L, "m": m, "n_u": n_u},
                        note="start-model gap covered by the noisy training's guarantee (threat model: methods.rrdu.sound)")
