@@ -156,3 +156,55 @@ def test_stopwatch_syncs_only_when_cuda_was_initialised(monkeypatch):
     with Stopwatch():
         pass
     assert calls == [1, 1]
+
+
+def test_quick_paths_create_no_tensor_on_the_default_device():
+    """The dynamic twin of the static check, on a CPU-only machine.
+
+    Everything is built on the CPU, then the unlearning runs with torch's default device set to ``meta``:
+    a tensor created without ``device=`` lands on ``meta`` and the next operation with the CPU data raises,
+    exactly as it would mix CPU and CUDA on a GPU machine. The results must equal a plain CPU run bit for
+    bit. (Newton's ``exact_minimizer`` is the bug issue 17 found; the baselines draw minibatch indices from a
+    generator; ``train_sgd`` draws its batches.)
+    """
+    import numpy as np
+    import torch
+
+    from unlearnkit import data, make_generator
+    from unlearnkit.core import Request, TrainedState
+    from unlearnkit.decentral.gossip import GossipConfig
+    from unlearnkit.graphs import make_graph
+    from unlearnkit.methods import (Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Newton,
+                                    NewtonConfig)
+    from unlearnkit.methods.newton import exact_minimizer
+    from unlearnkit.models import FlatParams, logreg
+    from unlearnkit.train import SGDConfig, train_sgd
+
+    ds = data.load("synthetic", device="cpu", n_train=80, n_test=40, dim=3, seed=1)
+    ds64 = ds.with_train(ds.x_train.double(), ds.y_train)  # Newton's exact oracle converges fast in float64
+    fed = data.partition(ds64, 4, "iid", seed=0)
+    flat64 = FlatParams(logreg(ds.input_shape, 1), loss="logistic")
+    flat64.module.double()
+    flat = FlatParams(logreg(ds.input_shape, 1), loss="logistic")
+    parts = [fed.client_data(i) for i in range(4)]
+    request = Request("samples", np.asarray(fed.client_indices[0][:3]), client=0)
+    sgd = SGDConfig(steps=5, lr=0.1, batch_size=8)
+
+    def run() -> list:
+        x_star = exact_minimizer(flat64, parts, weight_decay=0.5)
+        state = TrainedState(flat=flat64, params=x_star.expand(4, -1).clone(), dataset=ds64,
+                             train_indices=np.arange(ds.n_train), network=make_graph("ring", 4), federation=fed,
+                             config=GossipConfig(rounds=1, lr=0.1, batch_size=8, weight_decay=0.5))
+        newton = Newton().unlearn(state, request, NewtonConfig(mode="none", scope="global"),
+                                  generator=make_generator(0))
+        central = train_sgd(flat, ds, None, sgd, generator=make_generator(1))
+        ft = Finetune().unlearn(central, request, FinetuneConfig(steps=5), generator=make_generator(2))
+        ga = GradientAscent().unlearn(central, request, GradientAscentConfig(max_steps=3),
+                                      generator=make_generator(3))
+        return [x_star, newton.params, central.params, ft.params, ga.params]
+
+    reference = run()
+    with torch.device("meta"):
+        on_meta_default = run()
+    for ref, got in zip(reference, on_meta_default):
+        assert got.device.type == "cpu" and torch.equal(ref, got)
