@@ -220,13 +220,19 @@ class Unlearner(Protocol):
 
 
 def _cuda_sync() -> None:
-    torch = sys.modules.get("torch")  # no torch imported yet: no GPU work to wait for
-    if torch is not None and torch.cuda.is_available():
+    # no torch imported, or CUDA never initialised in this process: no GPU work to wait for (a CPU run on a
+    # machine with a GPU must not pay for, or trigger, a CUDA context)
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_initialized():
         torch.cuda.synchronize()
 
 
 class Stopwatch:
-    """``with Stopwatch() as sw: ...; sw.seconds`` (synchronises CUDA so GPU timings are honest)."""
+    """``with Stopwatch() as sw: ...; sw.seconds``.
+
+    Synchronises CUDA on entry and exit when CUDA has been initialised in this process, so GPU timings are
+    honest; a CPU run (CUDA available but never used) neither waits on nor creates a CUDA context.
+    """
 
     def __enter__(self) -> "Stopwatch":
         _cuda_sync()

@@ -191,5 +191,5 @@ def coupled_retrain_batches(state: Any, request: Any, *, rng: np.random.Generato
         p = pos_in_retain[np.asarray(b.cpu())]
         hit = p < 0
         p[hit] = rng.integers(0, retain.size, size=int(hit.sum()))
-        out.append(torch.as_tensor(p))
+        out.append(torch.as_tensor(p, device=b.device))
     return out

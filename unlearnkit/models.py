@@ -280,7 +280,7 @@ class FlatParams:
                     out.append((logits.reshape(-1) > 0).long())
                 else:
                     out.append(logits.argmax(dim=-1))
-        return torch.cat(out) if out else torch.empty(0, dtype=torch.long)
+        return torch.cat(out) if out else torch.empty(0, dtype=torch.long, device=x.device)
 
     # -- derivatives ---------------------------------------------------------------------------------------
     def grad(self, theta: Tensor, x: Tensor, y: Tensor, *, weight_decay: float = 0.0) -> Tensor:

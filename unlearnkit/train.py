@@ -93,17 +93,17 @@ def draw_batches(n: int, config: SGDConfig, generator: torch.Generator, *, steps
     steps = config.steps if steps is None else check_int("steps", steps, low=0)
     n = check_int("n", n, low=1)
     if config.sampling == "full":
-        full = torch.arange(n)
+        full = torch.arange(n, device=generator.device)
         return [full] * steps
     b = min(config.batch_size, n) if config.sampling == "without_replacement" else config.batch_size
     if config.sampling == "with_replacement":
-        return list(torch.randint(0, n, (steps, b), generator=generator).unbind(0))
+        return list(torch.randint(0, n, (steps, b), generator=generator, device=generator.device).unbind(0))
     out: list[Tensor] = []
-    perm = torch.randperm(n, generator=generator)
+    perm = torch.randperm(n, generator=generator, device=generator.device)
     pos = 0
     for _ in range(steps):
         if pos + b > n:
-            perm = torch.randperm(n, generator=generator)
+            perm = torch.randperm(n, generator=generator, device=generator.device)
             pos = 0
         out.append(perm[pos:pos + b])
         pos += b

@@ -58,11 +58,11 @@ class ClientSampler:
         self.device = dataset.x_train.device
         sizes = [len(ix) for ix in client_indices]
         self.n_clients = len(sizes)
-        self.sizes = torch.tensor(sizes, dtype=torch.float64)
+        self.sizes = torch.tensor(sizes, dtype=torch.float64, device="cpu")  # CPU index tables: see sample()
         table = np.zeros((self.n_clients, max(sizes)), dtype=np.int64)
         for c, ix in enumerate(client_indices):
             table[c, :len(ix)] = ix
-        self.table = torch.as_tensor(table)
+        self.table = torch.as_tensor(table, device="cpu")
 
     def sample_indices(self) -> Tensor:
         """``(N, b)`` training-set indices, row ``i`` drawn uniformly from client ``i``'s data."""

@@ -67,7 +67,7 @@ def retrain_matrices(W: Tensor, leavers: Any = None, *, retrain_rule: str = "rec
     K = ks.numel()
     eye = torch.eye(n, dtype=torch.bool, device=W.device)
     keep = torch.ones(K, n, dtype=torch.bool, device=W.device)
-    keep[torch.arange(K), ks] = False
+    keep[torch.arange(K, device=W.device), ks] = False
     pair = keep[:, :, None] & keep[:, None, :]
     if retrain_rule == "absorb":
         Wt = W.expand(K, n, n).clone()

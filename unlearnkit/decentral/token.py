@@ -157,7 +157,7 @@ class HopContext:
             raise ValueError("cannot sample a minibatch from an empty index set")
         size = self.config.local_batches * self.config.batch_size if size is None else int(size)
         pick = torch.randint(0, pool.size, (size,), generator=self.generator, device=self.generator.device).cpu()
-        idx = torch.as_tensor(pool)[pick].to(self.dataset.x_train.device)
+        idx = torch.as_tensor(pool, device=pick.device)[pick].to(self.dataset.x_train.device)
         return self.dataset.x_train[idx], self.dataset.y_train[idx]
 
     def gradient(self, x: Tensor, y: Tensor, *, clip: float = math.inf, weight_decay: Optional[float] = None

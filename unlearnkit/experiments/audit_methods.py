@@ -102,7 +102,7 @@ def toy_setup(task: ToyTask):
     forget = np.sort(rng.choice(task.n_train, size=task.m, replace=False))
     if task.forget == "flipped":
         y = ds.y_train.clone()
-        y[torch.as_tensor(forget)] = 1 - y[torch.as_tensor(forget)]
+        y[torch.as_tensor(forget, device=y.device)] = 1 - y[torch.as_tensor(forget, device=y.device)]
         ds = ds.with_train(ds.x_train, y)
     module = make_model("logreg", ds.input_shape, 1, generator=make_generator(task.data_seed))
     flat = FlatParams(module, loss="logistic")

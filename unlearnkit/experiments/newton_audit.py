@@ -78,7 +78,7 @@ def _setup(task: NewtonAuditTask):
     fed = D.partition(ds, task.n_clients, "iid", seed=task.data_seed)
     forget = np.sort(fed.client_indices[0][: task.m])
     y = ds.y_train.clone()
-    y[torch.as_tensor(forget)] = 1 - y[torch.as_tensor(forget)]
+    y[torch.as_tensor(forget, device=y.device)] = 1 - y[torch.as_tensor(forget, device=y.device)]
     ds = ds.with_train(ds.x_train.double(), y)
     fed = D.partition(ds, task.n_clients, "iid", seed=task.data_seed)  # same split, the flipped labels
     flat = FlatParams(logreg(ds.input_shape, 1), loss="logistic")
@@ -93,7 +93,7 @@ def _setup(task: NewtonAuditTask):
         after = fed.without(request)
         parts = [after.client_data(i) for i in range(task.n_clients)]
     x_ret = exact_minimizer(flat, parts, weight_decay=task.weight_decay)
-    init = torch.full((flat.d,), task.init_value, dtype=torch.float64)
+    init = torch.full((flat.d,), task.init_value, dtype=torch.float64, device=x_ret.device)
     return flat, fed, G, cfg, request, x_ret, init
 
 
@@ -124,7 +124,7 @@ def newton_worlds(config: NewtonConfig, task: NewtonAuditTask, *, observe: str =
     def world_b(g: torch.Generator) -> torch.Tensor:
         if observe == "difference":
             return torch.zeros_like(x_ret)
-        z = torch.randn(x_ret.shape, generator=g, dtype=torch.float64)
+        z = torch.randn(x_ret.shape, generator=g, dtype=torch.float64, device=g.device).to(x_ret.device)
         return x_ret + model_sigma * z
 
     return per_trial(world_a), per_trial(world_b), cert, model_sigma

@@ -48,9 +48,9 @@ def _one(flat: Any, fed: Any, sched: Any, *, n: int, k: int, rounds: int, lr: fl
     Wt = retrain_mixing(W, k, rule)
     delta = lr * torch.einsum("tij,tjd->tid", Wt - W, g)[:, keep]          # Eq. (7), (T, n-1, d)
     sq = delta.pow(2).sum(-1)                                              # ||delta_i^t||^2
-    r1 = np.array([slem(w) for w in W.numpy()])
-    r2 = np.array([slem(w) for w in Wt[:, keep][:, :, keep].numpy()])
-    d3 = torch.as_tensor(r1**2 + r2**2 + 1.0 / (n - 1) ** 2)
+    r1 = np.array([slem(w) for w in W.cpu().numpy()])
+    r2 = np.array([slem(w) for w in Wt[:, keep][:, :, keep].cpu().numpy()])
+    d3 = torch.as_tensor(r1**2 + r2**2 + 1.0 / (n - 1) ** 2, device=g.device)
     spectral = 3 * lr**2 * d3[:, None] * g.pow(2).sum((-2, -1))[:, None]   # (T, 1)
     orig, retr = st.params[keep].double().mean(0), rt.params[keep].double().mean(0)
     drift = -lr / (n - 1) * (g[:, keep] - g_rt[:, keep]).sum((0, 1))

@@ -169,7 +169,7 @@ def _run(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None, 
     d = flat.d
     sched = make_schedule_for(exp)
     W_np = sched.mixings(t1 + T)
-    W_all = torch.as_tensor(W_np)
+    W_all = torch.as_tensor(W_np, device="cpu")  # the host-side schedule (counts and plots)
     label = exp.leaver_class
     test_mask = (ds.y_test == label) if label is not None else torch.ones_like(ds.y_test, dtype=torch.bool)
     x_f, y_f = ds.x_test[test_mask], ds.y_test[test_mask]

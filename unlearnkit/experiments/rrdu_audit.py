@@ -81,7 +81,7 @@ def walk_setup(task: WalkAuditTask):
     fed = D.partition(ds, task.n_clients, seed=task.data_seed)
     forget = np.sort(np.asarray(fed.client_indices[task.u])[: task.m])
     y = ds.y_train.clone()
-    y[torch.as_tensor(forget)] = 1 - y[torch.as_tensor(forget)]
+    y[torch.as_tensor(forget, device=y.device)] = 1 - y[torch.as_tensor(forget, device=y.device)]
     fed = type(fed)(ds.with_train(ds.x_train, y), fed.client_indices, fed.scheme)
     flat = FlatParams(make_model("logreg", ds.input_shape, 1, generator=make_generator(task.data_seed)),
                       loss="logistic")
@@ -120,7 +120,7 @@ def rrdu_worlds(task: WalkAuditTask, *, noisy_start: bool = False, sigma: Option
     def view(train_fed, g: torch.Generator) -> torch.Tensor:
         st = _train(task, flat, train_fed, init, token, g, noisy=noisy_start)
         st = st.replace(federation=fed)  # the partition before the deletion (u holds D_f); the walk drops it
-        seed = int(torch.randint(2**62, (), generator=g).item())
+        seed = int(torch.randint(2**62, (), generator=g, device=g.device).item())
         route = rrdu_route(task.n_clients, task.u, p, task.T_unlearn, rng=np.random.default_rng(seed))
         hits = np.flatnonzero(route == task.observer)
         if hits.size == 0:

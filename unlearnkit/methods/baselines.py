@@ -168,7 +168,7 @@ class GradientAscent:
         b = min(config.batch_size, xf.shape[0])
         with Stopwatch() as sw:
             for step in range(1, config.max_steps + 1):
-                idx = torch.randint(0, xf.shape[0], (b,), generator=generator).to(xf.device)
+                idx = torch.randint(0, xf.shape[0], (b,), generator=generator, device=generator.device).to(xf.device)
                 g = flat.grad(theta, xf[idx], yf[idx])
                 norm = float(g.norm())
                 if norm > config.max_grad_norm:

@@ -61,7 +61,8 @@ def exact_minimizer(flat, parts: Sequence[tuple[Tensor, Tensor]], *, weight_deca
     check_positive("weight_decay", weight_decay)
     if not parts:
         raise ValueError("parts is empty: the objective needs at least one client")
-    theta = (torch.zeros(flat.d, dtype=parts[0][0].dtype) if init is None else init.detach().clone())
+    theta = (torch.zeros(flat.d, dtype=parts[0][0].dtype, device=parts[0][0].device) if init is None
+             else init.detach().clone())
 
     def value_grad(t: Tensor) -> tuple[float, Tensor]:
         vs, gs = zip(*(flat.value_and_grad(t, x, y, weight_decay=weight_decay) for x, y in parts))

@@ -237,7 +237,7 @@ def _walk_unlearn(flat: Any, theta0: Tensor, data: WalkData, cfg: RRDUConfig, *,
     theta_ref = theta0.detach().clone() if theta_ref is None else theta_ref
     rho = cfg.rho if cfg.project else math.inf
     if route is None:
-        seed = int(torch.randint(2**62, (), generator=generator).item())
+        seed = int(torch.randint(2**62, (), generator=generator, device=generator.device).item())
         route = make_route(data, p, cfg.T_unlearn, routing=cfg.routing, rng=np.random.default_rng(seed),
                            network=network)
 

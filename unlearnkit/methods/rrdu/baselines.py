@@ -111,7 +111,7 @@ class DPSGDWalkConfig(WalkConfig):
 def _route_rng(config: WalkConfig, generator: torch.Generator) -> np.random.Generator:
     seed = config.route_seed
     if seed is None:
-        seed = int(torch.randint(2**62, (), generator=generator).item())
+        seed = int(torch.randint(2**62, (), generator=generator, device=generator.device).item())
     return np.random.default_rng(seed)
 
 
