@@ -7,8 +7,13 @@ instead of a shape error from deep inside a loop.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
+import sys
 from typing import Any, Iterable
+
+import numpy as np
 
 
 def _fmt(value: Any) -> str:
@@ -80,3 +85,140 @@ def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
     if value not in choices:
         raise ValueError(f"{name}={_fmt(value)} is not valid: expected one of {', '.join(map(repr, choices))}")
     return value
+
+
+class DivergenceError(ValueError):
+    """A run produced non-finite parameters, losses or metrics (NaN or infinity): it diverged.
+
+    Raised instead of returning the diverged model, so that no metric or certificate is ever computed on it.
+    """
+
+
+def _setting(setting: Any) -> str:
+    text = repr(setting)
+    return text if len(text) <= 400 else text[:397] + "..."
+
+
+def _all_finite(value: Any) -> bool:
+    if hasattr(value, "isfinite"):  # a torch tensor (this floor does not import torch)
+        return bool(value.isfinite().all())
+    return bool(np.all(np.isfinite(np.asarray(value, dtype=float))))
+
+
+def check_finite_params(value: Any, *, where: str, setting: Any = None, step: int | None = None,
+                        what: str = "parameters") -> Any:
+    """Return ``value`` (a tensor, array or number) or raise :class:`DivergenceError` if any entry is NaN/inf.
+
+    The message names ``where`` (the function or method), the ``step`` reached and the ``setting`` (usually
+    the config) that diverged, and suggests the usual cure (a smaller step size).
+    """
+    if _all_finite(value):
+        return value
+    at = "" if step is None else f" by step {step}"
+    cfg = "" if setting is None else f" with {_setting(setting)}"
+    raise DivergenceError(f"{where}: the {what} became non-finite (NaN or infinity){at}{cfg}; the run diverged "
+                          "(try a smaller learning rate or step size); no result or certificate is returned")
+
+
+def check_generator(generator: Any, *, where: str) -> Any:
+    """``generator`` must be a ``torch.Generator``: unlearnkit never falls back to torch's global RNG."""
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(generator, torch.Generator):
+        raise ValueError(f"{where}: generator={_fmt(generator)} is not a torch.Generator; randomness is always "
+                         "explicit: pass generator=unlearnkit.make_generator(seed)")
+    return generator
+
+
+def check_request_fits(request: Any, *, n_train: int, train_indices: Any = None, labels: Any = None,
+                       n_classes: int | None = None, client_indices: Any = None, where: str = "request") -> Any:
+    """Check a forget ``request`` against the data it applies to; return it unchanged.
+
+    Checks (each error names the request field, its value and the valid range): every index in
+    ``[0, n_train - 1]``; at least one index among ``train_indices`` (a request that removes nothing gets no
+    result, so no certificate); something left to train on afterwards; for ``kind="class"`` a ``label`` in
+    ``[0, n_classes - 1]`` that every forgotten sample carries (``labels``: all training labels); for a
+    federation (``client_indices``: one index array per client) a ``client`` in range that holds every
+    forgotten sample (``kind="client"`` or a ``"samples"`` request that names its client).
+    """
+    idx = np.asarray(request.indices, dtype=np.int64)
+    n_train = int(n_train)
+    if idx[-1] >= n_train:
+        raise ValueError(f"{where}: request.indices contains {int(idx[-1])}, out of range: expected training "
+                         f"indices in [0, {n_train - 1}] (the dataset has n_train={n_train})")
+    trained = np.arange(n_train) if train_indices is None else np.asarray(train_indices, dtype=np.int64)
+    hit = np.isin(idx, trained)
+    if not hit.any():
+        raise ValueError(f"{where}: none of the {idx.size} request.indices (e.g. {int(idx[0])}) is among the "
+                         f"{trained.size} samples the model was trained on: the request would remove nothing")
+    if trained.size - int(hit.sum()) <= 0:
+        raise ValueError(f"{where}: the request removes all {trained.size} training samples: nothing is left to "
+                         "train on (expected at least one retained sample)")
+    if request.kind == "class":
+        hi = "?" if n_classes is None else int(n_classes) - 1
+        if request.label is None or (n_classes is not None and not 0 <= int(request.label) < int(n_classes)):
+            raise ValueError(f"{where}: request.label={_fmt(request.label)} is out of range: a class request "
+                             f"needs a label in [0, {hi}]")
+        if labels is not None:
+            wrong = idx[np.asarray(labels)[idx] != int(request.label)]
+            if wrong.size:
+                raise ValueError(f"{where}: request.label={request.label} but {wrong.size} of request.indices "
+                                 f"(e.g. {int(wrong[0])}) carry another label: a class request must name only "
+                                 "samples of that class")
+    if client_indices is not None and (request.client is not None or request.kind == "client"):
+        n_clients = len(client_indices)
+        c = request.client
+        if c is None or isinstance(c, bool) or not 0 <= int(c) < n_clients:
+            raise ValueError(f"{where}: request.client={_fmt(c)} is out of range: expected a client in "
+                             f"[0, {n_clients - 1}] (the federation has n_clients={n_clients})")
+        foreign = idx[~np.isin(idx, np.asarray(client_indices[int(c)], dtype=np.int64))]
+        if foreign.size:
+            raise ValueError(f"{where}: request.client={int(c)} does not hold {foreign.size} of request.indices "
+                             f"(e.g. {int(foreign[0])}): a client request must name samples that client holds")
+    return request
+
+
+def _numpy(x: Any) -> np.ndarray:
+    return np.asarray(x.detach().cpu()) if hasattr(x, "detach") else np.asarray(x)
+
+
+def check_request(state: Any, request: Any, *, where: str = "request") -> Any:
+    """:func:`check_request_fits` with everything read from a :class:`~unlearnkit.core.TrainedState`."""
+    ds = state.dataset
+    fed = getattr(state, "federation", None)
+    return check_request_fits(
+        request, n_train=ds.n_train, train_indices=state.train_indices,
+        labels=_numpy(ds.y_train) if request.kind == "class" else None, n_classes=getattr(ds, "n_classes", None),
+        client_indices=getattr(fed, "client_indices", None), where=where)
+
+
+def check_unlearn_call(state: Any, request: Any, generator: Any, *, where: str) -> None:
+    """The checks at the start of every method's ``unlearn``: an explicit generator and a request that fits."""
+    check_generator(generator, where=where)
+    check_request(state, request, where=where)
+
+
+def check_result(result: Any, *, where: str, setting: Any = None) -> Any:
+    """Return ``result`` (a :class:`~unlearnkit.core.Result`) after checking its parameters are finite."""
+    check_finite_params(result.params, where=where, setting=setting)
+    return result
+
+
+def checked_unlearn(unlearn: Any) -> Any:
+    """Decorate a method's ``unlearn``: :func:`check_unlearn_call` before it runs, :func:`check_result` after.
+
+    So every method refuses a missing generator or a request that does not fit its state before any work, and
+    never returns (or certifies) non-finite parameters. The signature is kept (``inspect.signature`` follows
+    ``__wrapped__``), so ``tests/test_calling_shape.py`` sees the method's own.
+    """
+    sig = inspect.signature(unlearn)
+
+    @functools.wraps(unlearn)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        bound = sig.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        a = bound.arguments
+        where = f"{type(self).__name__}.unlearn"
+        check_unlearn_call(a["state"], a["request"], a["generator"], where=where)
+        return check_result(unlearn(self, *args, **kwargs), where=where, setting=a.get("config"))
+
+    return wrapper

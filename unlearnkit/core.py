@@ -37,10 +37,12 @@ if TYPE_CHECKING:  # the ground floor does not import torch: privacy's accountan
     import torch
     from torch import Tensor
 
-from ._validate import check_choice
+from ._validate import (DivergenceError, check_choice, check_finite_params, check_generator, check_request,
+                        check_request_fits, check_result, check_unlearn_call, checked_unlearn)
 
 __all__ = ["Cost", "Event", "Request", "Result", "TrainedState", "Unlearner", "Callback", "Stopwatch", "emit",
-           "Certificate", "MODES"]
+           "Certificate", "MODES", "DivergenceError", "check_finite_params", "check_generator", "check_request",
+           "check_result", "check_unlearn_call", "checked_unlearn"]
 
 MODES = ("paper", "sound", "none")
 
@@ -135,6 +137,12 @@ class Request:
     def m(self) -> int:
         """Number of samples to forget."""
         return int(self.indices.size)
+
+    def validate(self, *, n_train: int, train_indices: Optional[np.ndarray] = None, labels: Any = None,
+                 n_classes: Optional[int] = None, client_indices: Any = None) -> "Request":
+        """Check this request against the data it applies to (see :func:`check_request_fits`); return it."""
+        return check_request_fits(self, n_train=n_train, train_indices=train_indices, labels=labels,
+                                  n_classes=n_classes, client_indices=client_indices)
 
     def retain(self, indices: np.ndarray) -> np.ndarray:
         """``indices`` minus the forget set (order preserved)."""

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ._validate import check_int
+from ._validate import check_finite_params, check_int, check_request_fits
 
 __all__ = ["accuracy", "mia_auc", "mia_precision", "auc", "backdoor_success", "distance", "report", "format_report",
            "consensus"]
@@ -134,6 +134,11 @@ def report(flat, params: Tensor, dataset, request, *, retrained: Optional[Tensor
         forgotten class for a class request).
     """
     idx_all = np.arange(dataset.n_train) if train_indices is None else np.asarray(train_indices)
+    check_request_fits(request, n_train=dataset.n_train, train_indices=idx_all, n_classes=dataset.n_classes,
+                       labels=dataset.y_train.cpu().numpy() if request.kind == "class" else None, where="report")
+    for name, p in (("params", params), ("retrained", retrained), ("original", original)):
+        if p is not None:
+            check_finite_params(p, where=f"report ({name})")
     xf, yf = dataset.train_subset(request.indices)
     retain = request.retain(idx_all)
     xr, yr = dataset.train_subset(retain)

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ._validate import check_choice, check_int, check_positive
+from ._validate import check_choice, check_finite_params, check_generator, check_int, check_positive
 from .core import Callback, Cost, Stopwatch, TrainedState, emit
 from .models import FlatParams, project_l2_ball
 
@@ -88,8 +88,10 @@ def draw_batches(n: int, config: SGDConfig, generator: torch.Generator, *, steps
     """Positions ``0..n-1`` of each step's minibatch, drawn from ``generator`` (on CPU).
 
     With replacement: each batch is ``batch_size`` i.i.d. uniform draws. Without replacement: consecutive
-    slices of fresh random permutations (one per epoch). Full: ``arange(n)`` every step.
+    slices of fresh random permutations (one per epoch). Full: ``arange(n)`` every step. ``generator`` is
+    required (never torch's global RNG): ``unlearnkit.make_generator(seed)``.
     """
+    check_generator(generator, where="draw_batches")
     steps = config.steps if steps is None else check_int("steps", steps, low=0)
     n = check_int("n", n, low=1)
     if config.sampling == "full":
@@ -146,6 +148,8 @@ def run_sgd(flat: FlatParams, theta: Tensor, x: Tensor, y: Tensor, config: SGDCo
             loss, g = flat.value_and_grad(theta, xb, yb, weight_decay=config.weight_decay)
             theta = project_l2_ball(theta - config.lr * g, radius=config.radius)
             grad_evals += int(idx.numel())
+            if (config.eval_every and (step + 1) % config.eval_every == 0) or callback is not None:
+                check_finite_params(float(loss), where=desc, setting=config, step=step + 1, what="loss")
             if config.eval_every and (step + 1) % config.eval_every == 0:
                 history.append({"step": step + 1, "loss": float(loss)})
             if callback is not None:
@@ -153,6 +157,7 @@ def run_sgd(flat: FlatParams, theta: Tensor, x: Tensor, y: Tensor, config: SGDCo
             if bar is not None:
                 bar.update(1)
         final = start_step + steps
+        check_finite_params(theta, where=desc, setting=config, step=final)
         if checkpoints is not None and config.checkpoint_every and final % config.checkpoint_every == 0:
             checkpoints[final] = theta.clone()
     if bar is not None:
@@ -169,7 +174,12 @@ def train_sgd(flat: FlatParams, dataset, indices: Optional[Sequence[int] | np.nd
     ``state.checkpoints`` (step 0 is the initialisation when ``checkpoint_every > 0``); the state keeps
     the drawn batches in ``state.extras["batches"]`` so a coupled run can replay them.
     """
-    idx = np.arange(dataset.n_train) if indices is None else np.asarray(indices, dtype=np.int64)
+    idx = np.arange(dataset.n_train) if indices is None else np.asarray(indices, dtype=np.int64).reshape(-1)
+    if idx.size == 0 or idx.min() < 0 or idx.max() >= dataset.n_train:
+        bad = "empty" if idx.size == 0 else f"min {int(idx.min())}, max {int(idx.max())}"
+        raise ValueError(f"train_sgd: indices ({bad}) is out of range: expected at least one training index in "
+                         f"[0, {dataset.n_train - 1}]")
+    check_generator(generator, where="train_sgd")
     x, y = dataset.train_subset(idx)
     theta0 = (flat.init() if init is None else init).to(x.device)
     if batches is None:

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .._validate import check_choice, check_int, check_positive
+from .._validate import check_choice, check_finite_params, check_generator, check_int, check_positive
 from ..core import Callback, Cost, Stopwatch, TrainedState, emit
 from ..graphs.mixing import MIXING_RULES
 from ._engine import (ClientSampler, MixingSource, batched_loss_and_grad, client_indices_of, consensus_distance,
@@ -161,6 +161,7 @@ def run_gossip(flat: Any, federation: Any, network: Any, config: GossipConfig, *
     if not isinstance(config, GossipConfig):
         raise ValueError(f"config must be a GossipConfig, got {type(config).__name__}")
     check_choice("engine", engine, ("vectorized", "loop"))
+    check_generator(generator, where="run_gossip")
     dataset, client_idx = client_indices_of(federation)
     device = dataset.x_train.device
     n = len(client_idx)
@@ -193,6 +194,8 @@ def run_gossip(flat: Any, federation: Any, network: Any, config: GossipConfig, *
             if config.eval_every and ((t + 1) % config.eval_every == 0 or t + 1 == config.rounds):
                 row.update(_evaluate(flat, thetas, dataset))
                 emit(callback, "eval", t + 1, **{k: v for k, v in row.items() if k != "round"})
+            check_finite_params([row["loss"], row["consensus"]], where="run_gossip", setting=config, step=t + 1,
+                                what="client losses or models")
             history.append(row)
             emit(callback, "round", t + 1, loss=row["loss"], consensus=row["consensus"])
             if bar is not None:
@@ -200,6 +203,7 @@ def run_gossip(flat: Any, federation: Any, network: Any, config: GossipConfig, *
                 bar.set_postfix(loss=f"{row['loss']:.3f}")
     if bar is not None:
         bar.close()
+    check_finite_params(thetas, where="run_gossip", setting=config, step=config.rounds)
     cost = Cost(grad_evals=config.rounds * config.local_steps * n * config.batch_size, messages=messages,
                 seconds=sw.seconds)
     return TrainedState(flat=flat, params=thetas, dataset=dataset,

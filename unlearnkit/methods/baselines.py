@@ -24,6 +24,7 @@ from ..models import project_l2_ball
 from ..privacy import Certificate
 from ..train import SGDConfig, run_sgd
 from ..core import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ..core import checked_unlearn
 
 __all__ = ["Retrain", "RetrainConfig", "Finetune", "FinetuneConfig", "GradientAscent", "GradientAscentConfig"]
 
@@ -52,6 +53,7 @@ class Retrain:
 
     name = "retrain"
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: RetrainConfig = RetrainConfig(), *,
                 generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False) -> Result:
         cfg = config.train or state.config
@@ -90,6 +92,7 @@ class Finetune:
 
     name = "finetune"
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: FinetuneConfig = FinetuneConfig(), *,
                 generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False) -> Result:
         x, y = _retain_xy(state, request)
@@ -151,6 +154,7 @@ class GradientAscent:
 
     name = "gradient_ascent"
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: GradientAscentConfig = GradientAscentConfig(), *,
                 generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False) -> Result:
         flat, ds = state.flat, state.dataset

@@ -144,7 +144,7 @@ def test_disconnected_graph_and_foreign_samples_raise(problem):
     ds, fed, flat, state, _ = problem
     g = torch.Generator().manual_seed(0)
     foreign = fed.client_indices[1][:2]
-    with pytest.raises(ValueError, match="not held by client 0"):
+    with pytest.raises(ValueError, match=r"not held by client 0|request\.client=0 does not hold"):
         Newton().unlearn(state, Request("samples", foreign, client=0), NewtonConfig(), generator=g)
     broken = nx.Graph([(0, 1), (2, 3)])
     with pytest.raises(ValueError, match="disconnected"):
@@ -222,7 +222,7 @@ def test_sequential_requests_use_the_current_n(problem):
     out = Newton().unlearn_sequence(state, reqs, NewtonConfig(mode="none"), generator=torch.Generator().manual_seed(0))
     assert [r.history[0]["n"] for r in out] == [n0, n0 - 3, n0 - 6]
     assert out[-1].extras["state"].federation.client_indices[0].size == n0 - 9
-    with pytest.raises(ValueError, match="not held by client 0"):
+    with pytest.raises(ValueError, match=r"not held by client 0|would remove nothing"):
         Newton().unlearn(out[-1].extras["state"], reqs[0], NewtonConfig(), generator=torch.Generator())
 
 

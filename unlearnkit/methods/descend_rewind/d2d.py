@@ -46,6 +46,7 @@ import torch
 from ..._validate import check_choice, check_int, check_positive, check_probability
 from ...constants import NOT_CERTIFIED_NOTE, Constants
 from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ...core import checked_unlearn
 from .bounds import PAPER_NEEL, PAPER_SGD, descend_rewind_sigma, diameter_cap_sigma, gd_d2d_contraction, \
     gd_d2d_sensitivity, neel_initial_iterations, neel_sigma, sgd_d2d_sensitivity_derived
 from .coverage import PAPER_PSGD_D2D, classic_range_note, coverage_problems, psgd_d2d_sensitivity
@@ -267,6 +268,7 @@ class D2D:
         self.published = published
         self.batches = batches
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: D2DConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
         """Unlearn ``request`` from ``state`` (Algorithm 2b); ``extras["noiseless"]`` holds the iterate before noise."""

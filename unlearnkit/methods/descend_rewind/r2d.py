@@ -27,6 +27,7 @@ import torch
 from ..._validate import check_choice, check_int, check_positive, check_probability
 from ...constants import NOT_CERTIFIED_NOTE, Constants
 from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ...core import checked_unlearn
 from ...privacy.noise import gaussian_noise
 from .bounds import DESCEND_REWIND_PAPER, R2D_PROVENANCE, descend_rewind_epsilon, descend_rewind_sigma, diameter_cap_sigma, \
     r2d_sensitivity
@@ -228,6 +229,7 @@ class R2D:
     def __init__(self, *, batches: Optional[Sequence[Any]] = None) -> None:
         self.batches = batches
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: R2DConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
         """Unlearn ``request`` from ``state`` (Algorithm 2a); ``extras["noiseless"]`` holds ``u_T``."""

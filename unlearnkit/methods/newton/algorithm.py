@@ -50,6 +50,7 @@ from torch import Tensor
 from ... import curvature as cv
 from ..._validate import check_choice, check_int, check_positive, check_probability
 from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ...core import checked_unlearn
 from ...data.federated import Federation
 from ...decentral.gossip import run_gossip
 from ...graphs.flood import Flood, check_flood_network, flood, relay_messages, remove_client
@@ -185,6 +186,7 @@ class Newton:
 
     name = "newton"
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: NewtonConfig = NewtonConfig(), *,
                 generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False) -> Result:
         """Serve one request: corrections, noise, floods, then the optional fine-tuning round.

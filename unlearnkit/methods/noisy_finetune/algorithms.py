@@ -24,6 +24,7 @@ import torch
 
 from ..._validate import check_choice, check_int, check_positive, check_probability
 from ...core import Certificate, Request, Result, Stopwatch, TrainedState, emit
+from ...core import checked_unlearn
 from ...privacy.noise import gaussian_noise
 from .bounds import (_MODES, SOURCE, _check_gc, gc_epsilon, gc_rdp_slope, gc_sigma, mc_delta_trace, mc_steps,
                      op_sigma, paper_T, theta_eps)
@@ -212,6 +213,7 @@ class GradientClipping(_NoisyFinetuneMethod):
 
     name = "gradient_clipping"
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: GradientClippingConfig, *,
                 generator: torch.Generator, callback=None, progress: bool = False) -> Result:
         """``x0 = clip(x_hat, C0)``; ``x <- x - gamma (clip(g, C1) + lam x) + N(0, sigma^2 I)`` for T steps.
@@ -235,6 +237,7 @@ class ModelClipping(_NoisyFinetuneMethod):
 
     name = "model_clipping"
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: ModelClippingConfig, *,
                 generator: torch.Generator, callback=None, progress: bool = False) -> Result:
         """``x <- clip(x - gamma (g + lam x), C2) + N(0, sigma^2 I)`` for T steps, then fine-tune.
@@ -260,6 +263,7 @@ class OutputPerturbation(_NoisyFinetuneMethod):
 
     name = "output_perturbation"
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: OutputPerturbationConfig, *,
                 generator: torch.Generator, callback=None, progress: bool = False) -> Result:
         """``clip(x_hat, C0) + N(0, sigma0^2 I)`` with :func:`~.bounds.op_sigma`, then fine-tune."""

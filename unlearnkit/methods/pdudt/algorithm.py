@@ -32,6 +32,7 @@ from torch import Tensor
 
 from ..._validate import check_choice, check_int, check_positive, check_range
 from ...core import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ...core import checked_unlearn
 from ...decentral.correction import (CORRECTION_SCALES, RETRAIN_RULES, history_correction, reconstruct_models,
                                      retrain_mixing)
 from ...decentral.gradient_gossip import RunningSumCache
@@ -134,6 +135,7 @@ class PDUDT:
 
     name = "pdudt"
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: PDUDTConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
         """Unlearn the client ``request.client`` from every remaining client's model (Alg. 2, lines 9-16).

@@ -54,6 +54,7 @@ from torch import Tensor
 
 from ..._validate import (check_choice, check_int, check_positive, check_probability, check_range)
 from ...core import Callback, Cost, Request, Result, TrainedState, emit
+from ...core import checked_unlearn
 from ...decentral.token import TokenConfig, run_token
 from ...models import project_l2_ball
 from .certify import rrdu_certify, rrdu_sigma
@@ -295,6 +296,7 @@ class RRDU:
         self.monitor = monitor
         self.route = route
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: RRDUConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
         route, monitor = self.route, self.monitor

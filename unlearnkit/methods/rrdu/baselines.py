@@ -27,6 +27,7 @@ from torch import Tensor
 
 from ..._validate import check_choice, check_int, check_positive, check_range
 from ...core import Callback, Request, Result, TrainedState
+from ...core import checked_unlearn
 from ...decentral.token import TokenConfig, run_token
 from ...graphs.topology import complete
 from ...graphs.walks import simple_walk, uniform_route
@@ -204,6 +205,7 @@ class RetrainWalk(_Monitored):
 
     name = "retrain_walk"
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: WalkConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
         init = state.checkpoints.get(0)
@@ -220,6 +222,7 @@ class FinetuneWalk(_Monitored):
 
     name = "finetune_walk"
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: WalkConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
         out = _simple_walk(state.flat, state.federation.without(request), config, config.token, generator=generator,
@@ -237,6 +240,7 @@ class DDPWalk(_Monitored):
 
     name = "ddp_walk"
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: DDPWalkConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
         fed = state.federation.without(request)
@@ -266,6 +270,7 @@ class DPSGDWalk(_Monitored):
 
     name = "dpsgd_walk"
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: DPSGDWalkConfig, *,
                 generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False) -> Result:
         from ...privacy import get_noise_multiplier

@@ -22,6 +22,7 @@ from torch import Tensor
 
 from ..._validate import check_int, check_positive, check_range
 from ...core import Callback, Certificate, Cost, Request, Result, TrainedState
+from ...core import checked_unlearn
 from ...decentral.token import TokenConfig
 from ...graphs.walks import uniform_route
 from .baselines import Monitor, _hop_rows, _monitored_default, _repeat, _route_rng
@@ -171,6 +172,7 @@ class NoisyDDP:
     def __init__(self, *, monitor: Monitor = None) -> None:
         self.monitor = monitor
 
+    @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: NoisyDDPConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
         cert = training_certificate(state, request, config.delta)
