@@ -22,7 +22,8 @@ checks it by evaluating the released parameters again):
   post-processing it releases). ``retrain_*`` and ``original_*`` entries are the two references.
 - **Anything else is a diagnostic.** The noise-free step, a fine-tuned, early-stopped or re-initialised
   variant, a control: under ``diagnostics``, keyed by the model they describe (``"noise_free_model"``,
-  ``"pdudt_es_model"``, ...), never in ``metrics``.
+  ``"pdudt_es_model"``, ...), never in ``metrics``; a block about no single model says what it holds
+  (``"timing"``, ``"sound_certificate"``, ``"grid"``: a per-setting table whose note names its models).
 - **epsilon = infinity unless certified.** ``guarantee.epsilon`` is the certificate's epsilon only when the
   certificate is certified (mode ``"sound"``, finite epsilon: :attr:`unlearnkit.core.Certificate.certified`).
   A run without a certificate, or with mode ``"none"`` or ``"paper"``, has ``guarantee.epsilon == "inf"``
