@@ -80,15 +80,23 @@ def _print_result(result: dict) -> None:
     if "dist_to_retrain" in m:
         print(f"  distance to retrain: {m['dist_to_retrain']:.4f} (original model: "
               f"{m.get('original_dist_to_retrain', float('nan')):.4f})")
+    from unlearnkit.experiments.contract import cost_saved, guarantee, guarantee_line
+
     c = result["cost"]
+    saved = [cost_saved(c.get(k), c.get(f"retrain_{k}")) for k in ("grad_evals", "seconds")]
+    pct = [f"{100 * v:.1f} %" if v is not None else "-" for v in saved]
     print(f"  cost: {c['grad_evals']} gradient evaluations, {c['seconds']:.2f} s "
-          f"(retraining: {c['retrain_grad_evals']}, {c['retrain_seconds']:.2f} s)")
+          f"(retraining: {c['retrain_grad_evals']}, {c['retrain_seconds']:.2f} s; saved {pct[0]} of the "
+          f"gradient evaluations, {pct[1]} of the time)")
     cert = result.get("certificate")
     if cert:
         print(f"  certificate [{cert['mode']}]: ({cert['epsilon']:.4g}, {cert['delta']:.3g}), sigma={cert.get('sigma')}"
               f" from {cert.get('source', '-')}")
     else:
         print("  certificate: none (heuristic)")
+    print(f"  guarantee: {guarantee_line(result.get('guarantee') or guarantee(cert))}")
+    if result.get("diagnostics"):
+        print(f"  diagnostics (models not released): {', '.join(result['diagnostics'])}")
 
 
 def _fail(exc: BaseException | str, code: int) -> int:

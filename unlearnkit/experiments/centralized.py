@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from .._validate import check_choice
+from .contract import Released, finish_result
 
 __all__ = ["CentralProfile", "CENTRAL_PROFILES", "centralized_setup", "centralized_backdoor_setup",
            "run_centralized", "run_retrain", "run_finetune", "run_gradient_ascent"]
@@ -108,7 +109,7 @@ def run_centralized(method, config, *, profile: "str | CentralProfile" = "quick"
                      original=state.params, train_indices=state.train_indices)
     cert = result.certificate
     prof_name = profile if isinstance(profile, str) else "custom"
-    return {
+    out = {
         "method": getattr(method, "name", type(method).__name__),
         "profile": prof_name,
         "dataset": state.dataset.name,
@@ -124,6 +125,23 @@ def run_centralized(method, config, *, profile: "str | CentralProfile" = "quick"
             "train_grad_evals": int(state.cost.grad_evals),
         },
     }
+    return finish_result(out, Released(result.params, state.flat, state.dataset, request),
+                         diagnostics=_intermediate_models(state, request, result))
+
+
+def _intermediate_models(state, request, result) -> dict:
+    """Test and forget accuracy of the models a method computed but did not release (its noise-free step,
+    ``extras["noiseless"]``; its noisy phase before clean fine-tuning, ``extras["noisy"]``)."""
+    from ..evaluate import accuracy
+
+    ds, out = state.dataset, {}
+    for key, name in (("noiseless", "noise_free_model"), ("noisy", "noisy_phase_model")):
+        theta = result.extras.get(key)
+        if theta is not None and hasattr(theta, "shape") and theta.shape[-1] == state.flat.d:
+            xf, yf = ds.train_subset(request.indices)
+            out[name] = {"test_acc": accuracy(state.flat, theta, ds.x_test, ds.y_test),
+                         "forget_acc": accuracy(state.flat, theta, xf, yf)}
+    return out
 
 
 def centralized_backdoor_setup(profile: "str | CentralProfile" = "quick", *, m: int = 40, target: int = 0,

@@ -31,6 +31,7 @@ from ..graphs import dynamic
 from ..graphs.topology import erdos_renyi
 from ..methods.pdudt import CORRECTION_SCALES, PDUDT, RETRAIN_RULES, PDUDTConfig, client_noise, lemma_coverage
 from ..models import FlatParams, make_model
+from .contract import Released, finish_result
 
 __all__ = ["SCHEDULES", "PDUDTExperiment", "make_schedule_for", "leaver_owns_class", "run_pdudt_experiment",
            "sigma_sweep", "rule_scale_sweep", "PAPER_TABLE2", "PAPER_TABLE3", "PDUDT_PROFILES", "run_profile",
@@ -365,24 +366,24 @@ def run_profile(*, profile: str = "quick", seed: int = 0, progress: bool = False
     keep = rep["runs"]["pdudt"].extras["clients"]
     metrics = report(rep["flat"], rep["theta"]["t1"]["pdudt"], rep["dataset"], rep["request"],
                      retrained=rep["theta"]["t1"]["retrain"], original=rep["theta"]["t1"]["origin"][keep])
-    metrics.update({
-        "mia_precision": m["pdudt"]["mia_precision"], "mia_precision_std": m["pdudt"]["mia_std"],
-        "retrain_mia_precision": m["retrain"]["mia_precision"], "original_mia_precision": m["origin"]["mia_precision"],
-        "es_mia_precision": m.get("pdudt_es", {}).get("mia_precision"),
-        "control_mia_precision": m["control"]["mia_precision"],
-        "time_ratio_retrain_over_pdudt": rep["time_ratio"],
-        "dist_to_retrain_before_noise": m["pdudt"]["dist_to_retrain_before_noise"],
-        "control_dist_to_retrain_before_noise": m["control"]["dist_to_retrain_before_noise"],
-    })
-    for name in ("pdudt", "pdudt_es", "control", "retrain", "perturbed_retrain"):
-        if name in m and "after_T_test_acc" in m[name]:
-            metrics[f"{name}_after_T_test_acc"] = m[name]["after_T_test_acc"]
+    metrics.update(mia_precision=m["pdudt"]["mia_precision"], mia_precision_std=m["pdudt"]["mia_std"],
+                   retrain_mia_precision=m["retrain"]["mia_precision"], original_mia_precision=m["origin"]["mia_precision"])
+    # everything but the released PDUDT model at t1 (which the certificate covers) is a diagnostic
+    diag: dict[str, Any] = {"pdudt_before_noise_model": {"dist_to_retrain": m["pdudt"]["dist_to_retrain_before_noise"]},
+                            "timing": {"time_ratio_retrain_over_pdudt": rep["time_ratio"]}}
+    for name in ("control", "pdudt_es"):  # the control (no correction, same noise) and PDUDT(ES): not released
+        if name in m:
+            diag[f"{name}_model"] = {k: m[name][k] for k in ("test_acc", "mia_precision", "seconds",
+                                                             "dist_to_retrain_before_noise") if k in m[name]}
+    for name in ("pdudt", "pdudt_es", "control", "retrain", "perturbed_retrain"):  # after T rounds of Eq. (10)
+        if "after_T_test_acc" in m.get(name, {}):
+            diag[f"{name}_after_T_model"] = {"test_acc": m[name]["after_T_test_acc"]}
     cert = rep["certificate"]
-    return {
+    out = {
         "method": "pdudt", "profile": profile, "dataset": exp.dataset, "request": rep["request"].describe(),
         "metrics": metrics,
         "certificate": cert.to_dict() if cert is not None else None,
-        "cost": {"grad_evals": 0, "seconds": m["pdudt"]["seconds"],
+        "cost": {"grad_evals": int(rep["runs"]["pdudt"].cost.grad_evals), "seconds": m["pdudt"]["seconds"],
                  "es_seconds": m.get("pdudt_es", {}).get("seconds"),
                  "retrain_grad_evals": int(rep["state"].cost.grad_evals * (exp.n_clients - 1) / exp.n_clients),
                  "retrain_seconds": m["retrain"]["seconds"], "memory_bytes": rep["memory_bytes"]},
@@ -390,6 +391,7 @@ def run_profile(*, profile: str = "quick", seed: int = 0, progress: bool = False
         "paper": {"table2_seconds": PAPER_TABLE2, "table3_mia_precision": PAPER_TABLE3},
         "settings": {k: getattr(exp, k) for k in PDUDT_PROFILES["quick"]},
     }
+    return finish_result(out, Released(rep["theta"]["t1"]["pdudt"], rep["flat"], rep["dataset"], rep["request"]), diagnostics=diag)
 
 
 def run_pdudt(*, profile: str = "quick", seed: int = 0, progress: bool = False, **overrides: Any) -> dict:

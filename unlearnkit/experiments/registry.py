@@ -8,7 +8,35 @@ result dictionary that the CLI writes to ``DIR/result.json``::
      "metrics": {"test_acc", "forget_acc", "mia_auc", "dist_to_retrain", "retrain_test_acc",
                  "retrain_forget_acc", "original_dist_to_retrain", ["backdoor_asr"]},
      "certificate": null | {"epsilon", "delta", "sigma", "mode", "source", ...},
-     "cost": {"grad_evals", "seconds", "retrain_grad_evals", "retrain_seconds"}}
+     "guarantee": {"epsilon", "delta", "certified", "mode", "claimed_epsilon"},
+     "diagnostics": {"<which model>": {...}, ...},
+     "cost": {"grad_evals", "seconds", "retrain_grad_evals", "retrain_seconds", "unit",
+              "saved": {"grad_evals", "seconds"}}}
+
+The result contract (every row of :data:`METHODS` keeps it; ``tests/capstone/test_result_contract.py``
+checks it by evaluating the released parameters again):
+
+- **metrics describe the released model.** The unlearned entries of ``metrics`` (``test_acc``,
+  ``forget_acc``, ``mia_auc``, ``dist_to_retrain``, ...) are measured on exactly the parameters the run
+  releases, the ones ``certificate`` covers (for a noisy method: after its noise, and after any
+  post-processing it releases). ``retrain_*`` and ``original_*`` entries are the two references.
+- **Anything else is a diagnostic.** The noise-free step, a fine-tuned, early-stopped or re-initialised
+  variant, a control: under ``diagnostics``, keyed by the model they describe (``"noise_free_model"``,
+  ``"pdudt_es_model"``, ...), never in ``metrics``; a block about no single model says what it holds
+  (``"timing"``, ``"sound_certificate"``, ``"grid"``: a per-setting table whose note names its models).
+- **epsilon = infinity unless certified.** ``guarantee.epsilon`` is the certificate's epsilon only when the
+  certificate is certified (mode ``"sound"``, finite epsilon: :attr:`unlearnkit.core.Certificate.certified`).
+  A run without a certificate, or with mode ``"none"`` or ``"paper"``, has ``guarantee.epsilon == "inf"``
+  (the string: JSON has no infinity, and ``float("inf")`` reads it back) and ``certified: false``;
+  ``claimed_epsilon`` keeps what the certificate states. The CLI prints ``NOT CERTIFIED (epsilon =
+  infinity)`` for those. ``certificate`` itself stays exactly as the method reported it.
+- **One cost unit.** ``cost.grad_evals`` counts per-sample gradient evaluations for every method (see
+  :data:`unlearnkit.experiments.contract.COST_UNIT`), ``cost.seconds`` wall-clock seconds of the unlearning
+  call; ``cost.saved`` is :func:`unlearnkit.experiments.contract.cost_saved` (``1 - unlearn / retrain``) on
+  each, the one definition of "saved" the CLI and the reproduction tables use.
+- **The released parameters travel in memory only.** A runner adds a
+  :class:`~unlearnkit.experiments.contract.Released` record under ``"released"``;
+  :meth:`MethodSpec.run` strips it unless ``return_released=True``, so ``result.json`` stays plain JSON.
 
 The table (:data:`METHODS`) is written out by hand: adding an experiment means adding a row here, and
 nothing registers itself as a side effect of being imported. Each row names its runner as
@@ -58,11 +86,21 @@ class MethodSpec:
         module, _, func = self.target.partition(":")
         return getattr(importlib.import_module(module), func)
 
-    def run(self, profile: str = "quick", *, seed: int = 0, progress: bool = True, **kwargs: Any) -> dict:
+    def run(self, profile: str = "quick", *, seed: int = 0, progress: bool = True, return_released: bool = False,
+            **kwargs: Any) -> dict:
+        """Run the experiment; ``return_released=True`` keeps the in-memory ``"released"`` record (the
+        released parameters and what evaluates them), which is otherwise stripped: the result is then plain
+        JSON (the module docstring's contract)."""
+        from .contract import RELEASED_KEY, guarantee
+
         check_choice("profile", profile, self.profiles)
         result = dict(self.runner(profile=profile, seed=seed, progress=progress, **kwargs))
         result.setdefault("method", self.name)
         result.setdefault("profile", profile)
+        result.setdefault("guarantee", guarantee(result.get("certificate")))
+        result.setdefault("diagnostics", {})
+        if not return_released:
+            result.pop(RELEASED_KEY, None)
         return result
 
 

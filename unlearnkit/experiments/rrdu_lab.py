@@ -26,6 +26,7 @@ from ..evaluate import accuracy, backdoor_success, report
 from ..methods.rrdu import (DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, FinetuneWalk, NetworkSGD,
                             RRDU, RetrainWalk, RRDUConfig, WalkConfig)
 from ..models import FlatParams, make_model
+from .contract import Released, finish_result
 
 __all__ = ["BackdoorSetup", "BackdoorWorld", "RRDU_PROFILES", "BACKDOOR_METHODS", "build_world", "history_curve",
            "run_method", "sweep", "backdoor_experiment", "run_rrdu", "run_ddp", "run_dp_sgd_walk"]
@@ -266,8 +267,11 @@ def _profile_setup(profile: str, dataset: Optional[str]) -> BackdoorSetup:
     return RRDU_PROFILES[name]
 
 
-def _cli_result(method: str, profile: str, seed: int, progress: bool, dataset: Optional[str]) -> dict:
+def _cli_result(method: str, profile: str, seed: int, progress: bool, dataset: Optional[str],
+                overrides: Optional[dict] = None) -> dict:
     setup = _profile_setup(profile, dataset)
+    if overrides:  # e.g. a tiny world for tests: BackdoorSetup fields
+        setup = dataclasses.replace(setup, **overrides)
     try:
         world = build_world(setup, seed=seed, progress=progress)
     except DatasetUnavailableError as exc:
@@ -279,23 +283,30 @@ def _cli_result(method: str, profile: str, seed: int, progress: bool, dataset: O
                      original=world.original.params, backdoor=world.backdoor)
     metrics.update({"asr_all": run["final"]["asr_all"], "retrain_asr_all": world.metrics(world.retrained.params)["asr_all"],
                     "original_asr_all": world.metrics(world.original.params)["asr_all"]})
-    return {"method": method, "profile": profile, "dataset": setup.dataset, "request": world.request.describe(),
-            "metrics": metrics, "certificate": run["certificate"], "sigma": run["sigma"],
-            "cost": {"grad_evals": run["cost"]["grad_evals"], "seconds": run["cost"]["seconds"],
-                     "retrain_grad_evals": world.retrained.cost.grad_evals,
-                     "retrain_seconds": world.retrained.cost.seconds},
-            "curve": run["curve"], "original_curve": history_curve(world.original.history),
-            "retrain_curve": history_curve(world.retrained.history),
-            "setup": {k: getattr(setup, k) for k in setup.__dataclass_fields__}}
+    out = {"method": method, "profile": profile, "dataset": setup.dataset, "request": world.request.describe(),
+           "metrics": metrics, "certificate": run["certificate"], "sigma": run["sigma"],
+           "cost": {"grad_evals": run["cost"]["grad_evals"], "seconds": run["cost"]["seconds"],
+                    "retrain_grad_evals": world.retrained.cost.grad_evals,
+                    "retrain_seconds": world.retrained.cost.seconds},
+           "curve": run["curve"], "original_curve": history_curve(world.original.history),
+           "retrain_curve": history_curve(world.retrained.history),
+           "setup": {k: getattr(setup, k) for k in setup.__dataclass_fields__}}
+    return finish_result(out, Released(run["params"], world.flat, world.dataset, world.request, world.backdoor))
 
 
-def run_rrdu(*, profile: str, seed: int = 0, progress: bool = False, dataset: Optional[str] = None) -> dict:
-    return _cli_result("rrdu", profile, seed, progress, dataset)
+def run_rrdu(*, profile: str, seed: int = 0, progress: bool = False, dataset: Optional[str] = None,
+             **overrides: Any) -> dict:
+    """The registry's runner; ``overrides`` replace :class:`BackdoorSetup` fields of the profile."""
+    return _cli_result("rrdu", profile, seed, progress, dataset, overrides)
 
 
-def run_ddp(*, profile: str, seed: int = 0, progress: bool = False, dataset: Optional[str] = None) -> dict:
-    return _cli_result("ddp", profile, seed, progress, dataset)
+def run_ddp(*, profile: str, seed: int = 0, progress: bool = False, dataset: Optional[str] = None,
+            **overrides: Any) -> dict:
+    """The registry's runner; ``overrides`` replace :class:`BackdoorSetup` fields of the profile."""
+    return _cli_result("ddp", profile, seed, progress, dataset, overrides)
 
 
-def run_dp_sgd_walk(*, profile: str, seed: int = 0, progress: bool = False, dataset: Optional[str] = None) -> dict:
-    return _cli_result("dp_sgd_walk", profile, seed, progress, dataset)
+def run_dp_sgd_walk(*, profile: str, seed: int = 0, progress: bool = False, dataset: Optional[str] = None,
+                    **overrides: Any) -> dict:
+    """The registry's runner; ``overrides`` replace :class:`BackdoorSetup` fields of the profile."""
+    return _cli_result("dp_sgd_walk", profile, seed, progress, dataset, overrides)

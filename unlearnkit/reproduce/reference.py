@@ -97,9 +97,9 @@ def _pct(x: Optional[float]) -> Optional[float]:
 
 
 def _saved(part: Optional[float], whole: Optional[float]) -> Optional[float]:
-    if part is None or whole is None or whole <= 0:
-        return None
-    return 100.0 * (1.0 - part / whole)
+    from ..experiments.contract import cost_saved  # the one definition of "saved"
+
+    return _pct(cost_saved(part, whole))
 
 
 def _delta(a: Optional[float], b: Optional[float]) -> Optional[float]:

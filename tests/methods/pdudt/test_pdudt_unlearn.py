@@ -157,8 +157,9 @@ def test_cli_runner_tiny():
     assert out["method"] == "pdudt" and out["dataset"] == "digits"
     m = out["metrics"]
     for key in ("test_acc", "forget_acc", "mia_auc", "dist_to_retrain", "retrain_test_acc", "retrain_forget_acc",
-                "original_dist_to_retrain", "mia_precision", "time_ratio_retrain_over_pdudt"):
+                "original_dist_to_retrain", "mia_precision"):
         assert key in m and np.isfinite(m[key]), key
+    assert np.isfinite(out["diagnostics"]["timing"]["time_ratio_retrain_over_pdudt"])
     assert out["certificate"]["mode"] == "none"
     assert set(out["methods"]) >= {"origin", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "control"}
     assert out["paper"]["table2_seconds"]["MNIST"]["Retrain"] == 1322.2
