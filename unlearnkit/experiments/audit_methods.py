@@ -164,7 +164,7 @@ def unlearner_worlds(unlearn_fn: Callable[..., Any], config: Any, task: ToyTask,
         e1 = torch.zeros_like(base.params)
         e1.view(-1)[0] = task.radius
         fixed_a = base.replace(params=e1)
-        fixed_b = base.replace(params=-e1, train_indices=retain)
+        fixed_b = base.replace(params=-e1)
     elif not fresh_training:
         fixed_a = train_sgd(flat, ds, full, sgd, generator=torch.Generator().manual_seed(2))
         fixed_b = train_sgd(flat, ds, retain, sgd, generator=torch.Generator().manual_seed(3))
@@ -182,7 +182,11 @@ def unlearner_worlds(unlearn_fn: Callable[..., Any], config: Any, task: ToyTask,
     def world_b(g: torch.Generator) -> torch.Tensor:
         state = fixed_b if fixed_b is not None else train_sgd(flat, ds, retain, sgd, generator=g)
         if certifier == "unlearn_retrained":
-            return unlearn_fn(state, request, config, generator=g).params
+            # the certifier U(empty, A(D minus D_f)): the same procedure on the retrained model. Presenting it
+            # with the full index set and the same request gives exactly the retain set D minus D_f (so the
+            # computation is the one of "forget nothing more"), and the request validator sees indices that
+            # the index set holds; the model itself never saw D_f
+            return unlearn_fn(state.replace(train_indices=full), request, config, generator=g).params
         if certifier == "retrain" or sigma == 0.0:
             return state.params
         return state.params + gaussian_noise(state.params, sigma, g)
