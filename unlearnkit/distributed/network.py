@@ -121,6 +121,10 @@ class ProcessGroupNetwork:
         self.backend = dist.get_backend()
         self.seed = check_int("seed", seed, low=0)
         self.device = torch.device(device)
+        self.reset()
+
+    def reset(self) -> None:
+        """Empty the message log and restart this rank's noise generator from the seed (a fresh run)."""
         self.log = MessageLog(self.rank)
         self.noise = rank_generator(self.seed, self.rank, "noise")
 

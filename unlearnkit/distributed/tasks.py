@@ -22,7 +22,7 @@ from torch import Tensor
 from .._validate import check_choice, check_int, check_positive
 from ..graphs.dynamic import DynamicTopology
 from ..graphs.mixing import MIXING_RULES, mixing_matrix, validate_mixing
-from .network import MessageLog, ProcessGroupNetwork
+from .network import ProcessGroupNetwork
 from .seeds import initial_vector, rank_generator
 
 __all__ = ["round_matrix", "gossip_averaging", "QuadraticHop", "walk_task", "walk_reference", "run_sequence", "DTYPES"]
@@ -118,10 +118,11 @@ def walk_reference(route: Sequence[int], hop: QuadraticHop, n_clients: int, *, s
 
 def run_sequence(net: ProcessGroupNetwork, calls: Sequence[tuple[Any, tuple, dict]]) -> list[Any]:
     """Run several tasks ``fn(net, *args, **kwargs)`` one after another in one process group, paying the
-    processes' start-up (seconds per rank) once; each task starts with an empty message log."""
+    processes' start-up (seconds per rank) once; each task starts as if launched alone (empty message log,
+    noise generator restarted from the seed: :meth:`ProcessGroupNetwork.reset`)."""
     out = []
     for fn, args, kwargs in calls:
-        net.log = MessageLog(net.rank)
+        net.reset()
         out.append(fn(net, *args, **kwargs))
     return out
 
