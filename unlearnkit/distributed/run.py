@@ -10,7 +10,9 @@ Tasks:
   each hop is a :class:`~unlearnkit.distributed.QuadraticHop`, noisy at ``--u`` when ``--sigma > 0``.
 
 With ``--out DIR`` every rank writes ``DIR/rank<r>.pt`` (its result and message log). Rank 0 prints one
-JSON line: ranks, task, median ms per gossip round or ms per hop, messages and bytes sent by all ranks.
+JSON line: ranks, task, median ms per gossip round (the slowest rank's median), or for the walk ms per hop
+and per move (hops where the token changed hands; hop computation included), messages and bytes sent,
+the largest peak resident memory of a rank (MB).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -84,7 +87,8 @@ def worker_main(argv: Optional[Sequence[str]] = None) -> int:
             hop = QuadraticHop(seed=a.seed, dim=a.dim, lr=a.lr, sigma=a.sigma, noisy=(a.u,))
             res = walk_task(net, route, hop, dtype=a.dtype)
             mine = {"seconds": res["seconds"], "hops": len(route)}
-        mine.update(messages=len(net.log.sent()), bytes=net.log.bytes_sent())
+        mine.update(messages=len(net.log.sent()), bytes=net.log.bytes_sent(), moves=len(net.log.sent("token")),
+                    rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
         if a.out is not None:
             a.out.mkdir(parents=True, exist_ok=True)
             torch.save(res, a.out / f"rank{net.rank}.pt")
@@ -92,13 +96,16 @@ def worker_main(argv: Optional[Sequence[str]] = None) -> int:
         dist.gather_object(mine, gathered, dst=0)
         if net.rank == 0:
             summary = {"task": a.task, "ranks": n, "backend": a.backend, "dim": a.dim,
-                       "messages": sum(g["messages"] for g in gathered), "bytes": sum(g["bytes"] for g in gathered)}
+                       "messages": sum(g["messages"] for g in gathered), "bytes": sum(g["bytes"] for g in gathered),
+                       "peak_rss_mb_per_rank": max(g["rss_mb"] for g in gathered)}
             if a.task == "gossip":
                 summary.update(rounds=a.rounds, topology=a.topology,
                                ms_per_round=max(g["ms_per_round"] for g in gathered))
             else:
-                summary.update(hops=mine["hops"],
-                               ms_per_hop=1e3 * max(g["seconds"] for g in gathered) / max(mine["hops"], 1))
+                wall = max(g["seconds"] for g in gathered)
+                moves = sum(g["moves"] for g in gathered)
+                summary.update(hops=mine["hops"], moves=moves, ms_per_hop=1e3 * wall / max(mine["hops"], 1),
+                               ms_per_move=1e3 * wall / max(moves, 1))
             print(json.dumps(summary), flush=True)
     finally:
         dist.destroy_process_group()
