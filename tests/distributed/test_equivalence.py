@@ -11,8 +11,11 @@ import pytest
 import torch
 
 from unlearnkit.decentral import simulate_averaging
-from unlearnkit.distributed import (QuadraticHop, gossip_averaging, initial_vector, run_sequence, spawn,
-                                    walk_reference, walk_task)
+import unlearnkit as uk
+from unlearnkit.data import load, partition
+from unlearnkit.decentral import TokenConfig, run_token
+from unlearnkit.distributed import (QuadraticHop, TokenSGDHop, gossip_averaging, initial_vector, run_sequence,
+                                    spawn, token_sgd_task, walk_reference, walk_task)
 from unlearnkit.graphs import make_schedule, ring, rrdu_route
 
 N, DIM, ROUNDS, SEED = 4, 16, 6, 7
@@ -20,6 +23,8 @@ FIXED_ROUTE = [0, 1, 1, 3, 0, 0, 1, 3, 3, 0]            # stays, returns, and cl
 NOISY_HOP = QuadraticHop(seed=SEED, dim=DIM, lr=0.3, sigma=0.5, noisy=(0,))
 RRDU_ROUTE = rrdu_route(N, 0, 0.4, 25, rng=np.random.default_rng(SEED)).tolist()
 SCHEDULE = make_schedule("random_k_out", N, seed=SEED, k=1)
+SGD_HOP = TokenSGDHop(seed=SEED, n_clients=N, lr=0.3, batch_size=8)
+SGD_ROUTE = [2, 0, 0, 1, 2, 3, 0]
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +32,8 @@ def ranks():
     calls = [(gossip_averaging, (ring(N), ROUNDS, DIM), {}),
              (gossip_averaging, (SCHEDULE, ROUNDS, DIM), {}),
              (walk_task, (FIXED_ROUTE, NOISY_HOP), {}),
-             (walk_task, (RRDU_ROUTE, NOISY_HOP), {})]
+             (walk_task, (RRDU_ROUTE, NOISY_HOP), {}),
+             (token_sgd_task, (SGD_ROUTE, SGD_HOP), {})]
     return spawn(run_sequence, N, calls, seed=SEED, timeout=240, comm_timeout=60)
 
 
@@ -83,3 +89,16 @@ def test_noise_comes_from_the_holders_generator(ranks):
     quiet = QuadraticHop(seed=SEED, dim=DIM, lr=0.3, sigma=0.0)
     final = next(r[2] for r in ranks if r[2]["final_holder"])
     assert torch.abs(final["theta"] - walk_reference(FIXED_ROUTE, quiet, N, seed=SEED)).max() > 1e-3
+
+
+def test_token_sgd_on_real_data_equals_the_simulators_run_token(ranks):
+    """Algorithm 2 on digits: each rank loads only its own client's data; the simulator's ``run_token`` with
+    the same hop rule (per-client minibatch streams) ends at the same parameters."""
+    final = next(r[4] for r in ranks if r[4]["final_holder"])
+    ds = load("digits", device="cpu")
+    st = run_token(SGD_HOP._flat()[0], partition(ds, N, seed=SEED), SGD_ROUTE, TokenConfig(lr=0.3),
+                   generator=uk.make_generator(0), init=SGD_HOP.init(), hop_rule=SGD_HOP.as_hop_rule())
+    assert torch.abs(final["theta"] - st.params).max() < 1e-10
+    assert [row["node"] for row in st.history] == SGD_ROUTE
+    for r in ranks:
+        assert r[4]["clients_loaded"] == ([r[4]["rank"]] if r[4]["rank"] in SGD_ROUTE else [])

@@ -9,6 +9,8 @@ tensor. Here each client is a rank that holds only its own vector, and every exc
 - :mod:`~unlearnkit.distributed.seeds`: one seed -> one generator per client and stream, identical in a
   process group and in the one-process references.
 - :mod:`~unlearnkit.distributed.tasks`: gossip averaging and a token walk as rank tasks, with references.
+- :mod:`~unlearnkit.distributed.token_sgd`: Network-SGD's hop on real data, each rank loading only its own
+  client's samples; equal to :func:`unlearnkit.decentral.run_token` with the same hop rule.
 - :mod:`~unlearnkit.distributed.launch`: :func:`spawn` (from Python or a notebook) and
   :func:`launch_torchrun`, both with a wall-clock timeout that stops every rank.
 - :mod:`~unlearnkit.distributed.run`: the worker module that ``torchrun`` starts.
@@ -43,10 +45,12 @@ from .network import BACKENDS, Message, MessageLog, ProcessGroupNetwork, WalkRes
 from .seeds import STREAMS, initial_vector, rank_generator, rank_seed
 from .tasks import (DTYPES, QuadraticHop, gossip_averaging, round_matrix, run_sequence, walk_reference,
                     walk_task)
+from .token_sgd import TokenSGDHop, token_sgd_task
 
 __all__ = [
     "DistributedRunError", "free_port", "launch_torchrun", "spawn", "torchrun_command",
     "BACKENDS", "Message", "MessageLog", "ProcessGroupNetwork", "WalkResult", "init_process_group",
     "STREAMS", "initial_vector", "rank_generator", "rank_seed",
     "DTYPES", "QuadraticHop", "gossip_averaging", "round_matrix", "run_sequence", "walk_reference", "walk_task",
+    "TokenSGDHop", "token_sgd_task",
 ]
