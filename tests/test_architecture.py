@@ -21,7 +21,7 @@ PKG = Path(__file__).resolve().parents[1] / "unlearnkit"
 FLOORS: dict[str, int] = {
     "_validate": 0, "_io": 0, "core": 0,
     "models": 1, "data": 1, "constants": 1, "graphs": 1, "privacy": 1,
-    "train": 2, "evaluate": 2, "curvature": 2, "decentral": 2, "toy": 2, "audit": 2,
+    "train": 2, "evaluate": 2, "curvature": 2, "decentral": 2, "toy": 2, "audit": 2, "distributed": 2,
     "methods": 3,
     "experiments": 4, "coupled": 4,
     "viz": 5,

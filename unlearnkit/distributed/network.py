@@ -1,0 +1,239 @@
+"""The network of clients as a ``torch.distributed`` process group: one rank per client, real messages.
+
+Each rank holds only its own vector. Two communication patterns cover the decentralized algorithms:
+
+- **Neighbour gossip** (:meth:`ProcessGroupNetwork.gossip_round`): one D-PSGD mixing round (Lian et al.
+  2017; digest 001, section 2.1), ``x_i <- sum_j W_ij x_j``, with ``isend``/``irecv`` to and from the
+  neighbours ``j`` with ``W_ij > 0``. The sum runs over ``j`` in increasing order, so the result equals row
+  ``i`` of the matrix product ``W @ X`` up to floating-point rounding (tested to 1e-12 in float64).
+- **The walk token** (:meth:`ProcessGroupNetwork.walk`): one model travels along a route (RR-DU's
+  Algorithm 2/4, digest 000). The holder updates it, sends a header and the payload to the next client;
+  everyone else waits to receive from any source; the last holder sends a stop message to every other rank.
+
+Every send and receive is recorded in the rank's :class:`MessageLog` (kind, source, destination, round or
+hop, bytes, wall-clock time), the raw material for per-client privacy ledgers built from actual messages.
+A dead peer surfaces as an exception after the process group's timeout, never as a hang.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import timedelta
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from torch import Tensor
+
+from .._validate import check_choice, check_int, check_positive
+from .seeds import rank_generator
+
+__all__ = ["Message", "MessageLog", "WalkResult", "ProcessGroupNetwork", "init_process_group", "BACKENDS"]
+
+BACKENDS = ("gloo", "nccl")
+# Tags keep the two patterns apart on the same pair of ranks.
+_TAG_GOSSIP, _TAG_HEADER, _TAG_PAYLOAD = 11, 12, 13
+_TOKEN, _STOP = 0, 1
+
+HopFn = Callable[[int, int, Tensor, torch.Generator], Tensor]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message as one rank saw it: ``direction`` is ``"send"`` or ``"recv"``; ``step`` the gossip round or
+    walk hop; ``time`` seconds since the epoch (comparable across ranks of one machine)."""
+
+    kind: str
+    direction: str
+    src: int
+    dst: int
+    step: int
+    nbytes: int
+    time: float
+
+
+@dataclass
+class MessageLog:
+    """The per-rank list of :class:`Message`; ``rows()`` gives plain dicts (a DataFrame's records)."""
+
+    rank: int
+    messages: list[Message] = field(default_factory=list)
+
+    def add(self, kind: str, direction: str, src: int, dst: int, step: int, nbytes: int) -> None:
+        self.messages.append(Message(kind, direction, src, dst, step, nbytes, time.time()))
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [asdict(m) for m in self.messages]
+
+    def sent(self, kind: Optional[str] = None) -> list[Message]:
+        return [m for m in self.messages if m.direction == "send" and (kind is None or m.kind == kind)]
+
+    def bytes_sent(self) -> int:
+        return sum(m.nbytes for m in self.sent())
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+
+@dataclass
+class WalkResult:
+    """What one rank knows after a walk: ``theta`` is the final model on the last holder, ``None`` elsewhere;
+    ``hops`` the hop indices this rank processed; ``seconds`` the rank's wall time inside the walk."""
+
+    rank: int
+    theta: Optional[Tensor]
+    hops: list[int]
+    final_holder: bool
+    seconds: float
+
+
+def init_process_group(*, backend: str = "gloo", timeout_s: float = 60.0) -> None:
+    """Join the process group described by the environment (``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``,
+    ``MASTER_PORT``, as ``torchrun`` and :func:`unlearnkit.distributed.spawn` set them). No-op if joined."""
+    check_choice("backend", backend, BACKENDS)
+    check_positive("timeout_s", timeout_s)
+    if dist.is_initialized():
+        return
+    missing = [k for k in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT") if k not in os.environ]
+    if missing:
+        raise RuntimeError(f"environment variables {missing} are not set: launch with torchrun or "
+                           "unlearnkit.distributed.spawn / launch_torchrun")
+    dist.init_process_group(backend=backend, timeout=timedelta(seconds=timeout_s))
+
+
+class ProcessGroupNetwork:
+    """This rank's view of the client network over an initialised ``torch.distributed`` process group.
+
+    Parameters
+    ----------
+    seed: the run's seed; this rank's generators come from :func:`~unlearnkit.distributed.rank_generator`.
+    device: where tensors live for communication (``"cpu"`` for gloo; ``"cuda:<local rank>"`` for NCCL).
+    """
+
+    def __init__(self, *, seed: int = 0, device: str | torch.device = "cpu") -> None:
+        if not dist.is_initialized():
+            raise RuntimeError("no process group: call unlearnkit.distributed.init_process_group first")
+        self.rank = dist.get_rank()
+        self.n_clients = dist.get_world_size()
+        self.backend = dist.get_backend()
+        self.seed = check_int("seed", seed, low=0)
+        self.device = torch.device(device)
+        self.reset()
+
+    def reset(self) -> None:
+        """Empty the message log and restart this rank's noise generator from the seed (a fresh run)."""
+        self.log = MessageLog(self.rank)
+        self.noise = rank_generator(self.seed, self.rank, "noise")
+
+    # ------------------------------------------------------------------ gossip
+    def _check_matrix(self, W: Any) -> np.ndarray:
+        W = np.asarray(W, dtype=float)
+        if W.shape != (self.n_clients, self.n_clients):
+            raise ValueError(f"W has shape {W.shape}; expected ({self.n_clients}, {self.n_clients}) "
+                             "(one row and column per rank)")
+        return W
+
+    def gossip_round(self, x: Tensor, W: Any, *, step: int = 0) -> Tensor:
+        """One mixing round ``x_i <- sum_j W_ij x_j`` (D-PSGD; digest 001, section 2.1).
+
+        ``W`` is the round's full ``(N, N)`` mixing matrix (every rank builds the same one); this rank sends
+        ``x`` to every ``j`` with ``W_ji > 0`` and receives from every ``j`` with ``W_ij > 0``.
+        """
+        W = self._check_matrix(W)
+        i = self.rank
+        others = [j for j in range(self.n_clients) if j != i]
+        send_to = [j for j in others if W[j, i] > 0]
+        recv_from = [j for j in others if W[i, j] > 0]
+        x = x.detach().contiguous()
+        nbytes = x.numel() * x.element_size()
+        bufs = {j: torch.empty_like(x) for j in recv_from}
+        reqs = [dist.irecv(bufs[j], src=j, tag=_TAG_GOSSIP) for j in recv_from]
+        for j in send_to:
+            reqs.append(dist.isend(x, dst=j, tag=_TAG_GOSSIP))
+            self.log.add("gossip", "send", i, j, step, nbytes)
+        for r in reqs:
+            r.wait()
+        for j in recv_from:
+            self.log.add("gossip", "recv", j, i, step, nbytes)
+        out = torch.zeros_like(x)
+        for j in range(self.n_clients):
+            if j == i:
+                out = out + W[i, i] * x
+            elif j in bufs:
+                out = out + W[i, j] * bufs[j]
+        return out
+
+    # ------------------------------------------------------------------ walk token
+    def _send_token(self, theta: Tensor, dst: int, hop: int) -> None:
+        header = torch.tensor([_TOKEN, hop], dtype=torch.int64)
+        dist.send(header, dst=dst, tag=_TAG_HEADER)
+        dist.send(theta.detach().contiguous(), dst=dst, tag=_TAG_PAYLOAD)
+        self.log.add("token", "send", self.rank, dst, hop, theta.numel() * theta.element_size() + 16)
+
+    def _send_stop(self, hop: int) -> None:
+        header = torch.tensor([_STOP, hop], dtype=torch.int64)
+        for j in range(self.n_clients):
+            if j != self.rank:
+                dist.send(header, dst=j, tag=_TAG_HEADER)
+                self.log.add("stop", "send", self.rank, j, hop, 16)
+
+    def _recv_any(self, template: Tensor) -> tuple[int, int, Optional[Tensor]]:
+        """Wait for the next header from any rank: ``(src, hop, theta)``, ``theta`` ``None`` on stop."""
+        header = torch.empty(2, dtype=torch.int64)
+        src = dist.recv(header, src=None, tag=_TAG_HEADER)
+        kind, hop = int(header[0]), int(header[1])
+        if kind == _STOP:
+            self.log.add("stop", "recv", src, self.rank, hop, 16)
+            return src, hop, None
+        theta = torch.empty_like(template)
+        dist.recv(theta, src=src, tag=_TAG_PAYLOAD)
+        self.log.add("token", "recv", src, self.rank, hop, theta.numel() * theta.element_size() + 16)
+        return src, hop, theta
+
+    def walk(self, route: Sequence[int], theta0: Tensor, hop: HopFn) -> WalkResult:
+        """Walk the token along a fixed ``route`` (client per hop), every rank calling with the same route.
+
+        At hop ``t`` the holder ``route[t]`` replaces ``theta`` by ``hop(t, route[t], theta, self.noise)``
+        (noise, where the algorithm adds it, comes from this rank's generator) and passes the token to
+        ``route[t + 1]`` (no message when the token stays). ``theta0`` is the model at ``route[0]``; other
+        ranks use it only as a shape/dtype template. The last holder sends stop to every other rank.
+        Receive-from-any needs gloo (NCCL has no any-source receive).
+        """
+        if self.backend != "gloo":
+            raise RuntimeError(f"walk needs receive-from-any, which backend={self.backend!r} lacks; use gloo")
+        route = [int(v) for v in np.asarray(route, dtype=np.int64).reshape(-1)]
+        if not route:
+            raise ValueError("route is empty: expected at least one hop")
+        bad = [v for v in route if not 0 <= v < self.n_clients]
+        if bad:
+            raise ValueError(f"route visits clients {sorted(set(bad))} outside [0, {self.n_clients - 1}]")
+        template = theta0.detach()
+        hops: list[int] = []
+        start = time.perf_counter()
+        holding, t, theta = route[0] == self.rank, 0, template.clone()
+        while True:
+            if not holding:
+                _, t, theta = self._recv_any(template)
+                if theta is None:
+                    return WalkResult(self.rank, None, hops, False, time.perf_counter() - start)
+            theta = hop(t, self.rank, theta, self.noise).detach()
+            hops.append(t)
+            if t + 1 == len(route):
+                self._send_stop(t)
+                return WalkResult(self.rank, theta, hops, True, time.perf_counter() - start)
+            nxt = route[t + 1]
+            if nxt == self.rank:
+                t, holding = t + 1, True
+                continue
+            self._send_token(theta, nxt, t + 1)
+            holding = False
+
+    def barrier(self) -> None:
+        dist.barrier()
+
+    def __repr__(self) -> str:
+        return (f"ProcessGroupNetwork(rank={self.rank}, n_clients={self.n_clients}, backend={self.backend!r}, "
+                f"seed={self.seed})")

@@ -1,0 +1,116 @@
+"""The worker: ``torchrun --standalone --nproc-per-node=N -m unlearnkit.distributed.run TASK [options]``.
+
+Tasks:
+
+- ``gossip``: ``--rounds`` rounds of neighbour gossip averaging on ``--topology`` (a name from
+  :data:`unlearnkit.graphs.TOPOLOGIES`, built on N clients with ``--seed``), starting from each rank's
+  ``initial_vector(seed, rank, dim)``.
+- ``walk``: the token walks a fixed route: ``--route 0,1,2,3`` or ``--hops H`` drawn by ``--route-kind``
+  (``uniform``, or ``rrdu`` with ``--u`` and ``--p``) from ``numpy_generator(seed)``, the same on every rank;
+  each hop is a :class:`~unlearnkit.distributed.QuadraticHop`, noisy at ``--u`` when ``--sigma > 0``.
+
+With ``--out DIR`` every rank writes ``DIR/rank<r>.pt`` (its result and message log). Rank 0 prints one
+JSON line: ranks, task, median ms per gossip round (the slowest rank's median), or for the walk ms per hop
+and per move (hops where the token changed hands; hop computation included), messages and bytes sent,
+the largest peak resident memory of a rank (MB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+from ..graphs.topology import TOPOLOGIES, make_graph
+from ..graphs.walks import rrdu_route, uniform_route
+from .network import BACKENDS, ProcessGroupNetwork, init_process_group
+from .tasks import DTYPES, QuadraticHop, _median_ms, gossip_averaging, walk_task
+
+__all__ = ["parse_args", "worker_main"]
+
+
+def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+    """The worker's command line (see the module docstring)."""
+    ap = argparse.ArgumentParser(prog="python -m unlearnkit.distributed.run", description=__doc__.split("\n")[0])
+    ap.add_argument("task", choices=("gossip", "walk"))
+    ap.add_argument("--backend", choices=BACKENDS, default="gloo")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--dim", type=int, default=1000)
+    ap.add_argument("--dtype", choices=tuple(DTYPES), default="float64")
+    ap.add_argument("--timeout", type=float, default=60.0, help="process-group timeout (s) for a send/recv")
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--topology", choices=tuple(TOPOLOGIES), default="ring")
+    ap.add_argument("--rule", default="metropolis")
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--route", default=None, help="comma-separated clients, one per hop")
+    ap.add_argument("--hops", type=int, default=20)
+    ap.add_argument("--route-kind", choices=("uniform", "rrdu"), default="uniform")
+    ap.add_argument("--u", type=int, default=0)
+    ap.add_argument("--p", type=float, default=0.3)
+    ap.add_argument("--lr", type=float, default=0.5)
+    ap.add_argument("--sigma", type=float, default=0.0)
+    return ap.parse_args(argv)
+
+
+def _route(a: argparse.Namespace, n: int) -> np.ndarray:
+    if a.route:
+        return np.array([int(v) for v in a.route.split(",")], dtype=np.int64)
+    rng = np.random.default_rng(a.seed)
+    if a.route_kind == "rrdu":
+        return rrdu_route(n, a.u, a.p, a.hops, rng=rng)
+    return uniform_route(n, a.hops, rng=rng)
+
+
+def worker_main(argv: Optional[Sequence[str]] = None) -> int:
+    """Join the process group from the environment, run the task, write results, print rank 0's summary."""
+    a = parse_args(argv)
+    torch.set_num_threads(1)
+    init_process_group(backend=a.backend, timeout_s=a.timeout)
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    try:
+        net = ProcessGroupNetwork(seed=a.seed, device=f"cuda:{local}" if a.backend == "nccl" else "cpu")
+        n = net.n_clients
+        if a.task == "gossip":
+            res = gossip_averaging(net, make_graph(a.topology, n, seed=a.seed), a.rounds, a.dim, rule=a.rule,
+                                   dtype=a.dtype)
+            mine = {"ms_per_round": _median_ms(res["round_seconds"])}
+        else:
+            route = _route(a, n)
+            hop = QuadraticHop(seed=a.seed, dim=a.dim, lr=a.lr, sigma=a.sigma, noisy=(a.u,))
+            res = walk_task(net, route, hop, dtype=a.dtype)
+            mine = {"seconds": res["seconds"], "hops": len(route)}
+        mine.update(messages=len(net.log.sent()), bytes=net.log.bytes_sent(), moves=len(net.log.sent("token")),
+                    rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        if a.out is not None:
+            a.out.mkdir(parents=True, exist_ok=True)
+            torch.save(res, a.out / f"rank{net.rank}.pt")
+        gathered: list = [None] * n if net.rank == 0 else None  # type: ignore[assignment]
+        dist.gather_object(mine, gathered, dst=0)
+        if net.rank == 0:
+            summary = {"task": a.task, "ranks": n, "backend": a.backend, "dim": a.dim,
+                       "messages": sum(g["messages"] for g in gathered), "bytes": sum(g["bytes"] for g in gathered),
+                       "peak_rss_mb_per_rank": max(g["rss_mb"] for g in gathered)}
+            if a.task == "gossip":
+                summary.update(rounds=a.rounds, topology=a.topology,
+                               ms_per_round=max(g["ms_per_round"] for g in gathered))
+            else:
+                wall = max(g["seconds"] for g in gathered)
+                moves = sum(g["moves"] for g in gathered)
+                summary.update(hops=mine["hops"], moves=moves, ms_per_hop=1e3 * wall / max(mine["hops"], 1),
+                               ms_per_move=1e3 * wall / max(moves, 1))
+            print(json.dumps(summary), flush=True)
+    finally:
+        dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - exercised through torchrun in tests
+    sys.exit(worker_main())
