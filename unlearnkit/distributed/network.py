@@ -168,13 +168,13 @@ class ProcessGroupNetwork:
 
     # ------------------------------------------------------------------ walk token
     def _send_token(self, theta: Tensor, dst: int, hop: int) -> None:
-        header = torch.tensor([_TOKEN, hop], dtype=torch.int64)
+        header = torch.tensor([_TOKEN, hop], dtype=torch.int64, device="cpu")  # gloo headers live on the host
         dist.send(header, dst=dst, tag=_TAG_HEADER)
         dist.send(theta.detach().contiguous(), dst=dst, tag=_TAG_PAYLOAD)
         self.log.add("token", "send", self.rank, dst, hop, theta.numel() * theta.element_size() + 16)
 
     def _send_stop(self, hop: int) -> None:
-        header = torch.tensor([_STOP, hop], dtype=torch.int64)
+        header = torch.tensor([_STOP, hop], dtype=torch.int64, device="cpu")
         for j in range(self.n_clients):
             if j != self.rank:
                 dist.send(header, dst=j, tag=_TAG_HEADER)
@@ -182,7 +182,7 @@ class ProcessGroupNetwork:
 
     def _recv_any(self, template: Tensor) -> tuple[int, int, Optional[Tensor]]:
         """Wait for the next header from any rank: ``(src, hop, theta)``, ``theta`` ``None`` on stop."""
-        header = torch.empty(2, dtype=torch.int64)
+        header = torch.empty(2, dtype=torch.int64, device="cpu")
         src = dist.recv(header, src=None, tag=_TAG_HEADER)
         kind, hop = int(header[0]), int(header[1])
         if kind == _STOP:

@@ -40,4 +40,5 @@ def rank_generator(seed: int, rank: int, stream: str = "noise", device: str | to
 def initial_vector(seed: int, rank: int, dim: int, *, dtype: torch.dtype = torch.float64) -> torch.Tensor:
     """Client ``rank``'s starting vector, ``N(0, I_dim)`` from its ``"init"`` stream."""
     dim = check_int("dim", dim, low=1)
-    return torch.randn(dim, generator=rank_generator(seed, rank, "init"), dtype=dtype)
+    gen = rank_generator(seed, rank, "init")
+    return torch.randn(dim, generator=gen, device=gen.device, dtype=dtype)

@@ -110,7 +110,7 @@ def walk_reference(route: Sequence[int], hop: QuadraticHop, n_clients: int, *, s
     generator advancing only at its own client's hops, as on the ranks."""
     n_clients = check_int("n_clients", n_clients, low=1)
     gens = [rank_generator(seed, v, "noise") for v in range(n_clients)]
-    theta = torch.zeros(hop.dim, dtype=DTYPES[dtype])
+    theta = torch.zeros(hop.dim, dtype=DTYPES[dtype], device=gens[0].device)
     for t, v in enumerate(np.asarray(route, dtype=np.int64).reshape(-1)):
         theta = hop(t, int(v), theta, gens[int(v)])
     return theta

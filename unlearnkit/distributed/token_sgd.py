@@ -55,7 +55,7 @@ class TokenSGDHop:
         key = (self, int(v))
         if key not in _CLIENTS:
             flat, ds = self._flat()
-            idx = torch.as_tensor(partition(ds, self.n_clients, seed=self.seed).client_indices[v])
+            idx = torch.as_tensor(partition(ds, self.n_clients, seed=self.seed).client_indices[v], device=ds.device)
             _CLIENTS[key] = (flat, ds.x_train[idx], ds.y_train[idx], rank_generator(self.seed, v, "batches"))
         return _CLIENTS[key]
 
@@ -65,7 +65,7 @@ class TokenSGDHop:
 
     def __call__(self, t: int, node: int, theta: Tensor, generator: Optional[torch.Generator] = None) -> Tensor:
         flat, x, y, batches = self.client(node)
-        pick = torch.randint(0, x.shape[0], (self.batch_size,), generator=batches)
+        pick = torch.randint(0, x.shape[0], (self.batch_size,), generator=batches, device=batches.device).to(x.device)
         _, g = flat.value_and_grad(theta, x[pick], y[pick])
         return (theta - self.lr * g).detach()
 
