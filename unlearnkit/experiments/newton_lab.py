@@ -29,7 +29,7 @@ from ..data.federated import forget_class
 from ..decentral.gossip import GossipConfig
 from ..evaluate import accuracy, report
 from ..graphs.topology import make_graph
-from ..methods.newton import NEWTON_PAPER, Newton, NewtonConfig, exact_minimizer, retrain, train_dpsgd
+from ..methods.newton import NEWTON_PAPER, GossipRetrain, Newton, NewtonConfig, exact_minimizer, train_dpsgd
 from ..models import FlatParams, logreg, make_model
 from ..privacy.noise import gaussian_noise
 from .contract import Released, cost_saved, finish_result
@@ -116,7 +116,7 @@ def run_setting(flat, state: TrainedState, request: Request, prof: NewtonProfile
     cert = Newton().unlearn(state, request, NewtonConfig(mode="paper", **base), generator=make_generator(seed + 2))
     fast = Newton().unlearn(state, request, NewtonConfig(mode="none", **{**base, "curvature": "diag_fisher"}),
                             generator=make_generator(seed + 4))
-    rt = retrain(state, request, generator=make_generator(seed + 3))
+    rt = GossipRetrain().unlearn(state, request, generator=make_generator(seed + 3))
     m = report(flat, du.params, ds, request, retrained=rt.params, original=state.params,
                train_indices=state.train_indices)
     # the sound certificate of this run, at the public grad_tol (checked against the measured gradient)

@@ -12,7 +12,7 @@ Every method class has one entry point with one calling shape (``tests/test_call
 from ..core import Cost, Event, Request, Result, Stopwatch, TrainedState, Unlearner, emit
 from .baselines import Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain, RetrainConfig
 from .descend_rewind import D2D, R2D, D2DConfig, R2DConfig
-from .newton import Newton, NewtonConfig
+from .newton import GossipRetrain, GossipRetrainConfig, Newton, NewtonConfig
 from .noisy_finetune import (CleanFinetuneConfig, DPSGDConfig, GradientClipping, GradientClippingConfig, ModelClipping,
                              ModelClippingConfig, OutputPerturbation, OutputPerturbationConfig)
 from .pdudt import PDUDT, PDUDTConfig
@@ -33,7 +33,7 @@ __all__ = [
     "RRDU", "RRDUConfig", "RetrainWalk", "FinetuneWalk", "DDPWalk", "DPSGDWalk", "WalkConfig", "DDPWalkConfig",
     "DPSGDWalkConfig", "NoisyDDP", "NoisyDDPConfig",
     # Newton/Fisher in decentralized FL (Wu et al. 2026)
-    "Newton", "NewtonConfig",
+    "Newton", "NewtonConfig", "GossipRetrain", "GossipRetrainConfig",
     # PDUDT (Qiao et al. 2025)
     "PDUDT", "PDUDTConfig",
 ]

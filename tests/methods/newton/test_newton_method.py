@@ -228,7 +228,7 @@ def test_sequential_requests_use_the_current_n(problem):
 
 def test_end_to_end_dpsgd_finetune_and_retrain():
     """float32 digits-like pipeline: D-PSGD training, client-wise removal with a fine-tuning round, RT."""
-    from unlearnkit.methods.newton import retrain
+    from unlearnkit.methods.newton import GossipRetrain
 
     ds = data.load("synthetic", n_train=200, n_test=100, dim=4, seed=2)
     fed = data.partition(ds, 5, "dirichlet", alpha=1.0, seed=0, min_size=10)
@@ -244,8 +244,8 @@ def test_end_to_end_dpsgd_finetune_and_retrain():
     # flood on the 5-ring + (N-1) collected statistics over shortest paths + one gossip round on the 4-path
     stats = sum(nx.single_source_shortest_path_length(G, 2).values()) * flat.d
     assert res.cost.messages == (2 * 5 - 4) + stats + 2 * 3
-    rt = retrain(state, req, generator=g)
-    assert rt.params.shape == (4, flat.d) and torch.equal(rt.extras["init"], state.extras["init"])
+    rt = GossipRetrain().unlearn(state, req, generator=g)
+    assert rt.params.shape == (4, flat.d) and torch.equal(rt.extras["state"].extras["init"], state.extras["init"])
     assert res.certificate.mode == "paper"
     assert 0 < res.extras["parallel_seconds"] <= res.cost.seconds
 

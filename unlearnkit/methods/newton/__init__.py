@@ -15,7 +15,7 @@ from .algorithm import Newton, NewtonConfig
 from .certify import (NEWTON_PAPER, logistic_newton_constants, newton_certificate, paper_sensitivity, sound_sensitivity,
                       step_bounds)
 from .steps import newton_model_constants
-from .training import exact_minimizer, retrain, train_dpsgd
+from .training import GossipRetrain, GossipRetrainConfig, exact_minimizer, train_dpsgd
 
 __all__ = ["NewtonConfig", "Newton", "logistic_newton_constants", "newton_model_constants", "paper_sensitivity",
-           "sound_sensitivity", "step_bounds", "newton_certificate", "train_dpsgd", "retrain", "exact_minimizer", "NEWTON_PAPER"]
+           "sound_sensitivity", "step_bounds", "newton_certificate", "train_dpsgd", "GossipRetrain", "GossipRetrainConfig", "exact_minimizer", "NEWTON_PAPER"]

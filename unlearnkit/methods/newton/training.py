@@ -2,15 +2,15 @@
 
 - :func:`train_dpsgd`: D-PSGD from a common initialisation (digest 001 section 2.1), the training that
   Algorithm 1 unlearns from; it keeps the initialisation so that retraining can start from it.
-- :func:`retrain`: the paper's RT baseline, D-PSGD from the same initialisation on the retained data (and,
-  client-wise, on the network without the departing client).
+- :class:`GossipRetrain`: the paper's RT baseline, D-PSGD from the same initialisation on the retained data
+  (and, client-wise, on the network without the departing client), with the one ``unlearn`` calling shape.
 - :func:`exact_minimizer`: the exact minimiser of the client-weighted objective (eq. 1) by damped Newton,
   the convex oracle of the theory's Lemmas 2-3 (digest P9).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
 import networkx as nx
@@ -19,13 +19,13 @@ from torch import Tensor
 
 from ... import curvature as cv
 from ..._validate import check_int, check_positive
-from ...core import Callback, Request, TrainedState
+from ...core import Callback, Request, Result, TrainedState, checked_unlearn
 from ...data.federated import Federation
 from ...decentral.gossip import GossipConfig, run_gossip
 from ...graphs.flood import check_flood_network, remove_client
 from .steps import _requesters
 
-__all__ = ["train_dpsgd", "retrain", "exact_minimizer"]
+__all__ = ["train_dpsgd", "GossipRetrain", "GossipRetrainConfig", "exact_minimizer"]
 
 
 def train_dpsgd(flat, federation, G: nx.Graph, config: GossipConfig, *, generator: torch.Generator,
@@ -85,10 +85,8 @@ def exact_minimizer(flat, parts: Sequence[tuple[Tensor, Tensor]], *, weight_deca
     return theta
 
 
-def retrain(state: TrainedState, request: Request, *, generator: torch.Generator, rounds: Optional[int] = None,
-            callback: Optional[Callback] = None, progress: bool = False) -> TrainedState:
-    """The paper's RT baseline: D-PSGD from the same initialisation for ``K`` rounds on the retained data
-    (and, client-wise, on the network without the departing client)."""
+def _retrain(state: TrainedState, request: Request, *, generator: torch.Generator, rounds: Optional[int] = None,
+             callback: Optional[Callback] = None, progress: bool = False) -> TrainedState:
     reqs = _requesters(state, request)  # validates the request against the federation
     del reqs
     cfg = _train_config(state)
@@ -104,3 +102,30 @@ def retrain(state: TrainedState, request: Request, *, generator: torch.Generator
         fed = fed.without(request)
     init = state.extras.get("init")
     return train_dpsgd(state.flat, fed, G, cfg, generator=generator, init=init, callback=callback, progress=progress)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GossipRetrainConfig:
+    """``rounds``: D-PSGD rounds of the retraining (default: the training's own ``K``)."""
+
+    rounds: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        if self.rounds is not None:
+            check_int("rounds", self.rounds, low=1)
+
+
+class GossipRetrain:
+    """Exact unlearning by retraining, the paper's RT baseline (Wu et al. 2026, section VI-A): D-PSGD from
+    the training's initialisation on the retained data (client-wise: on the network without the departing
+    client). ``Result.params`` is the ``(n_clients, d)`` stack; no certificate is needed (``None``)."""
+
+    name = "gossip_retrain"
+
+    @checked_unlearn
+    def unlearn(self, state: TrainedState, request: Request, config: GossipRetrainConfig = GossipRetrainConfig(),
+                *, generator: torch.Generator, callback: Optional[Callback] = None,
+                progress: bool = False) -> Result:
+        out = _retrain(state, request, generator=generator, rounds=config.rounds, callback=callback,
+                       progress=progress)
+        return Result(out.params, None, list(out.history), out.cost, extras={"state": out})
