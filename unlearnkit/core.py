@@ -112,7 +112,8 @@ class Request:
         ``"samples"`` (some samples, usually of one client), ``"class"`` (every training sample of one label)
         or ``"client"`` (every sample a client holds).
     indices:
-        Indices into the *training set* of the samples to forget (sorted, unique).
+        Indices into the *training set* of the samples to forget, each once (stored sorted; a duplicate is
+        refused with a ``ValueError``).
     client:
         The client holding them, for decentralized methods (``None`` when centralized).
     label:
@@ -126,9 +127,14 @@ class Request:
 
     def __post_init__(self) -> None:
         check_choice("kind", self.kind, ("samples", "class", "client"))
-        idx = np.unique(np.asarray(self.indices, dtype=np.int64))
+        raw = np.asarray(self.indices, dtype=np.int64).ravel()
+        idx, counts = np.unique(raw, return_counts=True)
         if idx.size == 0:
             raise ValueError("indices is empty: a forget request must name at least one training sample")
+        if idx.size != raw.size:  # never drop silently: m, costs and certificates count the samples named
+            dup = idx[counts > 1]
+            raise ValueError(f"indices contains {raw.size - idx.size} duplicate entries (e.g. {dup[:5].tolist()}): "
+                             "a forget request must name each training sample once; pass np.unique(indices)")
         if idx[0] < 0:
             raise ValueError(f"indices contains a negative index ({idx[0]})")
         object.__setattr__(self, "indices", idx)

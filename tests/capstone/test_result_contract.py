@@ -91,6 +91,8 @@ def test_metrics_are_the_released_models(name):
     assert "released" not in json.loads(text)
     for key in ("metrics", "certificate", "guarantee", "diagnostics", "cost"):
         assert key in result, key
+    # the released model's unlearning config, as plain JSON (issue 18)
+    assert isinstance(result["config"], dict) and json.dumps(result["config"], allow_nan=False)
     ds, flat = rel.dataset, rel.flat
     assert rel.params.shape[-1] == flat.d
     m = result["metrics"]

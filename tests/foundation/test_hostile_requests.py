@@ -98,3 +98,11 @@ def test_the_validator_checks_the_federation():
     with pytest.raises(ValueError, match=r"request\.client=0 does not hold"):
         check_request_fits(Request("samples", [3, 15], client=0), **kw)
     assert Request("samples", [3]).validate(n_train=20) is not None
+
+
+@pytest.mark.parametrize("indices", [[3, 3], [5, 1, 5, 1, 2], np.array([[0, 0]])])
+def test_duplicate_indices_are_refused_not_dropped(indices):
+    """Issue 18: ``Request`` silently dropped duplicates, so a request named fewer samples than it said."""
+    with pytest.raises(ValueError, match=r"indices contains \d+ duplicate entries \(e\.g\. \[\d"):
+        Request("samples", indices)
+    assert Request("samples", [5, 1, 2]).indices.tolist() == [1, 2, 5]  # unique indices: sorted, as before

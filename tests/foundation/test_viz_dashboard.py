@@ -59,3 +59,20 @@ def test_forgetting_dashboard_runs_and_shows_errors_in_place(setup):
     assert dash.label.disabled and not dash.m.disabled
     dash.run_button.click()
     assert dash.last_error is None and "retrain" in dash.results
+
+
+@pytest.mark.parametrize("method", ["finetune", "gradient_ascent"])
+def test_forgetting_dashboard_shows_divergence_in_place_never_its_metrics(setup, method):
+    """Issue 18: with lr = 1e30 the model became NaN and the status line read like perfect forgetting."""
+    dash = ForgettingDashboard(setup=setup, chunks=2)
+    dash.steps.value = 16
+    dash.method.value = method
+    dash.run_button.click()  # a good run first: its status line and bars must not outlive a diverged run
+    assert dash.last_error is None and "forget accuracy" in dash.status.value and method in dash.results
+    dash.lr.value = 1e30
+    dash.run_button.click()  # must not raise
+    assert "non-finite" in dash.last_error and "lr=1e+30" in dash.last_error and " of 2 (" in dash.last_error
+    assert "diverged" in dash.message.value
+    assert "forget accuracy" not in dash.status.value and "diverged" in dash.status.value
+    assert method not in dash.results and dash.params is None
+    assert all(np.isfinite(v) for row in dash.history for v in row.values())  # only pre-divergence rows

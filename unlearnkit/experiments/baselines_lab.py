@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 import torch
 from torch import Tensor
 
-from .._validate import check_choice, check_int, check_positive
+from .._validate import DivergenceError, check_choice, check_finite_params, check_int, check_positive
 from ..core import Request, Result, TrainedState
 from ..evaluate import report
 from ..methods.baselines import (Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain,
@@ -68,6 +68,12 @@ def run_baseline_in_chunks(state: TrainedState, request: Request, name: str, *, 
         ``history``: one row per measurement, ``{"grad_evals", "forget_acc", "test_acc", "mia_auc", ...}``
         (``chunks + 1`` rows, the first before any step); ``params``: the final model; ``grad_evals``: the
         gradient evaluations spent.
+
+    Raises
+    ------
+    DivergenceError
+        When a chunk's parameters become non-finite (e.g. ``lr = 1e30``): the message names the chunk, the
+        learning rate and the method's own message; no metric is ever computed on non-finite parameters.
     """
     check_choice("method", name, BASELINE_NAMES)
     check_int("chunks", chunks, low=1)
@@ -80,9 +86,13 @@ def run_baseline_in_chunks(state: TrainedState, request: Request, name: str, *, 
     history = [{"grad_evals": 0, **report(flat, current, ds, request)}]
     if on_chunk is not None:
         on_chunk(history)
-    for _ in range(chunks):
-        res = baseline_chunk(state, name, current, request, per_chunk, lr, generator=generator)
-        current = res.params
+    for k in range(chunks):
+        where = f"{name}, chunk {k + 1} of {chunks} (lr={lr!r}, after {grad_evals} gradient evaluations)"
+        try:
+            res = baseline_chunk(state, name, current, request, per_chunk, lr, generator=generator)
+        except DivergenceError as exc:
+            raise DivergenceError(f"{where}: {exc}") from exc
+        current = check_finite_params(res.params, where=where)
         grad_evals += res.cost.grad_evals
         history.append({"grad_evals": grad_evals, **report(flat, current, ds, request)})
         if on_chunk is not None:

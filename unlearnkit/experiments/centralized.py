@@ -126,7 +126,7 @@ def run_centralized(method, config, *, profile: "str | CentralProfile" = "quick"
         },
     }
     return finish_result(out, Released(result.params, state.flat, state.dataset, request),
-                         diagnostics=_intermediate_models(state, request, result))
+                         diagnostics=_intermediate_models(state, request, result), config=config)
 
 
 def _intermediate_models(state, request, result) -> dict:

@@ -8,19 +8,21 @@ See the registry's module docstring for the contract itself. This module holds i
   plain JSON;
 - :func:`guarantee`: the top-level ``"guarantee"`` block (epsilon = infinity unless the certificate is
   sound and finite);
-- :func:`cost_saved`: the one definition of "saved" that every report uses.
+- :func:`cost_saved`: the one definition of "saved" that every report uses;
+- :func:`json_safe`: a config (or any value) as plain JSON, for the result's ``"config"`` block.
 
 It imports nothing heavy (no torch), so the reproduction tables and the CLI printer can use it cheaply.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 __all__ = ["Released", "RELEASED_KEY", "INFINITY", "NOT_CERTIFIED", "COST_UNIT", "guarantee", "cost_saved",
-           "finish_result", "guarantee_line"]
+           "finish_result", "guarantee_line", "json_safe"]
 
 #: the key of the in-memory :class:`Released` record in a runner's result (never written to JSON)
 RELEASED_KEY = "released"
@@ -97,13 +99,44 @@ def cost_saved(unlearn_cost: Optional[float], retrain_cost: Optional[float]) -> 
     return 1.0 - u / r
 
 
-def finish_result(result: dict, released: Released, *, diagnostics: Optional[Mapping[str, Any]] = None) -> dict:
+def json_safe(value: Any) -> Any:
+    """``value`` as plain JSON: what ``result.json`` records of a config (``dataclasses.asdict``-like).
+
+    Dataclasses become dicts of their fields (nested ones too), tuples and lists become lists, mappings get
+    string keys, numpy and torch scalars (zero-dimensional arrays and tensors) become Python numbers, a
+    non-finite float is written as the string ``"inf"``, ``"-inf"`` or ``"nan"`` (JSON has none of them;
+    ``float()`` reads them back, as for :data:`INFINITY`), and anything else (a generator, a function, a
+    larger array) as its ``repr``.
+    """
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else ("nan" if value != value else INFINITY if value > 0 else "-inf")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: json_safe(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [json_safe(v) for v in value]
+    item = getattr(value, "item", None)  # numpy and torch scalars (zero-dimensional arrays and tensors)
+    if callable(item) and getattr(value, "ndim", None) == 0:
+        try:
+            return json_safe(item())
+        except (TypeError, ValueError, RuntimeError):
+            pass
+    return repr(value)
+
+
+def finish_result(result: dict, released: Released, *, diagnostics: Optional[Mapping[str, Any]] = None,
+                  config: Any = None) -> dict:
     """Complete a runner's result dict with the contract's blocks, in place, and return it.
 
     Adds ``"guarantee"`` (from ``result["certificate"]``), ``"diagnostics"`` (merged with ``diagnostics``),
-    the cost's ``"unit"`` and ``"saved"`` (:func:`cost_saved` on gradient evaluations and on seconds), and the
-    :class:`Released` record under :data:`RELEASED_KEY`.
+    the cost's ``"unit"`` and ``"saved"`` (:func:`cost_saved` on gradient evaluations and on seconds),
+    ``"config"`` (the unlearning config of the released model, through :func:`json_safe`; ``None`` when the
+    runner passes none) and the :class:`Released` record under :data:`RELEASED_KEY`.
     """
+    result["config"] = json_safe(config)
     result["guarantee"] = guarantee(result.get("certificate"))
     diag = dict(result.get("diagnostics") or {})
     diag.update(diagnostics or {})

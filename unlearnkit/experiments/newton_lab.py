@@ -140,7 +140,7 @@ def run_setting(flat, state: TrainedState, request: Request, prof: NewtonProfile
            "du_grad_evals": du.cost.grad_evals, "rt_grad_evals": rt.cost.grad_evals,
            "du_messages": du.cost.messages, "rt_messages": rt.cost.messages,
            "certificate": cert.certificate.to_dict(),
-           "_released": (cert, rt, request, state)}  # popped by run_newton_experiment (not JSON)
+           "_released": (cert, rt, request, state, NewtonConfig(mode="paper", **base))}  # popped (not JSON)
     paper = PAPER_TABLES.get((request.kind, partition, topology))
     if paper is not None:
         row.update({"paper_rt_test_acc": paper[0] / 100, "paper_du_test_acc": paper[1] / 100,
@@ -218,7 +218,7 @@ def run_newton_experiment(*, profile: str = "quick", seed: int = 0, progress: bo
     released = [r.pop("_released", None) for r in rows]
     ok = [r for r in rows if "error" not in r]
     head = ok[0]
-    cert, rt, req, st = released[rows.index(head)]
+    cert, rt, req, st, config = released[rows.index(head)]
     # the headline: the model the certificate covers (the noisy, certified-mode Newton step of the first row)
     metrics = report(st.flat, cert.params, st.dataset, req, retrained=rt.params, original=st.params,
                      train_indices=st.train_indices)
@@ -243,7 +243,7 @@ def run_newton_experiment(*, profile: str = "quick", seed: int = 0, progress: bo
                          "noise-free Newton step (mode 'none'); du_certified_test_acc the released noisy model",
                  "rows": rows, "table": format_newton_table(ok)},
     }
-    return finish_result(out, Released(cert.params, st.flat, st.dataset, req), diagnostics=diag)
+    return finish_result(out, Released(cert.params, st.flat, st.dataset, req), diagnostics=diag, config=config)
 
 
 def run_newton(*, profile: str, seed: int, progress: bool, **kw: Any) -> dict[str, Any]:

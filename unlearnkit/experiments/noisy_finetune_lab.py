@@ -135,7 +135,7 @@ def dp_sgd_experiment(*, profile: str = "quick", seed: int = 0, epsilon: float =
                     "retrain_seconds": float(retrained.cost.seconds), "train_grad_evals": int(cost.grad_evals)}}
     # released: the DP-SGD model after clean fine-tuning on the retain set (post-processing: the group-privacy
     # certificate covers it)
-    return finish_result(out, Released(x, st.flat, ds, request))
+    return finish_result(out, Released(x, st.flat, ds, request), config=conf)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -260,7 +260,7 @@ def _run(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None, 
     n_max = int(((W_all[:t1] > 0).sum(-1) - 1).max())
     return {
         "experiment": exp, "flat": flat, "dataset": ds, "federation": fed, "schedule": sched, "W": W_all,
-        "methods": methods, "curves": curves, "request": request, "state": state, "runs": runs,
+        "methods": methods, "curves": curves, "request": request, "state": state, "runs": runs, "configs": cfgs,
         "delta_norms": runs["pdudt"].extras.get("delta_norms"), "p": runs["pdudt"].extras.get("p"),
         "certificate": runs["pdudt"].certificate,
         "theta": {"t1": at_t1, "final": final},
@@ -391,7 +391,8 @@ def run_profile(*, profile: str = "quick", seed: int = 0, progress: bool = False
         "paper": {"table2_seconds": PAPER_TABLE2, "table3_mia_precision": PAPER_TABLE3},
         "settings": {k: getattr(exp, k) for k in PDUDT_PROFILES["quick"]},
     }
-    return finish_result(out, Released(rep["theta"]["t1"]["pdudt"], rep["flat"], rep["dataset"], rep["request"]), diagnostics=diag)
+    return finish_result(out, Released(rep["theta"]["t1"]["pdudt"], rep["flat"], rep["dataset"], rep["request"]),
+                         diagnostics=diag, config=rep["configs"]["pdudt"])
 
 
 def run_pdudt(*, profile: str = "quick", seed: int = 0, progress: bool = False, **overrides: Any) -> dict:

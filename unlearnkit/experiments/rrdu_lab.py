@@ -26,7 +26,7 @@ from ..evaluate import accuracy, backdoor_success, report
 from ..methods.rrdu import (DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, FinetuneWalk, NetworkSGD,
                             RRDU, RetrainWalk, RRDUConfig, WalkConfig)
 from ..models import FlatParams, make_model
-from .contract import Released, finish_result
+from .contract import Released, finish_result, json_safe
 
 __all__ = ["BackdoorSetup", "BackdoorWorld", "RRDU_PROFILES", "BACKDOOR_METHODS", "build_world", "history_curve",
            "run_method", "sweep", "backdoor_experiment", "run_rrdu", "run_ddp", "run_dp_sgd_walk"]
@@ -219,7 +219,8 @@ def run_method(world: BackdoorWorld, method: str, *, seed: int = 0, callback: Op
     offset = 0 if method == "retrain" else st.T_train
     return {"method": method, "final": world.metrics(res.params), "curve": history_curve(res.history, offset),
             "params": res.params, "certificate": None if cert is None else cert.to_dict(),
-            "sigma": res.extras.get("sigma"), "cost": res.cost.to_dict(), **extras}
+            "sigma": res.extras.get("sigma"), "cost": res.cost.to_dict(),
+            "config": None if method == "retrain" else json_safe(cfg), **extras}
 
 
 def _fields(cfg: WalkConfig) -> dict[str, Any]:
@@ -291,7 +292,8 @@ def _cli_result(method: str, profile: str, seed: int, progress: bool, dataset: O
            "curve": run["curve"], "original_curve": history_curve(world.original.history),
            "retrain_curve": history_curve(world.retrained.history),
            "setup": {k: getattr(setup, k) for k in setup.__dataclass_fields__}}
-    return finish_result(out, Released(run["params"], world.flat, world.dataset, world.request, world.backdoor))
+    return finish_result(out, Released(run["params"], world.flat, world.dataset, world.request, world.backdoor),
+                         config=run["config"])
 
 
 def run_rrdu(*, profile: str, seed: int = 0, progress: bool = False, dataset: Optional[str] = None,

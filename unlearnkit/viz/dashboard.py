@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 
 from .. import data as D
 from .. import make_generator
-from ..core import Request
+from ..core import DivergenceError, Request
 from ..evaluate import report
 from ..experiments import CentralProfile, centralized_setup
 from ..experiments.baselines_lab import retrain_reference, run_baseline_in_chunks
@@ -169,23 +169,37 @@ class ForgettingDashboard(Explorer):
             self.history = history
             self._draw(ref_metrics, name, request, force=len(history) == 1)
 
-        out = run_baseline_in_chunks(self.state, request, name, steps=self.steps.value, chunks=self.chunks, lr=lr,
-                                     generator=make_generator(self.seed + 1), on_chunk=draw)
+        try:
+            out = run_baseline_in_chunks(self.state, request, name, steps=self.steps.value, chunks=self.chunks,
+                                         lr=lr, generator=make_generator(self.seed + 1), on_chunk=draw)
+        except DivergenceError:  # shown in place by guard(); no metric of the diverged model is ever shown
+            self._forget_run(name)
+            raise
         current, grad_evals = out["params"], out["grad_evals"]
         self._draw(ref_metrics, name, request, force=True)
         final = dict(self.history[-1])
         self.results[name] = final
         self.results["retrain (reference)"] = ref_metrics
-        with self.bars.batch_update():
-            new = metrics_bars(self.results)
-            self.bars.data = []
-            for tr in new.data:
-                self.bars.add_trace(tr)
+        self._draw_bars()
         self.status.value = (f"<b>{name}</b> on '{request.describe()}': forget accuracy "
                              f"{final['forget_acc']:.2f} (retrain {ref_metrics['forget_acc']:.2f}), test accuracy "
                              f"{final['test_acc']:.2f}, MIA AUC {final['mia_auc']:.2f}, {grad_evals} gradient evaluations")
         self.params = current
         return final
+
+    def _forget_run(self, name: str) -> None:
+        """A run of ``name`` diverged: drop its status line, its bars and its parameters (none is its own)."""
+        self.status.value = f"<b>{name}</b> diverged: no metrics (see the message above)"
+        self.results.pop(name, None)
+        self.params = None
+        self._draw_bars()
+
+    def _draw_bars(self) -> None:
+        with self.bars.batch_update():
+            new = metrics_bars(self.results)
+            self.bars.data = []
+            for tr in new.data:
+                self.bars.add_trace(tr)
 
     def _draw(self, ref: dict, name: str, request: Request, force: bool = False) -> None:
         if not self.throttled(force):
