@@ -113,4 +113,8 @@ class Explorer:
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
+        from ._payload import sync_widget
+
+        for value in vars(self).values():  # a box never calls FigureWidget._repr_mimebundle_ (issue 19)
+            sync_widget(value)
         display(self.widget())

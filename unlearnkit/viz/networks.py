@@ -20,6 +20,7 @@ from .. import graphs as _g
 from .._validate import check_choice, check_int, check_probability
 from ..decentral.gossip import simulate_averaging
 from ._explorer import Explorer
+from ._payload import plain_figure
 
 __all__ = [
     "graph_figure",
@@ -77,7 +78,7 @@ def graph_figure(G: nx.Graph, values: Optional[Sequence[float]] = None, *, pos: 
     fig.update_layout(title=title, showlegend=False, height=380, width=430, margin=dict(l=10, r=10, t=40, b=10),
                       xaxis=dict(visible=False), yaxis=dict(visible=False, scaleanchor="x"),
                       plot_bgcolor="white")
-    return fig
+    return plain_figure(fig)
 
 
 def mixing_heatmap_figure(W: np.ndarray, title: str = "mixing matrix W") -> go.Figure:
@@ -87,7 +88,7 @@ def mixing_heatmap_figure(W: np.ndarray, title: str = "mixing matrix W") -> go.F
                                colorbar=dict(thickness=12)))
     fig.update_layout(title=title, height=380, width=400, margin=dict(l=40, r=10, t=40, b=30),
                       yaxis=dict(autorange="reversed", title="client i"), xaxis=dict(title="client j"))
-    return fig
+    return plain_figure(fig)
 
 
 def averaging_figure(traj: np.ndarray, slem: Optional[float] = None, *, current: Optional[int] = None,
@@ -108,7 +109,7 @@ def averaging_figure(traj: np.ndarray, slem: Optional[float] = None, *, current:
     ])
     fig.update_layout(title=title, yaxis_type="log", xaxis_title="gossip round t", yaxis_title="||x_t - mean||",
                       height=380, width=430, margin=dict(l=50, r=10, t=40, b=40), legend=dict(orientation="h", y=-0.3))
-    return fig
+    return plain_figure(fig)
 
 
 def visits_figure(counts: np.ndarray, expected: np.ndarray, *, title: str = "") -> go.Figure:
@@ -121,7 +122,7 @@ def visits_figure(counts: np.ndarray, expected: np.ndarray, *, title: str = "") 
     ])
     fig.update_layout(title=title, xaxis_title="client", yaxis_title="hops holding the token", height=380, width=430,
                       margin=dict(l=50, r=10, t=40, b=40), legend=dict(orientation="h", y=-0.3))
-    return fig
+    return plain_figure(fig)
 
 
 def dynamic_figure(gaps: np.ndarray, contraction: np.ndarray, static_contraction: np.ndarray, *,
@@ -141,7 +142,7 @@ def dynamic_figure(gaps: np.ndarray, contraction: np.ndarray, static_contraction
     fig.update_layout(title=title, xaxis_title="round", yaxis=dict(type="log", title="distance to averaging"),
                       yaxis2=dict(overlaying="y", side="right", range=[0, 1], title="gap", showgrid=False),
                       height=380, width=470, margin=dict(l=50, r=50, t=40, b=40), legend=dict(orientation="h", y=-0.3))
-    return fig
+    return plain_figure(fig)
 
 
 # -- small computations the explorers share ----------------------------------------------------------------

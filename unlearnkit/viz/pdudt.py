@@ -25,6 +25,7 @@ import torch
 
 from .._validate import check_int, check_positive, check_range
 from ._explorer import Explorer
+from ._payload import plain_figure
 
 __all__ = ["topology_figure", "correction_figure", "pdudt_sigma_figure", "sigma_sweep_figure", "accuracy_figure", "mia_figure", "time_figure",
            "TopologyExplorer", "PDUDTNoiseExplorer", "METHOD_LABELS"]
@@ -73,7 +74,7 @@ def topology_figure(W: Any, leaver: int, *, round_index: Optional[int] = None, t
                       xaxis=dict(visible=False, range=[-1.3, 1.3]), yaxis=dict(visible=False, range=[-1.3, 1.3],
                                                                                 scaleanchor="x"),
                       width=420, height=420, showlegend=False, margin=dict(l=10, r=10, t=50, b=10))
-    return fig
+    return plain_figure(fig)
 
 
 def correction_figure(delta_norms: Any, p: Any, client: int, *, leaver: Optional[int] = None,
@@ -99,7 +100,7 @@ def correction_figure(delta_norms: Any, p: Any, client: int, *, leaver: Optional
                       xaxis_title="round t", yaxis=dict(title="||delta||", rangemode="tozero"),
                       yaxis2=dict(title="p", overlaying="y", side="right", rangemode="tozero"),
                       legend=dict(orientation="h", y=-0.25), height=360, margin=dict(l=50, r=50, t=50, b=40))
-    return fig
+    return plain_figure(fig)
 
 
 def pdudt_sigma_figure(manual: float, certified: Mapping[str, float], *, title: str = "") -> go.Figure:
@@ -113,7 +114,7 @@ def pdudt_sigma_figure(manual: float, certified: Mapping[str, float], *, title: 
     fig.update_layout(title=title or f"sigma: the certificate asks for {ratio:.3g} times more noise",
                       yaxis=dict(type="log", title="sigma (std of the noise on the average model)"),
                       height=360, margin=dict(l=50, r=10, t=50, b=40))
-    return fig
+    return plain_figure(fig)
 
 
 def sigma_sweep_figure(sigmas: Sequence[float], accuracies: Mapping[str, Sequence[float]], *,
@@ -126,7 +127,7 @@ def sigma_sweep_figure(sigmas: Sequence[float], accuracies: Mapping[str, Sequenc
     fig.update_layout(title=title or "accuracy against sigma, right after unlearning (paper Fig. 1)",
                       xaxis_title="sigma (noise on the average model)", yaxis_title="test accuracy", height=380,
                       legend=dict(orientation="h", y=-0.25), margin=dict(l=50, r=10, t=50, b=40))
-    return fig
+    return plain_figure(fig)
 
 
 def accuracy_figure(curves: Mapping[str, Sequence[Mapping[str, float]]], t1: int, *, key: str = "test_acc",
@@ -140,7 +141,7 @@ def accuracy_figure(curves: Mapping[str, Sequence[Mapping[str, float]]], t1: int
     fig.add_vline(x=t1, line_dash="dash", annotation_text="client leaves (t1)")
     fig.update_layout(title=title or "accuracy of the average model", xaxis_title="round", yaxis_title=key,
                       height=380, legend=dict(orientation="h", y=-0.25), margin=dict(l=50, r=10, t=50, b=40))
-    return fig
+    return plain_figure(fig)
 
 
 def mia_figure(methods: Mapping[str, Mapping[str, float]], *, paper: Optional[Mapping[str, Sequence[float]]] = None,
@@ -161,7 +162,7 @@ def mia_figure(methods: Mapping[str, Mapping[str, float]], *, paper: Optional[Ma
     fig.add_hline(y=50, line_dash="dot", annotation_text="guessing")
     fig.update_layout(title=title or "membership inference on the leaver's data", yaxis_title="attack precision (%)",
                       height=380, margin=dict(l=50, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.3))
-    return fig
+    return plain_figure(fig)
 
 
 def time_figure(seconds: Mapping[str, float], *, paper: Optional[Mapping[str, float]] = None,
@@ -180,7 +181,7 @@ def time_figure(seconds: Mapping[str, float], *, paper: Optional[Mapping[str, fl
     fig.update_layout(title=title or f"unlearning time: retraining takes {ratio:.3g} times longer than PDUDT",
                       yaxis=dict(type="log", title="seconds"), barmode="group", height=380,
                       margin=dict(l=50, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.3))
-    return fig
+    return plain_figure(fig)
 
 
 class TopologyExplorer(Explorer):

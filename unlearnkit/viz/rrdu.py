@@ -18,6 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ._explorer import Explorer
+from ._payload import plain_figure
 
 __all__ = ["walk_figure", "ledger_figure", "curves_figure", "accountant_sigma_figure", "capacity_figure", "RRDUExplorer"]
 
@@ -63,7 +64,7 @@ def walk_figure(n_clients: int, u: int, route: Sequence[int], *, upto: Optional[
     fig.update_layout(title=f"hop {upto}: token at client {at}" + (" (noisy step at u)" if noisy else ""),
                       xaxis=dict(visible=False), yaxis=dict(visible=False, scaleanchor="x"), showlegend=False,
                       height=360, width=380, margin=dict(l=10, r=10, t=40, b=10))
-    return fig
+    return plain_figure(fig)
 
 
 def ledger_figure(epsilons: np.ndarray, u: int, *, target: Optional[float] = None) -> go.Figure:
@@ -75,7 +76,7 @@ def ledger_figure(epsilons: np.ndarray, u: int, *, target: Optional[float] = Non
         fig.add_hline(y=target, line_dash="dash", annotation_text=f"target epsilon {target:g}")
     fig.update_layout(title="per-client privacy ledger (epsilon of each view)", xaxis_title="client",
                       yaxis_title="epsilon", height=300, width=420, margin=dict(l=40, r=10, t=40, b=40))
-    return fig
+    return plain_figure(fig)
 
 
 def curves_figure(curves: dict[str, dict], *, start: Optional[int] = None,
@@ -99,7 +100,7 @@ def curves_figure(curves: dict[str, dict], *, start: Optional[int] = None,
         fig.add_vline(x=start, line_dash="dash", line_color="purple")
     fig.update_layout(title="clean accuracy and backdoor success", xaxis_title="hop", yaxis_title="accuracy",
                       yaxis_range=[0, 1.02], height=360, width=620, margin=dict(l=40, r=10, t=40, b=40))
-    return fig
+    return plain_figure(fig)
 
 
 def accountant_sigma_figure(*, delta: float, n_clients: int, p: float, T_unlearn: int, L: float, m: int = 1,
@@ -122,7 +123,7 @@ def accountant_sigma_figure(*, delta: float, n_clients: int, p: float, T_unlearn
     fig.update_layout(title="noise needed for (epsilon, delta)", xaxis_type="log", yaxis_type="log",
                       xaxis_title="epsilon", yaxis_title="sigma", height=340, width=520,
                       margin=dict(l=40, r=10, t=40, b=40))
-    return fig
+    return plain_figure(fig)
 
 
 def capacity_figure(*, epsilon: float, delta: float, n_clients: int, d: int, T_unlearn: int, L: float, rho: float, p: float,
@@ -141,7 +142,7 @@ def capacity_figure(*, epsilon: float, delta: float, n_clients: int, d: int, T_u
     fig.update_layout(title=f"deletion capacity (gamma={gamma:g}, d={d})", xaxis_type="log", yaxis_type="log",
                       xaxis_title="n_u (DDP: scaled by n_u/N for comparison)", yaxis_title="deletions m",
                       height=340, width=520, margin=dict(l=40, r=10, t=40, b=40))
-    return fig
+    return plain_figure(fig)
 
 
 class RRDUExplorer(Explorer):
