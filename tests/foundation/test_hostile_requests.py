@@ -24,7 +24,7 @@ CENTRAL = {  # every centralized class exported by unlearnkit.methods, with a ch
     "ModelClipping": nf.ModelClippingConfig(C2=1.0, sigma=1.0, gamma=0.1, T=3, finetune=FT),
     "OutputPerturbation": nf.OutputPerturbationConfig(C0=0.5, finetune=FT),
 }
-DECENTRAL = {"RRDU", "RetrainWalk", "FinetuneWalk", "DDPWalk", "DPSGDWalk", "NoisyDDP", "Newton", "PDUDT"}
+DECENTRAL = {"RRDU", "RetrainWalk", "FinetuneWalk", "DDPWalk", "DPSGDWalk", "NoisyDDP", "Newton", "GossipRetrain", "PDUDT"}
 
 
 @pytest.fixture(scope="module")
