@@ -112,6 +112,7 @@ def rrdu_worlds(task: WalkAuditTask, *, noisy_start: bool = False, sigma: Option
 
     flat, fed, request, init, token = walk_setup(task)
     retain_fed = fed.without(request)
+    full_idx = np.sort(np.concatenate(fed.client_indices))
     cfg = RRDUConfig(T_unlearn=task.T_unlearn, variant="exact", clip_L=task.L, rho=task.R, lr=task.lr,
                      batch_size=task.batch_size, s=1, epsilon=task.epsilon, delta=task.delta,
                      accountant="S" if noisy_start else "C", sigma=sigma)
@@ -119,7 +120,9 @@ def rrdu_worlds(task: WalkAuditTask, *, noisy_start: bool = False, sigma: Option
 
     def view(train_fed, g: torch.Generator) -> torch.Tensor:
         st = _train(task, flat, train_fed, init, token, g, noisy=noisy_start)
-        st = st.replace(federation=fed)  # the partition before the deletion (u holds D_f); the walk drops it
+        # the partition and index set before the deletion (u holds D_f; the walk drops it): in world B the
+        # certifier runs the same procedure on a model that never saw D_f, with the request it would receive
+        st = st.replace(federation=fed, train_indices=full_idx)
         seed = int(torch.randint(2**62, (), generator=g, device=g.device).item())
         route = rrdu_route(task.n_clients, task.u, p, task.T_unlearn, rng=np.random.default_rng(seed))
         hits = np.flatnonzero(route == task.observer)
@@ -155,6 +158,7 @@ def ddp_worlds(task: WalkAuditTask, *, noisy: bool = False, calibration: str = "
 
     flat, fed, request, init, token = walk_setup(task)
     retain_fed = fed.without(request)
+    full_idx = np.sort(np.concatenate(fed.client_indices))
     if noisy:
         method, cfg = NoisyDDP(), NoisyDDPConfig()
     else:
@@ -163,7 +167,9 @@ def ddp_worlds(task: WalkAuditTask, *, noisy: bool = False, calibration: str = "
                             delta=task.delta, L=task.L, R=task.R, calibration=calibration)
 
     def out(train_fed, g: torch.Generator) -> torch.Tensor:
-        st = _train(task, flat, train_fed, init, token, g, noisy=noisy).replace(federation=fed)
+        # world B: the same deletion run on a model that never saw D_f, presented with the partition and index
+        # set it would receive (the request validator then sees indices the index set holds)
+        st = _train(task, flat, train_fed, init, token, g, noisy=noisy).replace(federation=fed, train_indices=full_idx)
         return method.unlearn(st, request, cfg, generator=g).params
 
     probe = _train(task, flat, fed, init, token, torch.Generator().manual_seed(0), noisy=noisy).replace(federation=fed)
