@@ -25,8 +25,12 @@ class CentralProfile:
     """A centralized experiment: data, model, training and the forget request.
 
     ``request="class"`` forgets every training sample of ``label``; ``"samples"`` forgets ``m`` random
-    training samples. ``unit_ball=True`` scales features into the unit ball (the convex theory's
-    assumption).
+    training samples; ``"backdoor"`` stamps a BadNets trigger (a ``patch x patch`` corner square) on ``m``
+    random training samples whose label is not ``target``, relabels them ``target``, and forgets exactly
+    those: the original model answers ``target`` on triggered test images, retraining does not, so the
+    attack success (``backdoor_asr``) and the accuracy on the forget set measure forgetting where a random
+    sample request has no signal. ``unit_ball=True`` scales features into the unit ball (the convex
+    theory's assumption), after the trigger is stamped, and the triggered test set by the same factor.
     """
 
     dataset: str = "digits"
@@ -38,10 +42,17 @@ class CentralProfile:
     request: str = "class"
     label: int = 3
     m: int = 30
+    target: int = 0
+    patch: int = 2
     unit_ball: bool = False
 
     def __post_init__(self) -> None:
-        check_choice("request", self.request, ("class", "samples"))
+        from .._validate import check_int
+
+        check_choice("request", self.request, ("class", "samples", "backdoor"))
+        check_int("m", self.m, low=1)
+        check_int("patch", self.patch, low=1)
+        check_int("target", self.target, low=0)
         if self.train is None:
             from ..train import SGDConfig
 
@@ -73,8 +84,14 @@ def centralized_setup(profile: "str | CentralProfile" = "quick", *, seed: int = 
     prof = CENTRAL_PROFILES[check_choice("profile", profile, tuple(CENTRAL_PROFILES))] if isinstance(profile, str) \
         else profile
     ds = D.load(prof.dataset, device=device, seed=seed, **dict(prof.dataset_kwargs))
+    backdoor = None
+    if prof.request == "backdoor":
+        backdoor = _plant_backdoor(ds, prof, seed=seed)
+        ds = backdoor.dataset
     if prof.unit_ball:
         ds = D.scale_to_unit_ball(ds)
+        if backdoor is not None:
+            backdoor = _scale_backdoor(backdoor, ds)
     gen = make_generator(seed)
     n_out = 1 if prof.loss == "logistic" else ds.n_classes
     flat = FlatParams(make_model(prof.model, ds.input_shape, n_out, generator=gen, **dict(prof.model_kwargs)),
@@ -82,10 +99,39 @@ def centralized_setup(profile: "str | CentralProfile" = "quick", *, seed: int = 
     state = train_sgd(flat, ds, None, prof.train, generator=gen, progress=progress, callback=callback)
     if prof.request == "class":
         request = D.forget_class(ds, prof.label)
+    elif prof.request == "backdoor":
+        state.extras["backdoor"] = backdoor
+        request = backdoor.request()
     else:
         rng = np.random.default_rng(seed)
         request = Request("samples", rng.choice(ds.n_train, size=prof.m, replace=False))
     return state, request
+
+
+def _plant_backdoor(ds, prof: CentralProfile, *, seed: int):
+    """BadNets on ``prof.m`` random training samples not already labelled ``prof.target``."""
+    import numpy as np
+
+    from .. import data as D
+    from .._validate import check_int
+
+    check_int("target", prof.target, low=0, high=ds.n_classes - 1)
+    candidates = np.flatnonzero(ds.y_train.cpu().numpy() != prof.target)
+    check_int("m", prof.m, low=1, high=candidates.size)
+    poisoned = np.random.default_rng(seed).choice(candidates, size=prof.m, replace=False)
+    return D.add_backdoor(ds, poisoned, target=prof.target, patch=prof.patch)
+
+
+def _scale_backdoor(backdoor, scaled):
+    """The backdoor on the unit-ball-scaled dataset: triggered test rows get the training scale, then the
+    same clip to the unit ball as every test row (:func:`unlearnkit.data.scale_to_unit_ball`)."""
+    from dataclasses import replace
+
+    x = backdoor.x_test_triggered / scaled.info["unit_ball_scale"]
+    norms = x.reshape(x.shape[0], -1).norm(dim=1).clamp_min(1.0)
+    x = x / norms.view(-1, *([1] * (x.dim() - 1)))
+    return replace(backdoor, dataset=scaled, x_test_triggered=x,
+                   value=backdoor.value / scaled.info["unit_ball_scale"])
 
 
 def run_centralized(method, config, *, profile: "str | CentralProfile" = "quick", seed: int = 0,
@@ -105,8 +151,9 @@ def run_centralized(method, config, *, profile: "str | CentralProfile" = "quick"
     result = method.unlearn(state, request, config, generator=make_generator(seed + 1))
     retrained = Retrain().unlearn(state, request, retrain_config or RetrainConfig(),
                                   generator=make_generator(seed + 2))
+    backdoor = state.extras.get("backdoor")
     metrics = report(state.flat, result.params, state.dataset, request, retrained=retrained.params,
-                     original=state.params, train_indices=state.train_indices)
+                     original=state.params, train_indices=state.train_indices, backdoor=backdoor)
     cert = result.certificate
     prof_name = profile if isinstance(profile, str) else "custom"
     out = {
@@ -125,7 +172,7 @@ def run_centralized(method, config, *, profile: "str | CentralProfile" = "quick"
             "train_grad_evals": int(state.cost.grad_evals),
         },
     }
-    return finish_result(out, Released(result.params, state.flat, state.dataset, request),
+    return finish_result(out, Released(result.params, state.flat, state.dataset, request, backdoor=backdoor),
                          diagnostics=_intermediate_models(state, request, result), config=config)
 
 
@@ -152,24 +199,13 @@ def centralized_backdoor_setup(profile: "str | CentralProfile" = "quick", *, m: 
     Forgetting the poisoned samples should remove the backdoor: the attack success rate
     (:func:`unlearnkit.evaluate.backdoor_success`) of a good unlearning method falls to retraining's.
     """
-    import numpy as np
-
-    from .. import data as D
-    from .. import make_generator
-    from ..models import FlatParams, make_model
-    from ..train import train_sgd
+    from dataclasses import replace
 
     prof = CENTRAL_PROFILES[check_choice("profile", profile, tuple(CENTRAL_PROFILES))] if isinstance(profile, str) \
         else profile
-    ds = D.load(prof.dataset, device=device, seed=seed, **dict(prof.dataset_kwargs))
-    rng = np.random.default_rng(seed)
-    poisoned = rng.choice(np.flatnonzero(ds.y_train.cpu().numpy() != target), size=m, replace=False)
-    bd = D.add_backdoor(ds, poisoned, target=target, patch=patch)
-    gen = make_generator(seed)
-    flat = FlatParams(make_model(prof.model, ds.input_shape, ds.n_classes, generator=gen,
-                                 **dict(prof.model_kwargs)), loss=prof.loss).to(bd.dataset.device)
-    state = train_sgd(flat, bd.dataset, None, prof.train, generator=gen, progress=progress)
-    return state, bd.request(), bd
+    prof = replace(prof, request="backdoor", m=m, target=target, patch=patch)
+    state, request = centralized_setup(prof, seed=seed, progress=progress, device=device)
+    return state, request, state.extras["backdoor"]
 
 
 # ---------------------------------------------------------------------------------------------------------
