@@ -11,7 +11,7 @@ CONDA_ONLY = {"python", "pip"}
 
 
 def _names(specs):
-    return {re.split(r"[<>=!~ \[]", s.strip(), maxsplit=1)[0].lower() for s in specs}
+    return {re.split(r"[<>=!~ \[:]", s.strip(), maxsplit=1)[0].lower() for s in specs}
 
 
 def _conda_deps(path):

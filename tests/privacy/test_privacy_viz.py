@@ -67,3 +67,13 @@ def test_calibrator_explorer_never_overshoots():
     assert ex.current["sigma"]["cks"] < s_before
     assert ex.fig.data[-2].x[0] == pytest.approx(ex.current["sigma"]["cks"])
     assert "sigma" in ex.result.value
+
+
+def test_renyi_explorer_without_dp_accounting_never_shows_our_curve_under_its_name(monkeypatch):
+    import unlearnkit.experiments.privacy_lab as lab
+
+    monkeypatch.setattr(lab, "dp_accounting_curve", lambda *a, **k: None)
+    ex = RenyiExplorer(q=0.04, sigma=1.5, steps=2250)
+    names = [t.name for t in ex.curve_fig.data]
+    assert names == ["ours", "dp_accounting (not installed)"]
+    assert len(ex.curve_fig.data[1].x) == 0 and "not installed" in ex.table.value

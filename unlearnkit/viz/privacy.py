@@ -223,8 +223,10 @@ class RenyiExplorer(Explorer):
     def update(self) -> None:
         v = self.compute()
         lib = v["rdp_dp_accounting"]
-        _sync(self.curve_fig, rdp_curves_figure(self.orders, {"ours": v["rdp"],
-                                                               "dp_accounting": lib if lib is not None else v["rdp"]}))
+        # without dp_accounting its trace stays empty and says why: never our curve under its name
+        second = ("dp_accounting", lib) if lib is not None else \
+            ("dp_accounting (not installed)", np.full_like(v["rdp"], np.nan))
+        _sync(self.curve_fig, rdp_curves_figure(self.orders, {"ours": v["rdp"], second[0]: second[1]}))
         _sync(self.conv_fig, conversions_figure(self.orders, v["rdp"], v["delta"]))
         rows = "".join(f"<tr><td>ours, {m}</td><td>{v[m][0]:.6g}</td><td>{v[m][1]:g}</td></tr>"
                        for m in ("mironov", "balle", "cks"))
