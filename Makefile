@@ -41,8 +41,9 @@ $(VENV)/.test-installed: pyproject.toml $(VENV)/.lab-installed
 	$(PIP) install --quiet -e ".[test]"
 	@touch $@
 
+# the repository is Lab's root (docs/ reachable), the welcome notebook open
 lab: $(VENV)/.lab-installed
-	cd notebooks && ../$(VENV)/bin/jupyter lab 00_welcome.ipynb $(ROOT_FLAG) $(LAB_ARGS)
+	$(VENV)/bin/jupyter lab --ServerApp.default_url=/lab/tree/notebooks/00_welcome.ipynb $(ROOT_FLAG) $(LAB_ARGS)
 
 # unit, property and notebook tests in parallel; then the browser test on its own (a quiet machine keeps
 # plotly's widget bundle inside anywidget's 2 s initialisation window)
