@@ -22,9 +22,44 @@ from typing import Any, Callable
 
 import ipywidgets as W
 
-__all__ = ["Explorer"]
+__all__ = ["Explorer", "ROW_PX", "fit_rows"]
 
 log = logging.getLogger("unlearnkit.viz")
+
+#: width budget of one row of figures: a 1400 px JupyterLab window with the file browser open leaves about
+#: 1000 px to a cell's output; rows wrap (rather than clip) in narrower windows
+ROW_PX = 980
+#: what a row reserves for a box of controls placed beside its figures
+_CONTROLS_PX = 300
+#: below this a figure is unreadable: the row wraps instead
+_MIN_FIG_PX = 320
+
+
+def fit_rows(widget: W.Widget, budget: int = ROW_PX) -> None:
+    """Make every row of figures fit ``budget`` pixels, recursively.
+
+    A plotly ``FigureWidget`` without a width autosizes to its container, but inside an ``HBox`` it has none
+    and falls back to 700 px: three side by side overflow the notebook and are cut off. Each row (``HBox``)
+    holding figures gives them an equal share of the budget (less what its controls take) and wraps its
+    children onto the next line when the window is narrower still.
+    """
+    children = list(getattr(widget, "children", ()) or ())
+    if isinstance(widget, W.HBox):
+        figs = [c for c in children if _is_figure(c)]
+        if figs:
+            others = len(children) - len(figs)
+            share = max(_MIN_FIG_PX, (budget - others * _CONTROLS_PX) // len(figs))
+            for f in figs:
+                if f.layout.width is None or f.layout.width > share:
+                    f.layout.width = share
+            widget.layout.flex_flow = "row wrap"
+    for c in children:
+        if not _is_figure(c):
+            fit_rows(c, budget)
+
+
+def _is_figure(w: Any) -> bool:
+    return type(w).__name__ == "FigureWidget"
 
 
 class Explorer:
@@ -82,6 +117,8 @@ class Explorer:
     def _counted(self, fn: Callable[[], Any]) -> Any:
         out = fn()
         self.n_updates += 1
+        if self._box is not None:  # a redraw may have brought a figure builder's own width back
+            fit_rows(self._box)
         return out
 
     def refresh(self) -> None:
@@ -103,6 +140,7 @@ class Explorer:
     # -- display -------------------------------------------------------------------------------------------
     def _layout(self, *children: W.Widget) -> W.Widget:
         self._box = W.VBox([*children, self.message, self.status])
+        fit_rows(self._box)
         return self._box
 
     def widget(self) -> W.Widget:
