@@ -9,9 +9,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ._explorer import Explorer
+from ._explorer import Explorer, driving
 
-__all__ = ["Explorer"]
+__all__ = ["Explorer", "driving"]
 
 
 def __getattr__(name: str):

@@ -18,11 +18,12 @@ from __future__ import annotations
 import html
 import logging
 import time
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 import ipywidgets as W
 
-__all__ = ["Explorer", "ROW_PX", "fit_rows"]
+__all__ = ["Explorer", "ROW_PX", "fit_rows", "driving"]
 
 log = logging.getLogger("unlearnkit.viz")
 
@@ -156,3 +157,33 @@ class Explorer:
         for value in vars(self).values():  # a box never calls FigureWidget._repr_mimebundle_ (issue 19)
             sync_widget(value)
         display(self.widget())
+
+
+# read-outs, not controls: an update rewrites them anyway
+_OUTPUTS = (W.HTML, W.HTMLMath, W.Label, W.Output)
+
+
+def _controls(ex: Explorer) -> list[tuple[str, W.Widget]]:
+    return [(name, w) for name, w in vars(ex).items()
+            if isinstance(w, W.ValueWidget) and not isinstance(w, _OUTPUTS) and not _is_figure(w)]
+
+
+@contextmanager
+def driving(*explorers: Explorer) -> Iterator[None]:
+    """Drive explorers from code (a notebook's check cell) and put them back as the student left them.
+
+    A check cell that moves a displayed explorer's sliders changes what the student looks at; inside this
+    block it may, and on leaving every control gets its previous value back (each restore redraws, as a
+    student's move would) and the explorer redraws once more, so after Run All every explorer shows its
+    documented default.
+    """
+    saved = [(ex, [(w, w.value) for _name, w in _controls(ex)]) for ex in explorers]
+    try:
+        yield
+    finally:
+        for ex, values in saved:
+            for w, v in values:
+                if w.value != v:
+                    w.value = v
+            if type(ex).update is not Explorer.update:  # run-button explorers redraw on their button only
+                ex.refresh()
