@@ -24,7 +24,7 @@ FLOORS: dict[str, int] = {
     "train": 2, "evaluate": 2, "curvature": 2, "decentral": 2, "toy": 2, "audit": 2, "distributed": 2,
     "methods": 3,
     "experiments": 4, "coupled": 4,
-    "viz": 5,
+    "viz": 5, "exercises": 5,
     "benchmarks": 6,
     "reproduce": 7,
     "__main__": 8, "__init__": 8, "_nbstrip": 8, "_labsettings": 8,
