@@ -132,6 +132,7 @@ EXTRACTORS: dict[str, Callable[[Mapping[str, Any]], Optional[float]]] = {
     "delta_acc_pp": lambda r: _delta(_get(r, "metrics", "test_acc"), _get(r, "metrics", "retrain_test_acc")),
     "time_saved_pct": lambda r: _saved(r, "seconds"),
     "grad_evals_saved_pct": lambda r: _saved(r, "grad_evals"),
+    "budget_retrain_test_acc_pct": lambda r: _pct(_get(r, "diagnostics", "budget_retrain_model", "test_acc")),
     "mia_precision_pct": lambda r: _get(r, "metrics", "mia_precision"),  # already in percent (evaluate.mia_precision)
     "retrain_mia_precision_pct": lambda r: _get(r, "metrics", "retrain_mia_precision"),
     "original_mia_precision_pct": lambda r: _get(r, "metrics", "original_mia_precision"),
