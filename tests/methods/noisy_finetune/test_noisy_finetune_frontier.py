@@ -58,7 +58,7 @@ def test_paper_mode_gradient_clipping_certifies_less_than_it_claims(frontier):
 def test_frontier_ordering(frontier):
     """What notebook 04 teaches: retraining and both certified methods forget the backdoor at every epsilon,
     fine-tuning does not; gradient clipping keeps its accuracy down to eps = 0.25, output perturbation loses
-    it below eps = 1 (measured at 0.25: GC 0.902, OP 0.569, retrain 0.927)."""
+    it below eps = 1 (measured at 0.25: GC 0.927, OP 0.629, retrain 0.927)."""
     rt, ft, orig = frontier["retrain"], frontier["finetune"], frontier["original"]
     assert orig["asr_gap"] >= 0.9 and ft["asr_gap"] >= 0.5  # fine-tuning keeps the backdoor (measured 0.82)
     for p in frontier["points"]:
