@@ -225,3 +225,10 @@ def test_formula_rows_reproduce_the_papers_tables():
         assert r["ours"] == pytest.approx(r["paper"], rel=1e-4), rid
     # and the paper's sigma certifies much more than the claimed eps = 1 (digest 004, pitfall 1)
     assert rows["t7_gc_eps_b7"]["ours"] == pytest.approx(7.08, abs=0.02)
+
+
+def test_time_saved_of_a_destroyed_model_is_labelled():
+    res = _result(acc=0.04, rt=0.86)
+    row = next(r for r in R.compare("newton", {"newton": {"status": "ok", "result": res}})
+               if r["id"] == "fig2_time_saving")
+    assert row["ours"] is None and "destroyed" in row["closest_differs"]

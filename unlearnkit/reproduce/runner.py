@@ -93,6 +93,10 @@ _DESTROYED_SAYS = {"mia": "an MIA score near chance shows the noise, not forgett
                    "saved": "the compute it saved bought a model retraining beats"}
 
 
+_WARN_KIND = {"time_saved_pct": "saved", "grad_evals_saved_pct": "saved", "forget_acc_pct": "forget",
+              "backdoor_asr_pct": "forget"}
+
+
 def _destroyed(res: Mapping[str, Any], what: str = "mia") -> Optional[str]:
     """A warning for a metric of a released model more than 10 points less accurate than retraining."""
     acc, rt = _get_metric(res, "test_acc"), _get_metric(res, "retrain_test_acc")
@@ -138,7 +142,8 @@ def compare(paper: str, runs: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
                 if _accepts(ref, ds):
                     val = _finite(EXTRACTORS[ref.ours](res))
                     diffs = _differences(ref, res)
-                    if "mia" in ref.ours and (warn := _destroyed(res)):
+                    what = _WARN_KIND.get(ref.ours, "mia" if "mia" in ref.ours else None)
+                    if what and (warn := _destroyed(res, what)):
                         diffs.append(warn)
                     if diffs:
                         row["closest"], row["closest_differs"] = val, "; ".join(diffs)
