@@ -301,6 +301,12 @@ def run_reproduction(paper: str, *, profile: str = "quick", out: str | Path | No
             runs[name] = {"status": "error", "seconds": time.perf_counter() - t0, "error": err,
                           "traceback": traceback.format_exc(limit=4)}
             messages.append(f"{name}: failed, {err}")
+    differs: dict[str, list[str]] = {}  # what a run's profile changes from the paper (its "setting" block)
+    for name, run in runs.items():
+        text = ((run.get("result") or {}).get("setting") or {}).get("differs")
+        if text:
+            differs.setdefault(str(text), []).append(name)
+    messages += [f"{', '.join(names)}: differs from the paper: {text}" for text, names in differs.items()]
     rows = compare(paper, runs)
     statuses = {r["status"] for r in runs.values()}
     status = ("no_methods" if not runs else "ok" if statuses == {"ok"} else
