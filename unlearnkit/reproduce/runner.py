@@ -84,7 +84,7 @@ def _differences(ref: RefValue, res: Mapping[str, Any]) -> list[str]:
         allowed = want if isinstance(want, tuple) else (want,)
         if got is _MISSING or got not in allowed:
             shown = "not recorded" if got is _MISSING else f"{got:.4g}" if isinstance(got, float) else repr(got)
-            out.append(f"{path}: ours {shown}, paper {' or '.join(map(repr, allowed))}")
+            out.append(f"{path}: ours {shown}, paper {' or '.join('none' if a is None else repr(a) for a in allowed)}")
     return out
 
 
