@@ -166,8 +166,9 @@ def _reproduce(args: argparse.Namespace) -> int:
         check_choice("profile", args.profile, REPRODUCE_PROFILES)
         out = ensure_writable_dir(args.out)
         retire_stale(out / f"{args.paper}_reproduction.json")
-        run_reproduction(args.paper, profile=args.profile, out=out, seed=args.seed, progress=not args.no_progress)
-        return 0
+        rep = run_reproduction(args.paper, profile=args.profile, out=out, seed=args.seed,
+                               progress=not args.no_progress)
+        return 1 if rep["status"] in ("nothing_ran", "no_methods") else 0  # nothing ran: a failure, not a pass
 
     return _guarded(work)
 

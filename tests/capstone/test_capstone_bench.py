@@ -56,3 +56,16 @@ def test_notebook_bench_on_a_tiny_notebook(tmp_path):
     assert rows[0]["ok"] and rows[0]["seconds"] > 0 and rows[0]["peak_mb"] > 1
     assert not rows[1]["ok"] and "boom" in rows[1]["error"]
     assert nbformat.read(good, as_version=4).cells[-1].source.startswith("import os")  # file untouched
+
+
+def test_rows_of_runners_with_their_own_profile_say_so():
+    """A runner that ignores the common set-up (its **kw swallows setup=) gets its own task as the label."""
+    from unlearnkit.benchmarks import unlearning_cost as uc
+
+    common = (0.9, "forget class 3 (180 samples)")
+    same = {"metrics": {"original_test_acc": 0.9}, "request": common[1], "profile": "quick", "dataset": "digits"}
+    own = {"metrics": {"original_test_acc": 0.938}, "request": "forget 60 samples", "profile": "quick",
+           "dataset": "digits"}
+    assert uc._task_of(same, common, "digits MLP, forget class 3") == "digits MLP, forget class 3"
+    label = uc._task_of(own, common, "digits MLP, forget class 3")
+    assert label.startswith("own profile 'quick'") and "forget 60 samples" in label

@@ -44,17 +44,74 @@ def _result(dataset="digits", acc=0.9, rt=0.92, secs=0.5, rsecs=10.0):
             "cost": {"grad_evals": 100, "seconds": secs, "retrain_grad_evals": 2000, "retrain_seconds": rsecs}}
 
 
-def test_compare_fills_only_the_matching_dataset():
-    rows = R.compare("newton", {"newton_hessian": {"status": "ok", "result": _result()}})
-    du = next(r for r in rows if r["id"] == "t1_er_mnist_du_acc")
-    assert du["ours"] == pytest.approx(90.0) and du["paper"] == 86.63 and du["same_data"] is False
-    gap = next(r for r in rows if r["id"] == "t1_er_mnist_dacc")
-    assert gap["ours"] == pytest.approx(-2.0)
-    saved = next(r for r in rows if r["id"] == "fig2_time_saving")
-    assert saved["ours"] == pytest.approx(95.0)
+def test_ours_only_for_the_same_setting_and_metric():
+    """A quick run on digits is never the paper's MNIST row: it goes to the labelled 'closest' column."""
+    rows = {r["id"]: r for r in R.compare("newton", {"newton_hessian": {"status": "ok", "result": _result()}})}
+    du = rows["t1_er_mnist_du_acc"]
+    assert du["ours"] is None and du["closest"] == pytest.approx(90.0) and du["paper"] == 86.63
+    assert "data: ours digits, paper mnist" in du["closest_differs"] and "profile" in du["closest_differs"]
+    assert rows["t1_er_mnist_dacc"]["closest"] == pytest.approx(-2.0)
+    assert rows["fig2_time_saving"]["closest"] == pytest.approx(95.0)  # contract.cost_saved on seconds
     rows = R.compare("rrdu", {"rrdu": {"status": "ok", "result": _result()}})
     cifar = next(r for r in rows if r["id"] == "t3_cifar_rrdu_acc")
-    assert cifar["ours"] is None and cifar["ours_dataset"] == "digits"  # digits stands in for MNIST, not CIFAR
+    assert cifar["ours"] is None and cifar["closest"] is None  # digits stands in for MNIST, not CIFAR
+
+
+def _paper_run(**extra):
+    res = _result(dataset="mnist")
+    res["profile"] = "paper"
+    for k, v in extra.items():
+        res[k] = v
+    return {"x": {"status": "ok", "result": res}}
+
+
+def test_newton_erdos_renyi_rows_need_an_erdos_renyi_run():
+    ring = _paper_run(setting={"topology": "ring"})
+    er = _paper_run(setting={"topology": "erdos_renyi"})
+    for runs, filled in ((ring, False), (er, True), (_paper_run(), False)):
+        runs = {"newton": runs["x"]}
+        row = next(r for r in R.compare("newton", runs) if r["id"] == "t1_er_mnist_du_acc")
+        assert (row["ours"] is not None) is filled, row
+        if not filled:
+            assert "topology" in row["closest_differs"]
+    # the MIA row is an attack accuracy in the paper, an AUC in ours: never the same cell
+    row = next(r for r in R.compare("newton", {"newton": er["x"]}) if r["id"] == "t1_er_mnist_du_mia")
+    assert row["ours"] is None and "metric" in row["closest_differs"]
+
+
+def test_time_saved_is_the_runs_own_cost_saved():
+    run = _paper_run(setting={"topology": "erdos_renyi"})["x"]
+    run["result"]["cost"]["saved"] = {"seconds": 0.84, "grad_evals": 0.5}
+    row = next(r for r in R.compare("newton", {"newton": run}) if r["id"] == "fig2_time_saving")
+    assert row["ours"] == pytest.approx(84.0)
+
+
+def test_rrdu_table3_is_the_noise_free_run():
+    noisy = _paper_run()  # certificate sigma 0.3
+    row = next(r for r in R.compare("rrdu", {"rrdu": noisy["x"]}) if r["id"] == "t3_mnist_rrdu_acc")
+    assert row["ours"] is None and "certificate.sigma" in row["closest_differs"]
+    clean = _paper_run(certificate=None)
+    row = next(r for r in R.compare("rrdu", {"rrdu": clean["x"]}) if r["id"] == "t3_mnist_rrdu_acc")
+    assert row["ours"] == pytest.approx(90.0) and row["same_data"] is True
+
+
+def test_pdudt_precision_row_shows_the_precision():
+    res = _result()
+    res["metrics"].update(mia_precision=51.2, retrain_mia_precision=49.0, original_mia_precision=63.0)
+    rows = {r["id"]: r for r in R.compare("pdudt", {"pdudt": {"status": "ok", "result": res}})}
+    assert rows["t3_mnist_pdudt_mia"]["closest"] == pytest.approx(51.2)  # not the AUC x 100 (51)
+    assert rows["t3_mnist_origin_mia"]["closest"] == pytest.approx(63.0)
+    assert rows["t3_mnist_retrain_mia"]["closest"] == pytest.approx(49.0)
+
+
+def test_mia_of_a_destroyed_model_is_labelled():
+    res = _result(dataset="synthetic", acc=0.13, rt=0.85)
+    rows = R.compare("d2d_r2d", {"r2d": {"status": "ok", "result": res}})
+    mia = next(r for r in rows if r["id"] == "t3_r2d14_mia")
+    assert mia["ours"] is None and "destroyed" in mia["closest_differs"]
+    rows = R.compare("d2d_r2d", {"d2d": {"status": "ok", "result": res}})
+    own = next(r for r in rows if r["id"] == "ours_d2d_mia_auc")
+    assert "destroyed" in own["note"]
 
 
 def test_table_renders_both_columns():
@@ -83,7 +140,7 @@ def test_run_reproduction_writes_json_and_html(tmp_path, monkeypatch):
     assert rep["status"] == "ok"
     data = json.loads((out / "pdudt_reproduction.json").read_text())
     assert data["paper"] == "pdudt" and "machine" in data and data["rows"]
-    assert any(r["ours"] is not None and r["paper"] is not None for r in data["rows"])
+    assert any(r["closest"] is not None and r["paper"] is not None for r in data["rows"])
     assert (out / "pdudt_comparison.html").exists() and (out / "pdudt_comparison_table.html").exists()
     assert "ours" in (out / "pdudt_comparison.md").read_text()
 
@@ -105,9 +162,42 @@ def test_failing_and_skipped_methods_are_reported(monkeypatch):
         "rrdu": _spec("rrdu", boom, profiles=("quick", "paper")),
         "rrdu_other": _spec("rrdu_other", _result, profiles=("quick",))})
     rep = R.run_reproduction("rrdu", profile="paper", echo=lambda s: None)
-    assert rep["status"] == "partial"
+    assert rep["status"] == "nothing_ran"  # one failed, one has no paper profile
     assert rep["methods"]["rrdu"]["status"] == "error" and "mnist" in rep["methods"]["rrdu"]["error"]
     assert rep["methods"]["rrdu_other"]["status"] == "skipped"
+    assert any("rrdu_other" in m and "no 'paper' profile" in m for m in rep["messages"])
+    monkeypatch.setattr(runner, "methods_for_paper", lambda paper: {
+        "rrdu": _spec("rrdu", _result, profiles=("quick", "paper")),
+        "rrdu_other": _spec("rrdu_other", _result, profiles=("quick",))})
+    assert R.run_reproduction("rrdu", profile="paper", echo=lambda s: None)["status"] == "partial"
+
+
+def test_cli_exits_non_zero_when_nothing_ran(tmp_path, monkeypatch):
+    from unlearnkit.__main__ import main
+
+    monkeypatch.setattr(runner, "methods_for_paper", lambda paper: {"d2d": _spec("d2d", _result)})
+    assert main(["reproduce", "d2d_r2d", "--profile", "paper", "--out", str(tmp_path), "--no-progress"]) != 0
+    assert main(["reproduce", "d2d_r2d", "--profile", "quick", "--out", str(tmp_path), "--no-progress"]) == 0
+
+
+def test_a_lab_defined_paper_profile_is_picked_up(monkeypatch):
+    """D2D/R2D define their profiles in their lab (central_profile): a paper profile there is run."""
+    import sys
+    import types
+
+    from unlearnkit.experiments.registry import MethodSpec
+
+    lab = types.ModuleType("fake_descend_lab")
+    lab.central_profile = lambda name: {"paper": "P"}[name]
+    lab.run = lambda *, profile, seed, progress: _result(dataset="eicu") | {"profile": profile}
+    monkeypatch.setitem(sys.modules, "fake_descend_lab", lab)
+    spec = MethodSpec("d2d", "fake_descend_lab:run", ("quick",))
+    monkeypatch.setattr(runner, "methods_for_paper", lambda paper: {"d2d": spec})
+    rep = R.run_reproduction("d2d_r2d", profile="paper", echo=lambda s: None)
+    assert rep["status"] == "ok" and rep["methods"]["d2d"]["result"]["profile"] == "paper"
+    lab.central_profile = lambda name: {}[name]  # no paper profile: named as missing, nothing ran
+    rep = R.run_reproduction("d2d_r2d", profile="paper", echo=lambda s: None)
+    assert rep["status"] == "nothing_ran" and any("d2d" in m and "profile" in m for m in rep["messages"])
 
 
 def test_bad_arguments_name_the_parameter():
@@ -135,3 +225,10 @@ def test_formula_rows_reproduce_the_papers_tables():
         assert r["ours"] == pytest.approx(r["paper"], rel=1e-4), rid
     # and the paper's sigma certifies much more than the claimed eps = 1 (digest 004, pitfall 1)
     assert rows["t7_gc_eps_b7"]["ours"] == pytest.approx(7.08, abs=0.02)
+
+
+def test_time_saved_of_a_destroyed_model_is_labelled():
+    res = _result(acc=0.04, rt=0.86)
+    row = next(r for r in R.compare("newton", {"newton": {"status": "ok", "result": res}})
+               if r["id"] == "fig2_time_saving")
+    assert row["ours"] is None and "destroyed" in row["closest_differs"]

@@ -8,11 +8,16 @@ text instead of inventing a page number.
 
 ``ours`` names how our number is read from a runner's result dict (see :data:`EXTRACTORS`); ``None`` means
 "nothing in our pipelines measures this" (the row is shown for context only).
+
+Like with like: our number fills a row's ``ours`` column only when our run is the paper's setting and measures
+the paper's metric: the paper's dataset itself (not a stand-in), a ``paper`` profile, ``same_metric`` and
+every condition of ``requires``. Any other run of ours goes to the separate ``closest`` column, with what
+differs (:func:`unlearnkit.reproduce.runner.compare`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
 __all__ = ["PaperInfo", "RefValue", "PAPERS", "REFERENCES", "EXTRACTORS", "ANALOG", "references"]
@@ -52,6 +57,12 @@ class RefValue:
     match: tuple[str, ...] = ()
     note: str = ""
     calc: Optional[tuple[str, str, Mapping[str, Any]]] = None
+    same_metric: bool = True
+    """``False`` when our extractor measures a different quantity than the paper's metric (e.g. a
+    loss-threshold AUC against an attack accuracy): our number then never fills ``ours``."""
+    requires: Mapping[str, Any] = field(default_factory=dict)
+    """Conditions on our run for it to be the paper's setting: ``{"path.in.result": value}`` (a tuple of
+    values allows any of them); a bare key is also looked up under the result's ``"setting"`` block."""
     """``(module, function, kwargs)``: our number is computed by the package's own formula (e.g. a noise
     calibrator in paper mode), so the row checks our implementation against the paper's table exactly."""
 
@@ -96,10 +107,15 @@ def _pct(x: Optional[float]) -> Optional[float]:
     return None if x is None else 100.0 * x
 
 
-def _saved(part: Optional[float], whole: Optional[float]) -> Optional[float]:
-    from ..experiments.contract import cost_saved  # the one definition of "saved"
+def _saved(r: Mapping[str, Any], unit: str) -> Optional[float]:
+    """Percent saved on ``unit``: the run's own ``cost.saved`` (what ``run`` prints), else the same
+    :func:`~unlearnkit.experiments.contract.cost_saved` on its costs: one definition everywhere."""
+    from ..experiments.contract import cost_saved
 
-    return _pct(cost_saved(part, whole))
+    own = _get(r, "cost", "saved", unit)
+    if own is not None:
+        return _pct(own)
+    return _pct(cost_saved(_get(r, "cost", unit), _get(r, "cost", f"retrain_{unit}")))
 
 
 def _delta(a: Optional[float], b: Optional[float]) -> Optional[float]:
@@ -114,14 +130,21 @@ EXTRACTORS: dict[str, Callable[[Mapping[str, Any]], Optional[float]]] = {
     "mia_auc_pct": lambda r: _pct(_get(r, "metrics", "mia_auc")),
     "mia_auc": lambda r: _get(r, "metrics", "mia_auc"),
     "delta_acc_pp": lambda r: _delta(_get(r, "metrics", "test_acc"), _get(r, "metrics", "retrain_test_acc")),
-    "time_saved_pct": lambda r: _saved(_get(r, "cost", "seconds"), _get(r, "cost", "retrain_seconds")),
-    "grad_evals_saved_pct": lambda r: _saved(_get(r, "cost", "grad_evals"), _get(r, "cost", "retrain_grad_evals")),
+    "time_saved_pct": lambda r: _saved(r, "seconds"),
+    "grad_evals_saved_pct": lambda r: _saved(r, "grad_evals"),
+    "budget_retrain_test_acc_pct": lambda r: _pct(_get(r, "diagnostics", "budget_retrain_model", "test_acc")),
+    "mia_precision_pct": lambda r: _get(r, "metrics", "mia_precision"),  # already in percent (evaluate.mia_precision)
+    "retrain_mia_precision_pct": lambda r: _get(r, "metrics", "retrain_mia_precision"),
+    "original_mia_precision_pct": lambda r: _get(r, "metrics", "original_mia_precision"),
     "seconds": lambda r: _get(r, "cost", "seconds"),
     "retrain_seconds": lambda r: _get(r, "cost", "retrain_seconds"),
     "sigma": lambda r: _get(r, "certificate", "sigma"),
 }
 
 _NO_PAGES = "seed text has no page breaks"
+# settings our runs must record to fill a row (RefValue.requires)
+_NO_NOISE = {"certificate.sigma": (None, 0.0)}  # Table 3 of RR-DU is the noise-free run
+_ER = {"topology": "erdos_renyi"}  # Newton's Table I rows are the Erdos-Renyi graph
 
 
 def _r(paper: str, **kw: Any) -> RefValue:
@@ -132,20 +155,21 @@ REFERENCES: tuple[RefValue, ...] = (
     # ---------------------------------------------------------------- RR-DU (seed 000) -------------------------
     _r("rrdu", id="t3_mnist_rrdu_acc", table="Table 3", page=None, locator=f"§6, Table 3, seed line 355 ({_NO_PAGES})",
        dataset="mnist", setting="BadNets m=1000 at 1 of N=10 clients, p=0.1, no projection, no noise, 3 seeds",
-       method="RR-DU", metric="test accuracy", value=99.18, std=0.04, unit="%", ours="test_acc_pct", match=("rrdu",)),
+       method="RR-DU", metric="test accuracy", value=99.18, std=0.04, unit="%", ours="test_acc_pct", match=("rrdu",),
+       requires=_NO_NOISE),
     _r("rrdu", id="t3_mnist_rrdu_asr", table="Table 3", page=None, locator="§6, Table 3, seed line 355",
        dataset="mnist", setting="as above", method="RR-DU", metric="backdoor accuracy (ASR)", value=10.33, std=0.09,
-       unit="%", ours="backdoor_asr_pct", match=("rrdu",),
+       unit="%", ours="backdoor_asr_pct", match=("rrdu",), requires=_NO_NOISE,
        note="ASR over all triggered test images, so a clean model scores about 10 (digest P17)"),
     _r("rrdu", id="t3_mnist_p1_acc", table="Table 3", page=None, locator="§6, Table 3, seed line 356",
        dataset="mnist", setting="p=1 (continuous unlearning)", method="RR-DU p=1", metric="test accuracy",
        value=10.10, std=0.50, unit="%", note="over-unlearning: the model collapses"),
     _r("rrdu", id="t3_cifar_rrdu_acc", table="Table 3", page=None, locator="§6, Table 3, seed line 358",
        dataset="cifar10", setting="ResNet-18, p=0.1, 3 seeds", method="RR-DU", metric="test accuracy",
-       value=88.30, std=0.35, unit="%", ours="test_acc_pct", match=("rrdu",)),
+       value=88.30, std=0.35, unit="%", ours="test_acc_pct", match=("rrdu",), requires=_NO_NOISE),
     _r("rrdu", id="t3_cifar_rrdu_asr", table="Table 3", page=None, locator="§6, Table 3, seed line 358",
        dataset="cifar10", setting="ResNet-18, p=0.1, 3 seeds", method="RR-DU", metric="backdoor accuracy (ASR)",
-       value=11.20, std=0.59, unit="%", ours="backdoor_asr_pct", match=("rrdu",)),
+       value=11.20, std=0.59, unit="%", ours="backdoor_asr_pct", match=("rrdu",), requires=_NO_NOISE),
     _r("rrdu", id="fig1_mnist_retrain_acc", table="Fig. 1 (text)", page=None, locator="§6.2, Figure 1 text, seed line 334",
        dataset="mnist", setting="retrain-from-scratch reference line", method="Retrain", metric="clean accuracy",
        value=99.5, unit="%", ours="retrain_test_acc_pct", match=("rrdu",), note="read from the text, approximate"),
@@ -167,17 +191,17 @@ REFERENCES: tuple[RefValue, ...] = (
     _r("newton", id="t1_er_mnist_du_acc", table="Table I", page=None, locator=f"§VI-B, Table I, seed line 340 ({_NO_PAGES})",
        dataset="mnist", setting="sample-wise, IID, ER graph, 10% of each client's data, logistic regression",
        method="DU (Newton)", metric="test accuracy", value=86.63, std=0.04, unit="%", ours="test_acc_pct",
-       match=("newton", "fisher")),
+       match=("newton", "fisher"), requires=_ER),
     _r("newton", id="t1_er_mnist_rt_acc", table="Table I", page=None, locator="§VI-B, Table I, seed line 339",
        dataset="mnist", setting="as above", method="RT (retrain)", metric="test accuracy", value=86.25, std=0.10,
-       unit="%", ours="retrain_test_acc_pct", match=("newton", "fisher")),
+       unit="%", ours="retrain_test_acc_pct", match=("newton", "fisher"), requires=_ER),
     _r("newton", id="t1_er_mnist_dacc", table="Table I (derived)", page=None, locator="§VI-B, Table I, DU - RT",
        dataset="mnist", setting="as above", method="DU - RT", metric="accuracy gap", value=0.38, unit="pp",
-       ours="delta_acc_pp", match=("newton", "fisher")),
+       ours="delta_acc_pp", match=("newton", "fisher"), requires=_ER),
     _r("newton", id="t1_er_mnist_du_mia", table="Table I", page=None, locator="§VI-B, Table I, seed line 340",
        dataset="mnist", setting="as above", method="DU (Newton)", metric="MIA accuracy", value=51.51, std=0.42,
-       unit="%", ours="mia_auc_pct", match=("newton", "fisher"),
-       note="paper: attack accuracy (attack unspecified); ours: loss-threshold AUC; 50 = no signal for both"),
+       unit="%", ours="mia_auc_pct", match=("newton", "fisher"), requires=_ER, same_metric=False,
+       note="paper: attack accuracy (attack unspecified); ours: loss-threshold AUC x 100; 50 = no signal for both"),
     _r("newton", id="t1_ring_mnist_du_acc", table="Table I", page=None, locator="§VI-B, Table I, seed line 334",
        dataset="mnist", setting="sample-wise, IID, ring graph", method="DU (Newton)", metric="test accuracy",
        value=86.63, std=0.04, unit="%"),
@@ -188,7 +212,8 @@ REFERENCES: tuple[RefValue, ...] = (
     _r("newton", id="fig2_time_saving", table="Fig. 2 / abstract", page=None, locator="abstract and §VI-C (Fig. 2 bars)",
        dataset="mnist", setting="IID + ER, all unlearning types", method="DU (Newton)",
        metric="time saved vs retraining", value=97.0, unit="%", ours="time_saved_pct", match=("newton", "fisher"),
-       note="'up to 97%'; ours times unlearning against our own retraining on the same machine"),
+       requires=_ER, note="'up to 97%'; ours: result.json's cost.saved.seconds (contract.cost_saved), the number "
+       "`run` prints"),
     # ---------------------------------------------------------------- PDUDT (seed 002, paginated) --------------
     _r("pdudt", id="t2_mnist_pdudt_time", table="Table 2", page=8, locator="§5, Table 2 (p. 8)",
        dataset="mnist", setting="10 clients, random MH graphs, t1=100, CNN", method="PDUDT",
@@ -202,14 +227,14 @@ REFERENCES: tuple[RefValue, ...] = (
        ours="time_saved_pct", match=("pdudt",)),
     _r("pdudt", id="t3_mnist_pdudt_mia", table="Table 3", page=8, locator="§5, Table 3 (p. 8)",
        dataset="mnist", setting="100 attacks", method="PDUDT", metric="MIA attack precision", value=49.9, std=0.6,
-       unit="%", ours="mia_auc_pct", match=("pdudt",),
-       note="paper: attack precision; ours: loss-threshold AUC; 50 = no signal for both"),
+       unit="%", ours="mia_precision_pct", match=("pdudt",),
+       note="ours: loss-threshold attack precision (evaluate.mia_precision); 50 = no signal"),
     _r("pdudt", id="t3_mnist_origin_mia", table="Table 3", page=8, locator="§5, Table 3 (p. 8)",
        dataset="mnist", setting="100 attacks", method="Origin (no unlearning)", metric="MIA attack precision",
-       value=65.3, std=0.9, unit="%"),
+       value=65.3, std=0.9, unit="%", ours="original_mia_precision_pct", match=("pdudt",)),
     _r("pdudt", id="t3_mnist_retrain_mia", table="Table 3", page=8, locator="§5, Table 3 (p. 8)",
        dataset="mnist", setting="100 attacks", method="Retrain", metric="MIA attack precision", value=49.4, std=1.3,
-       unit="%"),
+       unit="%", ours="retrain_mia_precision_pct", match=("pdudt",)),
     _r("pdudt", id="t5_yahoo_pdudt_time", table="Table 5", page=29, locator="App. I.4, Table 5 (p. 29)",
        dataset="yahoo", setting="20 clients, BERT-tiny", method="PDUDT", metric="unlearning time", value=11.8, unit="s"),
     # ---------------------------------------------------------------- D2D / R2D (seed 003) ---------------------
@@ -233,11 +258,11 @@ REFERENCES: tuple[RefValue, ...] = (
     _r("noisy_finetune", id="t2_gc_40", table="Table 2", page=None, locator=f"§5.2, Table 2, seed line 223 ({_NO_PAGES})",
        dataset="cifar10", setting="(1, 1e-5), 20k-param CNN, target accuracy 40%", method="Gradient clipping",
        metric="compute saved vs retraining", value=44.0, unit="%", ours="grad_evals_saved_pct",
-       match=("gc", "gradient_clip"),
-       note="paper: epochs to a target accuracy; ours: gradient evaluations of the unlearning run"),
+       match=("gc", "gradient_clip"), same_metric=False,
+       note="paper: epochs to reach 40% accuracy; ours: gradient evaluations of one run, whatever its accuracy"),
     _r("noisy_finetune", id="t2_mc_40", table="Table 2", page=None, locator="§5.2, Table 2, seed line 223",
        dataset="cifar10", setting="target accuracy 40%", method="Model clipping", metric="compute saved vs retraining",
-       value=44.0, unit="%", ours="grad_evals_saved_pct", match=("mc", "model_clip")),
+       value=44.0, unit="%", ours="grad_evals_saved_pct", match=("mc", "model_clip"), same_metric=False),
     _r("noisy_finetune", id="t2_retrain_40", table="Table 2", page=None, locator="§5.2, Table 2, seed line 223",
        dataset="cifar10", setting="target accuracy 40%", method="Retrain", metric="epochs to target", value=18,
        unit="epochs"),
