@@ -63,9 +63,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._validate import check_choice, check_int, check_positive
+from ...core import Certificate
 from ...privacy.gaussian import analytic_gaussian_sigma
 
-__all__ = ["SOUND_SCOPES", "GossipSmoothness", "GossipSensitivity", "gossip_sensitivity", "sound_gossip_sigma"]
+__all__ = ["SOUND_SCOPES", "GossipSmoothness", "GossipSensitivity", "gossip_sensitivity", "sound_gossip_sigma",
+           "gossip_certificate"]
 
 SOUND_SCOPES = ("clients", "average")
 _SCALES = ("paper", "sum", "none")
@@ -175,3 +177,32 @@ def sound_gossip_sigma(sensitivity: float, epsilon: float, beta: float) -> float
     if sensitivity == 0:
         return 0.0
     return float(analytic_gaussian_sigma(epsilon, beta, sensitivity=sensitivity))
+
+
+def gossip_certificate(*, sensitivity: GossipSensitivity, smooth: GossipSmoothness, epsilon: float, beta: float,
+                       scope: str = "clients", correction_scale: str = "sum",
+                       violations: tuple[str, ...] = ()) -> Certificate:
+    """The sound :class:`~unlearnkit.core.Certificate` of this module (mode ``"sound"``), or mode ``"none"``
+    with the noise still calibrated when a premise (A1 to A3) fails: ``violations`` name them."""
+    check_choice("scope", scope, SOUND_SCOPES)
+    delta_s = sensitivity.for_scope(scope)
+    sigma = sound_gossip_sigma(delta_s, epsilon, beta)
+    consts = {**smooth.as_dict(), "sensitivity": delta_s, "scope": scope, "correction_scale": correction_scale,
+              "sensitivity_clients": sensitivity.clients, "sensitivity_average": sensitivity.average,
+              "kick_total": sensitivity.kick_total, "drift_total": sensitivity.drift_total}
+    mechanism = ("Gaussian output perturbation of the n-1 client models" if scope == "clients"
+                 else "Gaussian output perturbation of the average of the n-1 client models")
+    source = ("unlearnkit: worst-case gradient-gossip sensitivity (kick + drift recursion, "
+              "methods/pdudt/sound.py) + analytic Gaussian (Balle & Wang 2018)")
+    if violations:
+        return Certificate(epsilon=math.inf, delta=float(beta), sigma=sigma, mechanism=mechanism, source=source,
+                           mode="none", constants={**consts, "calibration_mode": "sound"},
+                           note=(f"not certified: {'; '.join(violations)}; sigma={sigma:.4g} is the sound "
+                                 f"calibration, added but certifying nothing"))
+    note = (f"(epsilon, beta)-indistinguishable from perturbed retraining (same topology, retrain rule, "
+            f"minibatch draws and noise) for {'every released client model' if scope == 'clients' else 'the average model'}, "
+            f"for any data of the leaver; assumes gradient norms <= C={smooth.lipschitz:.4g} and an "
+            f"L={smooth.smoothness:.4g}-Lipschitz gradient for every dataset (A2), one gradient per round (A1); "
+            f"the caches must be deleted")
+    return Certificate(epsilon=float(epsilon), delta=float(beta), sigma=sigma, mechanism=mechanism, source=source,
+                       mode="sound", constants=consts, note=note)
