@@ -41,7 +41,8 @@ from ..methods.pdudt import (CORRECTION_SCALES, PDUDT, RETRAIN_RULES, GapConstan
 from ..models import FlatParams, make_model
 from .contract import Released, finish_result
 
-__all__ = ["CertifiedPDUDT", "certified_world", "release", "pdudt_frontier", "smallest_epsilon", "CERTIFIED_PROFILES",
+__all__ = ["CertifiedPDUDT", "PAPER_CONSTANTS", "CALIBRATIONS", "certified_world", "release", "reference_models",
+           "pdudt_frontier", "smallest_epsilon", "CERTIFIED_PROFILES",
            "run_pdudt"]
 
 
@@ -219,7 +220,7 @@ def release(world: dict, *, epsilon: Optional[float] = None, mode: Optional[str]
             "certified": bool(res.certificate.certified), "note": res.certificate.note, "result": res}
 
 
-def references(world: dict) -> dict[str, dict[str, float]]:
+def reference_models(world: dict) -> dict[str, dict[str, float]]:
     """Original and retrained models' clean accuracy, attack success and distance to retraining."""
     exp, flat, ds, bd = world["exp"], world["flat"], world["dataset"], world["backdoor"]
     keep = [i for i in range(exp.n_clients) if i != exp.leaver]
@@ -251,7 +252,7 @@ def pdudt_frontier(world: dict, epsilons: Sequence[float] = (0.25, 0.5, 1, 2, 4,
                         **{key: float(np.mean([r[key] for r in rs])) for key in ("test_acc", "backdoor_asr",
                                                                                  "dist_to_retrain")}})
         table[f"{mode} / {scale}"] = pts
-    return {"epsilons": eps, "rows": table, "references": references(world)}
+    return {"epsilons": eps, "rows": table, "references": reference_models(world)}
 
 
 def smallest_epsilon(frontier: dict, row: str = "sound / sum", *, acc_points: float = 0.05,
@@ -289,7 +290,7 @@ def run_pdudt(*, profile: str = "quick", seed: int = 0, progress: bool = False, 
     world = certified_world(exp)
     rel = release(world)
     res = rel["result"]
-    refs = references(world)
+    refs = reference_models(world)
     keep = res.extras["clients"]
     flat, ds, bd = world["flat"], world["dataset"], world["backdoor"]
     metrics = report(flat, res.params, ds, world["request"], retrained=world["retrain"].params[keep],
