@@ -53,8 +53,7 @@ TINY = {
     "dp_sgd": ({}, True),
     "rrdu": (_DECENTRAL_TINY, False), "ddp": (_DECENTRAL_TINY, True), "dp_sgd_walk": (_DECENTRAL_TINY, True),
     "newton": (_newton_tiny, False),
-    "pdudt": (dict(t1=6, es_rounds=4, T=3, n_clients=4, leaver=3, local_steps=1, hidden=8, eval_every=3,
-                   mia_repeats=5), True),
+    "pdudt": (dict(t1=20, n_clients=4, leaver=3), False),
 }
 
 

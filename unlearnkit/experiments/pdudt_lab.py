@@ -9,7 +9,8 @@ subsequent learning (Eq. 10); report times (Table 2), membership-inference preci
 - :class:`PDUDTExperiment`, :func:`run_pdudt_experiment`: one run of that pipeline;
 - :func:`sigma_sweep` (Figure 1 in miniature) and :func:`rule_scale_sweep` (our retrain rules x correction
   scales) on an experiment report;
-- :data:`PDUDT_PROFILES`, :func:`run_profile`, :func:`run_pdudt`: ``python -m unlearnkit run pdudt``;
+- :data:`PDUDT_PROFILES`, :func:`run_profile`: the ``demo`` and ``paper`` profiles of ``run pdudt``
+  (:func:`unlearnkit.experiments.pdudt_frontier.run_pdudt`);
 - :data:`PAPER_TABLE2`, :data:`PAPER_TABLE3`: the paper's numbers.
 """
 
@@ -34,8 +35,7 @@ from ..models import FlatParams, make_model
 from .contract import Released, finish_result
 
 __all__ = ["SCHEDULES", "PDUDTExperiment", "make_schedule_for", "leaver_owns_class", "run_pdudt_experiment",
-           "sigma_sweep", "rule_scale_sweep", "PAPER_TABLE2", "PAPER_TABLE3", "PDUDT_PROFILES", "run_profile",
-           "run_pdudt"]
+           "sigma_sweep", "rule_scale_sweep", "PAPER_TABLE2", "PAPER_TABLE3", "PDUDT_PROFILES", "run_profile"]
 
 # ----------------------------------------------------------------------------------------------------------
 # The experiment: train with caches -> client k leaves at t1 -> PDUDT, PDUDT(ES), control, (perturbed)
@@ -393,8 +393,3 @@ def run_profile(*, profile: str = "quick", seed: int = 0, progress: bool = False
     }
     return finish_result(out, Released(rep["theta"]["t1"]["pdudt"], rep["flat"], rep["dataset"], rep["request"]),
                          diagnostics=diag, config=rep["configs"]["pdudt"])
-
-
-def run_pdudt(*, profile: str = "quick", seed: int = 0, progress: bool = False, **overrides: Any) -> dict:
-    """The registry's runner for ``python -m unlearnkit run pdudt``: :func:`run_profile`."""
-    return run_profile(profile=profile, seed=seed, progress=progress, **overrides)

@@ -149,8 +149,8 @@ METHODS: tuple[MethodSpec, ...] = (
                "Newton/Fisher certified decentralized unlearning vs D-PSGD retraining "
                "(10 clients; ring, Erdos-Renyi; IID, Dirichlet; samples, class, client)", _NEWTON),
     # PDUDT
-    MethodSpec("pdudt", _LAB + "pdudt_lab:run_pdudt", ("quick", "paper"),
-               "PDUDT: a client leaves a gradient-gossip network over a dynamic topology",
+    MethodSpec("pdudt", _LAB + "pdudt_frontier:run_pdudt", ("quick", "timing", "demo", "paper"),
+               "PDUDT: a client leaves a gradient-gossip network over a dynamic topology (quick: sound certificate)",
                "Qiao et al., PDUDT, ICML 2025 (digest 002)"),
 )
 

@@ -39,6 +39,7 @@ from ...decentral.gradient_gossip import RunningSumCache
 from ...graphs.mixing import slem
 from ...privacy.noise import gaussian_noise
 from .certify import NOISE_MODES, GapConstants, pdudt_certificate
+from .sound import SOUND_SCOPES, GossipSmoothness, gossip_certificate, gossip_sensitivity
 
 __all__ = ["client_noise", "measured_rho", "PDUDTConfig", "PDUDT"]
 
@@ -82,7 +83,9 @@ class PDUDTConfig:
     retrain_rule:
         ``"recompute"`` or ``"absorb"`` (:mod:`unlearnkit.decentral.correction`; digest 2.1 options A and B).
     correction_scale:
-        ``"paper"`` (Eq. 9), ``"sum"`` or ``"none"`` (digest P2).
+        ``"sum"`` (default: ``sum_t delta_i^t``, which removes the leaver's direct contribution to every model
+        exactly and is the one that moves the model towards retraining), ``"paper"`` (Eq. 9's convex
+        weights, about one round's worth: the paper's rule) or ``"none"`` (the control), digest P2.
     es_rounds:
         PDUDT(ES): only rounds ``t < es_rounds`` enter the correction (paper Sec. 4.3; 80 of 100 there).
     t_unlearn:
@@ -95,13 +98,20 @@ class PDUDTConfig:
     epsilon, beta:
         The (epsilon, beta) target for ``noise="certified"``, and the beta the manual note refers to.
     mode:
-        ``"paper"`` or ``"sound"`` (:func:`~unlearnkit.methods.pdudt.certify.pdudt_sigma`).
+        ``"paper"`` (Theorem 4.9's ``d1`` with the printed calibration, needs ``constants``) or ``"sound"``:
+        with ``smoothness``, the worst-case gradient-gossip sensitivity of
+        :mod:`~unlearnkit.methods.pdudt.sound` (holds for our models); with ``constants`` only, a Markov tail
+        on ``d1`` (sound only where Theorem 4.9's premises hold, :func:`~unlearnkit.methods.pdudt.pdudt_sigma`).
     constants:
-        :class:`GapConstants` for the certificate (required for ``noise="certified"``).
+        :class:`GapConstants` of Theorem 4.9 (``mode="paper"``, or ``"sound"`` without ``smoothness``).
+    smoothness:
+        :class:`~unlearnkit.methods.pdudt.sound.GossipSmoothness` (``C``, ``L``) for the sound sensitivity.
+    scope:
+        What the sound certificate covers: ``"clients"`` (every released model) or ``"average"`` (the paper's).
     """
 
     retrain_rule: str = "recompute"
-    correction_scale: str = "paper"
+    correction_scale: str = "sum"
     es_rounds: Optional[int] = None
     t_unlearn: Optional[int] = None
     noise: str = "manual"
@@ -110,6 +120,8 @@ class PDUDTConfig:
     beta: float = 1e-5
     mode: str = "paper"
     constants: Optional[GapConstants] = None
+    smoothness: Optional[GossipSmoothness] = None
+    scope: str = "clients"
 
     def __post_init__(self) -> None:
         check_choice("retrain_rule", self.retrain_rule, RETRAIN_RULES)
@@ -126,8 +138,10 @@ class PDUDTConfig:
         check_positive("epsilon", self.epsilon)
         check_range("beta", self.beta, 0.0, 1.0, low_open=True, high_open=True)
         check_choice("mode", self.mode, ("paper", "sound"))
-        if self.noise == "certified" and self.constants is None:
-            raise ValueError("constants=None: noise='certified' needs GapConstants")
+        check_choice("scope", self.scope, SOUND_SCOPES)
+        if self.noise == "certified" and self.constants is None and not (self.mode == "sound" and self.smoothness):
+            raise ValueError("constants=None: noise='certified' needs GapConstants (or mode='sound' with "
+                             "smoothness=GossipSmoothness(...))")
 
 
 class PDUDT:
@@ -189,6 +203,10 @@ class PDUDT:
             raise ValueError(f"es_rounds={es} is out of range: expected es_rounds in [1, t_unlearn={t1}]")
         keep = [i for i in range(n) if i != k]
         extras: dict[str, Any] = {"clients": keep, "leaver": k, "t_unlearn": t1}
+        sound = config.noise == "certified" and config.mode == "sound" and config.smoothness is not None
+        # the sound calibration reads only the public schedule W^t (A3): it can be computed before the request,
+        # so it is not timed with the unlearning (the paper times the unlearning operations only)
+        sound_cert = self._sound_certificate(state, cache, config, k, t1, lr, mixing_rule) if sound else None
         with Stopwatch() as sw:
             if isinstance(cache, RunningSumCache):
                 if t1 != rounds:
@@ -220,14 +238,17 @@ class PDUDT:
                     theta = reconstruct_models(theta0.to(g.dtype), W, g, lr).to(params.dtype)
             corr = corr.to(device=params.device, dtype=params.dtype)
             corrected = theta[keep] - corr[keep].to(params.dtype)
-            rho = None
-            if config.noise == "certified" and not isinstance(cache, RunningSumCache):
-                rho = measured_rho(cache.W[:t1], k, config.retrain_rule, mixing_rule=mixing_rule)
-                extras["measured_rho"] = rho
-            cert = pdudt_certificate(lr=lr, t1=t1, n=n, constants=config.constants, noise=config.noise,
-                                     mode=config.mode, epsilon=config.epsilon, beta=config.beta,
-                                     sigma=config.sigma if config.noise == "manual" else None,
-                                     correction_scale=config.correction_scale, measured_rho=rho)
+            if sound_cert is not None:
+                cert = sound_cert
+            else:
+                rho = None
+                if config.noise == "certified" and not isinstance(cache, RunningSumCache):
+                    rho = measured_rho(cache.W[:t1], k, config.retrain_rule, mixing_rule=mixing_rule)
+                    extras["measured_rho"] = rho
+                cert = pdudt_certificate(lr=lr, t1=t1, n=n, constants=config.constants, noise=config.noise,
+                                         mode=config.mode, epsilon=config.epsilon, beta=config.beta,
+                                         sigma=config.sigma if config.noise == "manual" else None,
+                                         correction_scale=config.correction_scale, measured_rho=rho)
             z = client_noise(n - 1, d, cert.sigma or 0.0, generator=generator, dtype=params.dtype,
                              device=params.device)
             out = corrected + z
@@ -235,5 +256,52 @@ class PDUDT:
         emit(callback, "noise", t1, None, sigma=cert.sigma or 0.0, correction_norm=float(corr[keep].norm()),
              noise_norm=float(z.norm()))
         history = [{"t_unlearn": t1, "sigma": float(cert.sigma or 0.0), "correction_norm": float(corr[keep].norm())}]
-        cost = Cost(grad_evals=0, messages=0, seconds=sw.seconds, memory_bytes=int(cache.memory_bytes))
+        extras["vector_ops"] = ops = self._vector_ops(cache, k, t1, es, config.correction_scale, config.retrain_rule,
+                                                            mixing_rule)
+        # no fresh gradient is computed; each model-sized multiply-add of a stored gradient is counted as one
+        # gradient-evaluation equivalent (an upper bound for a linear model, whose per-sample gradient costs
+        # about as much), so the cost column is not a flattering zero
+        cost = Cost(grad_evals=ops, messages=0, seconds=sw.seconds, memory_bytes=int(cache.memory_bytes))
         return Result(out, cert, history, cost, extras)
+
+    @staticmethod
+    def _vector_ops(cache: Any, k: int, t1: int, es: Optional[int], scale: str, rule: str, mixing_rule: str) -> int:
+        """Model-sized multiply-adds of the correction: per round and remaining client, the nonzeros of its
+        row of ``W^t`` (the weights of Eq. 8) and of ``W~^t - W^t`` (Eq. 7); for running sums, one combination
+        per client and per accumulator read."""
+        if scale == "none":
+            return 0
+        if isinstance(cache, RunningSumCache):
+            return 2 * int(cache.n)
+        H = t1 if es is None else min(es, t1)
+        W = cache.W[:H]
+        Wt = retrain_mixing(W, k, rule, mixing_rule=mixing_rule)
+        keep = [i for i in range(W.shape[-1]) if i != k]
+        nnz = (W[:, keep] != 0).sum() + ((Wt - W)[:, keep].abs() > 0).sum()
+        return int(nnz)
+
+    @staticmethod
+    def _sound_certificate(state: TrainedState, cache: Any, config: PDUDTConfig, k: int, t1: int, lr: float,
+                           mixing_rule: str) -> Any:
+        # the premises of methods/pdudt/sound.py, checked on what the state says about its training
+        cfg = state.config
+        bad = []
+        if isinstance(cache, RunningSumCache):
+            bad.append("running sums keep no W^t to bound the kicks and drift with (train with cache='history')")
+            W = None
+        else:
+            W = cache.W[:t1]
+        if getattr(cfg, "local_steps", 1) != 1:
+            bad.append(f"local_steps={cfg.local_steps}: the sensitivity needs one gradient per round (A1)")
+        if getattr(cfg, "weight_decay", 0.0) != 0.0:
+            bad.append(f"weight_decay={cfg.weight_decay}: not in A1/A2")
+        if config.es_rounds is not None and config.correction_scale == "sum":
+            bad.append("es_rounds with correction_scale='sum' leaves the kicks of later rounds: use es_rounds=None")
+        if W is None:
+            W = torch.zeros(1, state.params.shape[0], state.params.shape[0], device=state.params.device)
+        Wt = retrain_mixing(W, k, config.retrain_rule, mixing_rule=mixing_rule)
+        sens = gossip_sensitivity(W.double().cpu().numpy(), Wt.double().cpu().numpy(), k, lr, config.smoothness,
+                                  config.correction_scale)
+        return gossip_certificate(sensitivity=sens, smooth=config.smoothness, epsilon=config.epsilon,
+                                  beta=config.beta, scope=config.scope, correction_scale=config.correction_scale,
+                                  violations=tuple(bad))
