@@ -65,11 +65,13 @@ def _batched_sgd(flat, x, y, thetas, batches, sgd, *, stop_at: Optional[int] = N
 
 
 def vectorised_worlds(method: str, mode: str = "sound", *, epsilon: float = 1.0, delta: float = 1e-5,
-                      task: ToyTask | None = None, device: str | torch.device = "cpu"):
+                      task: ToyTask | None = None, device: str | torch.device = "cpu", noise_scale: float = 1.0):
     """``(world_a, world_b, certificate)`` for ``method`` on ``task``: batched mechanisms ``(n, generator) ->
     (n, d)`` float64 tensors on the CPU, sample for sample those of :func:`~.audit_methods.unlearner_worlds`
     with the same method recipe (see the module docstring). ``device`` runs the SGD arithmetic there (a GPU);
-    the randomness is always drawn on the generators' device, as in the sequential loop.
+    the randomness is always drawn on the generators' device, as in the sequential loop. ``noise_scale``
+    multiplies the method's sigma in both worlds (a deliberately broken variant: 0 removes the noise; the
+    returned certificate is still the method's own, which then does not cover the output).
     """
     from ..train import train_sgd
 
@@ -83,6 +85,9 @@ def vectorised_worlds(method: str, mode: str = "sound", *, epsilon: float = 1.0,
                generator=torch.Generator().manual_seed(1))
     cert = probe.certificate
     sigma = float(getattr(cert, "sigma", None) or 0.0) if cert is not None else 0.0
+    if not noise_scale >= 0:
+        raise ValueError(f"noise_scale={noise_scale!r} is out of range: expected noise_scale >= 0")
+    sigma *= float(noise_scale)
     T, b = sgd.steps, sgd.batch_size
     K = None if method == "retrain" else cfg.K
     dev = torch.device(device)

@@ -19,7 +19,7 @@ from .._validate import check_choice, check_int
 from ..audit.ceiling import CEILING_STATISTICS, audit_ceiling, ceiling_curve
 from ._explorer import Explorer
 
-__all__ = ["STATISTIC_LABELS", "ceiling_summary", "ceiling_figure", "AuditCeilingExplorer"]
+__all__ = ["STATISTIC_LABELS", "ceiling_summary", "ceiling_figure", "AuditCeilingExplorer", "forgetting_figure"]
 
 STATISTIC_LABELS = {
     "cp_split": "Clopper-Pearson, held-out split (default; no assumption)",
@@ -131,3 +131,30 @@ class AuditCeilingExplorer(Explorer):
         color = "#060" if info["refutable"] else "#a00"
         self.summary.value = f"<p style='color:{color}'>{info['text']}</p>"
         self.info = info
+
+
+def forgetting_figure(rows: Sequence[dict[str, Any]], *, title: str = "") -> go.Figure:
+    """Forgetting scores (NeurIPS 2023 competition metric) of each run against its certificate.
+
+    ``rows`` are :func:`unlearnkit.experiments.audit_forgetting.forgetting_scores` rows: one group of bars per
+    run labelled with its certified epsilon ("none" when not certified), the score against plain retraining
+    and against the certifier's output, each with its interval.
+    """
+    if not rows:
+        raise ValueError("rows is empty: compute forgetting scores first")
+    labels = []
+    for r in rows:
+        e = r.get("certified_epsilon", math.inf)
+        cert = f"eps={e:g} ({r.get('certificate_mode', '')})" if math.isfinite(e) else "no certificate"
+        labels.append(f"{r['method']} [{r['mode']}]<br>{cert}")
+    fig = go.Figure()
+    for key, lo, hi, name in (("score", "ci_low", "ci_high", "vs retraining (the competition)"),
+                              ("score_vs_certifier", "ci_low_vs_certifier", "ci_high_vs_certifier",
+                               "vs the certifier (retraining + the same noise)")):
+        y = [r.get(key, math.nan) for r in rows]
+        fig.add_trace(go.Bar(x=labels, y=y, name=name, error_y=dict(
+            type="data", symmetric=False, array=[r.get(hi, v) - v for r, v in zip(rows, y)],
+            arrayminus=[v - r.get(lo, v) for r, v in zip(rows, y)])))
+    fig.update_layout(barmode="group", title=title or "Forgetting score (1 = indistinguishable) per run",
+                      yaxis=dict(title="forgetting score F (delta = 0.01)", range=[0, 1.05]), height=420)
+    return fig
