@@ -132,17 +132,21 @@ def vectorised_worlds(method: str, mode: str = "sound", *, epsilon: float = 1.0,
 
 def audit_vectorised(method: str, mode: str = "sound", *, n_trials: int = 10_000, epsilon: float = 1.0,
                      delta: float = 1e-5, task: ToyTask | None = None, config: AuditConfig | None = None,
-                     generator: torch.Generator, device: str | torch.device = "cpu") -> AuditResult:
+                     generator: torch.Generator, device: str | torch.device = "cpu",
+                     noise_scale: float = 1.0) -> AuditResult:
     """Audit ``method`` with ``n_trials`` batched trials per world (fresh training in both worlds).
 
     ``config`` chooses the statistic (``AuditConfig(method="gdp")`` etc.); its ``n_trials`` is replaced by
     ``n_trials``. ``result.extras`` records the wall time and the trials per second (both worlds counted).
+    ``noise_scale < 1`` audits a deliberately under-noised variant against the method's unchanged claim (a
+    power check: the audit should refute it).
     """
     from dataclasses import replace
 
     check_int("n_trials", n_trials, low=20)
     cfg = replace(config or AuditConfig(), n_trials=n_trials)
-    wa, wb, cert = vectorised_worlds(method, mode, epsilon=epsilon, delta=delta, task=task, device=device)
+    wa, wb, cert = vectorised_worlds(method, mode, epsilon=epsilon, delta=delta, task=task, device=device,
+                                     noise_scale=noise_scale)
     t0 = time.perf_counter()
     xa = wa(n_trials, generator)
     xb = wb(n_trials, generator)
@@ -153,7 +157,8 @@ def audit_vectorised(method: str, mode: str = "sound", *, n_trials: int = 10_000
     res = audit_samples(xa, xb, delta=delta, epsilon=eps, config=cfg, label=method,
                         mode="none" if cert is None else cert.mode)
     res.extras.update(seconds=seconds, trials_per_second=2 * n_trials / max(seconds, 1e-9), device=str(device),
-                      vectorised=True, sigma=None if cert is None else cert.sigma)
+                      vectorised=True, noise_scale=float(noise_scale),
+                      sigma=None if cert is None else cert.sigma * noise_scale)
     return res
 
 
