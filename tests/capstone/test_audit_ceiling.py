@@ -56,3 +56,14 @@ def test_widget_compute_function_and_slider_changes_the_figure():
     ex.statistic.value = "one_run"
     ex.trials.value = 1_000_000  # out of the one-run range: shown in place, the widget survives
     assert ex.last_error is not None and "n_trials" in ex.last_error
+
+
+def test_figures_send_plain_json():
+    from unlearnkit.viz._payload import payload_problems, sync_widget
+    from unlearnkit.viz.audit import AuditCeilingExplorer, ceiling_figure
+
+    assert payload_problems(ceiling_figure(100, "gdp", 1.0), "ceiling") == []
+    ex = AuditCeilingExplorer()
+    ex.trials.value = 10_000
+    sync_widget(ex.fig)
+    assert payload_problems(ex.fig, "explorer") == []

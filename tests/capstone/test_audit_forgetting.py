@@ -51,5 +51,8 @@ def test_forgetting_scores_on_the_toy_task():
         assert 0 <= r["ci_low"] <= r["score"] <= r["ci_high"] <= 1
     from unlearnkit.viz.audit import forgetting_figure
 
+    from unlearnkit.viz._payload import payload_problems
+
     fig = forgetting_figure(list(rows.values()))
     assert len(fig.data) == 2 and "no certificate" in fig.data[0].x[-1]
+    assert payload_problems(fig, "forgetting") == []

@@ -75,7 +75,9 @@ def ceiling_figure(n_trials: int, statistic: str, certified_epsilon: float, *, d
     fig = go.Figure()
     for s, (ns, cs) in curves.items():
         chosen = s == statistic
-        fig.add_trace(go.Scatter(x=ns, y=cs, mode="lines+markers", name=STATISTIC_LABELS[s],
+        # plain lists: numpy buffers do not reach the browser intact (see viz/_payload.py)
+        fig.add_trace(go.Scatter(x=[int(v) for v in ns], y=[float(v) for v in cs], mode="lines+markers",
+                                 name=STATISTIC_LABELS[s],
                                  line=dict(width=4 if chosen else 1.5, dash="solid" if chosen else "dot"),
                                  opacity=1.0 if chosen else 0.5))
     fig.add_trace(go.Scatter(x=[n_trials], y=[info["ceiling"]], mode="markers", name="your budget",
