@@ -170,7 +170,6 @@ def trials_per_second(method: str = "r2d", *, n_trials: int = 10_000, device: st
     counted) plus ``"sequential_trials_per_second"`` when measured.
     """
     from .. import make_generator
-    from ..audit import per_trial  # noqa: F401  (the seeding the batched worlds reproduce)
     from .audit_methods import unlearner_worlds
 
     wa, wb, _ = vectorised_worlds(method, task=ToyTask(), device=device)
