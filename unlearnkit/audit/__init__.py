@@ -32,13 +32,16 @@ one problem, and with ``n`` samples it cannot certify more than about ``log(n)``
 Beyond the default, :func:`estimate` (and ``AuditConfig(method=...)``) offers a menu of statistics
 (:mod:`.statistics`: Clopper-Pearson with a split or with Bonferroni over fixed rank thresholds, a GDP-shape
 estimate labelled with its assumption, AUROC and TPR at low FPR), and :mod:`.one_run` the one-run canary
-audit's bound (Steinke, Nasr & Jagielski 2023).
+audit's bound (Steinke, Nasr & Jagielski 2023), :mod:`.ceiling` the highest bound a budget of trials could
+ever reach, and :mod:`.forgetting` the per-example forgetting scores of the NeurIPS 2023 competition.
 
 This module is the statistics only (it knows no unlearning method); the worlds of each method's certificate
 on a tiny convex task, and the audit of every method, are in :mod:`unlearnkit.experiments.audit_methods`.
 """
 
 from .bounds import clopper_pearson, epsilon_lower_bound
+from .ceiling import CEILING_STATISTICS, audit_ceiling, ceiling_curve
+from .forgetting import example_epsilon, forgetting_score, score_interval
 from .mechanisms import GaussianMechanism, Mechanism, gaussian_epsilon, gaussian_sigma, per_trial
 from .one_run import one_run_epsilon_lower_bound, one_run_guesses, one_run_p_value
 from .run import AuditConfig, AuditResult, audit, audit_gaussian, audit_samples, bonferroni
@@ -68,4 +71,10 @@ __all__ = [
     "one_run_epsilon_lower_bound",
     "one_run_guesses",
     "validate_statistics",
+    "CEILING_STATISTICS",
+    "audit_ceiling",
+    "ceiling_curve",
+    "example_epsilon",
+    "forgetting_score",
+    "score_interval",
 ]
