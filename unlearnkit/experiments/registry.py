@@ -144,7 +144,7 @@ METHODS: tuple[MethodSpec, ...] = (
                "DP-SGD (clip C, sampled-Gaussian noise) on the token walk: RR-DU's DP-SGD baseline",
                "Lamri & Maniatakos, section 6 baseline"),
     # Newton/Fisher
-    MethodSpec("newton", _LAB + "newton_lab:run_newton", ("quick", "paper"),
+    MethodSpec("newton", _LAB + "newton_lab:run_newton", ("quick", "grid", "paper"),
                "Newton/Fisher certified decentralized unlearning vs D-PSGD retraining "
                "(10 clients; ring, Erdos-Renyi; IID, Dirichlet; samples, class, client)", _NEWTON),
     # PDUDT
