@@ -99,3 +99,10 @@ def test_bad_inputs_name_the_parameter():
         cv.true_fisher(flat, theta, x, labels="sample")
     with pytest.raises(ValueError, match="positive definite"):
         cv.conjugate_gradient(lambda v: -v, torch.ones(3, dtype=torch.float64))
+
+
+def test_cost_unit_dense_hessian_is_d_gradients_per_sample():
+    """The package's unit: a Hessian-vector product on n samples costs n, a dense Hessian n * d."""
+    flat, theta, x, y = _problem("cross_entropy", 3)
+    _, evals = cv.curvature_matrix("hessian", flat, theta, x, y, weight_decay=0.1)
+    assert evals == x.shape[0] * flat.d
