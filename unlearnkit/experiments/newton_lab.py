@@ -1,9 +1,12 @@
 """Newton/Fisher certified unlearning in decentralized FL (Wu et al. 2026): the experiments and the convex lab.
 
-- ``python -m unlearnkit run newton --profile quick|paper`` (:func:`run_newton`): the paper's section VI-A
-  grid (topologies x partitions x request kinds) on a dataset we can load; every row compares the
-  noise-free and certified Newton step, the diagonal Fisher and D-PSGD retraining (RT), beside the paper's
-  Tables I-IV (:data:`PAPER_TABLES`, :func:`format_newton_table`).
+- ``python -m unlearnkit run newton --profile quick`` (:func:`run_newton`): the sound certified run that
+  works (:mod:`unlearnkit.experiments.newton_frontier`: lam = 0.5, one forgotten sample, the exact global
+  CG step released as the certified average), with the frontier across epsilon in its diagnostics.
+- ``--profile grid|paper``: the paper's section VI-A grid (topologies x partitions x request kinds) on a
+  dataset we can load; every row compares the noise-free and paper-calibrated Newton step, the diagonal
+  Fisher and D-PSGD retraining (RT), beside the paper's Tables I-IV (:data:`PAPER_TABLES`,
+  :func:`format_newton_table`).
 - The convex lab of notebook 07 (:func:`lab_problem`, :func:`curvature_study`, :func:`noise_study`):
   binary logistic regression on unit-ball synthetic data, trained and retrained to the exact optimum
   (digest P9), so that the Newton step can be compared with the truth in milliseconds.

@@ -145,8 +145,8 @@ METHODS: tuple[MethodSpec, ...] = (
                "Lamri & Maniatakos, section 6 baseline"),
     # Newton/Fisher
     MethodSpec("newton", _LAB + "newton_lab:run_newton", ("quick", "grid", "paper"),
-               "Newton/Fisher certified decentralized unlearning vs D-PSGD retraining "
-               "(10 clients; ring, Erdos-Renyi; IID, Dirichlet; samples, class, client)", _NEWTON),
+               "Newton/Fisher certified decentralized unlearning vs D-PSGD retraining (quick: sound, lam 0.5; "
+               "grid: 10 clients; ring, Erdos-Renyi; IID, Dirichlet; samples, class, client)", _NEWTON),
     # PDUDT
     MethodSpec("pdudt", _LAB + "pdudt_lab:run_pdudt", ("quick", "paper"),
                "PDUDT: a client leaves a gradient-gossip network over a dynamic topology",
