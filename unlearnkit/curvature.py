@@ -29,7 +29,7 @@ Choices we made where the paper is silent (digest 001 P10, P11), each tested in 
   summing over labels, or by Monte Carlo with ``labels="sample"``.
 
 Cost is counted on :class:`~unlearnkit.core.Cost`'s axis: a per-sample gradient over n samples
-costs n, a Hessian-vector product 2n.
+costs n, a Hessian-vector (or Fisher-vector) product over n samples n, a dense Hessian n d.
 """
 
 from __future__ import annotations
@@ -313,7 +313,9 @@ def curvature_matrix(kind: str, flat, theta: Tensor, x: Tensor, y: Tensor, *, we
     check_choice("kind", kind, ("hessian", "fisher", "true_fisher", "diag_fisher"))
     n = x.shape[0]
     if kind == "hessian":
-        return hessian(flat, theta, x, y, weight_decay=weight_decay, damping=damping), 2 * n * flat.d
+        # the cost unit (experiments.contract.COST_UNIT): a dense Hessian is d Hessian-vector products, each
+        # counted as one gradient evaluation per sample, so n * d
+        return hessian(flat, theta, x, y, weight_decay=weight_decay, damping=damping), n * flat.d
     if kind == "fisher":
         return empirical_fisher(flat, theta, x, y, weight_decay=weight_decay, damping=damping,
                                 chunk_size=chunk_size), n
@@ -363,10 +365,12 @@ def solve(kind: str, flat, theta: Tensor, x: Tensor, y: Tensor, b: Tensor, *, we
         return Solve(b / D, kind, evals, min_eig=floor)
     if kind == "cg_hessian":
         op = hessian_operator(flat, theta, x, y, weight_decay=weight_decay, damping=damping)
-        per_iter = 2 * n
     else:
         op = fisher_operator(flat, theta, x, y, weight_decay=weight_decay, damping=damping)
-        per_iter = 2 * n  # one jvp and one vjp over the n samples
+    # the cost unit (experiments.contract.COST_UNIT): one curvature-vector product (a Hessian-vector product,
+    # or the Fisher's jvp + vjp) counts as one gradient evaluation per sample, as in Pearlmutter's
+    # constant-factor argument; the unit is the same for every method, so the constant factor is left out
+    per_iter = n
     res = conjugate_gradient(op, b, tol=cg_tol, max_iter=cg_max_iter)
     return Solve(res.x, kind, per_iter * res.iterations, res.iterations, res.residual_norm, res.converged,
                  min_eig=floor)

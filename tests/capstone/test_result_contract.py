@@ -124,12 +124,13 @@ def test_newton_headline_is_the_certified_run_not_the_noise_free_step():
     result = _run("newton")
     rel = result.pop(RELEASED_KEY)
     noise_free = result["diagnostics"]["noise_free_model"]
-    assert result["certificate"]["mode"] == "paper" and result["guarantee"]["epsilon"] == INFINITY
-    assert result["guarantee"]["claimed_epsilon"] == result["certificate"]["epsilon"]
+    # the quick profile is the sound certified run (lam = 0.5, one sample): it certifies, and stays useful
+    assert result["certificate"]["mode"] == "sound" and result["guarantee"]["certified"]
+    assert result["guarantee"]["epsilon"] == result["certificate"]["epsilon"]
     # the released (noisy) model is not the noise-free one, and the headline is the released one's
     assert result["metrics"]["test_acc"] == pytest.approx(_acc(rel.flat, rel.params, rel.dataset.x_test,
                                                               rel.dataset.y_test))
-    assert noise_free["test_acc"] > result["metrics"]["test_acc"]
+    assert result["metrics"]["test_acc"] >= result["metrics"]["retrain_test_acc"] - 0.03
     assert all("test_acc" in r for r in result["diagnostics"]["grid"]["rows"])
 
 

@@ -35,7 +35,7 @@ NOT_CERTIFIED = "NOT CERTIFIED (epsilon = infinity)"
 
 #: the unit of ``cost["grad_evals"]`` for every method (:class:`unlearnkit.core.Cost`)
 COST_UNIT = ("per-sample gradient evaluations: a minibatch of b counts b; a Hessian-vector product on n samples "
-             "counts 2n (unlearnkit.curvature), so a dense Hessian counts 2nd")
+             "counts n (unlearnkit.curvature), so a dense Hessian counts nd")
 
 
 @dataclass(frozen=True)

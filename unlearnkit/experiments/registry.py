@@ -145,9 +145,9 @@ METHODS: tuple[MethodSpec, ...] = (
                "DP-SGD (clip C, sampled-Gaussian noise) on the token walk: RR-DU's DP-SGD baseline",
                "Lamri & Maniatakos, section 6 baseline"),
     # Newton/Fisher
-    MethodSpec("newton", _LAB + "newton_lab:run_newton", ("quick", "paper"),
-               "Newton/Fisher certified decentralized unlearning vs D-PSGD retraining "
-               "(10 clients; ring, Erdos-Renyi; IID, Dirichlet; samples, class, client)", _NEWTON),
+    MethodSpec("newton", _LAB + "newton_lab:run_newton", ("quick", "grid", "paper"),
+               "Newton/Fisher certified decentralized unlearning vs D-PSGD retraining (quick: sound, lam 0.5; "
+               "grid: 10 clients; ring, Erdos-Renyi; IID, Dirichlet; samples, class, client)", _NEWTON),
     # PDUDT
     MethodSpec("pdudt", _LAB + "pdudt_frontier:run_pdudt", ("quick", "timing", "demo", "paper"),
                "PDUDT: a client leaves a gradient-gossip network over a dynamic topology (quick: sound certificate)",

@@ -59,7 +59,7 @@ def test_cg_matches_dense_solve(loss, k):
         s = cv.solve(cg, flat, theta, x, y, b, weight_decay=0.05, damping=0.01, cg_tol=1e-12)
         assert s.converged and s.iterations <= flat.d + 2
         assert torch.allclose(zd, s.z, atol=1e-9, rtol=1e-8), (dense, float((zd - s.z).abs().max()))
-        assert s.grad_evals == 2 * x.shape[0] * s.iterations
+        assert s.grad_evals == x.shape[0] * s.iterations  # one curvature-vector product = one gradient per sample
 
 
 def test_operators_match_dense_matrices_and_diag():
@@ -99,3 +99,10 @@ def test_bad_inputs_name_the_parameter():
         cv.true_fisher(flat, theta, x, labels="sample")
     with pytest.raises(ValueError, match="positive definite"):
         cv.conjugate_gradient(lambda v: -v, torch.ones(3, dtype=torch.float64))
+
+
+def test_cost_unit_dense_hessian_is_d_gradients_per_sample():
+    """The package's unit: a Hessian-vector product on n samples costs n, a dense Hessian n * d."""
+    flat, theta, x, y = _problem("cross_entropy", 3)
+    _, evals = cv.curvature_matrix("hessian", flat, theta, x, y, weight_decay=0.1)
+    assert evals == x.shape[0] * flat.d

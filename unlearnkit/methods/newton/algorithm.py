@@ -308,7 +308,10 @@ class Newton:
                 evals += sum(int(x.shape[0]) for x, _ in parts_all)
                 grad_norm = float(grad_bar.norm())
                 # clip every correction to its public bound: the first-order sensitivity then holds always
-                bounds = step_bounds(kind=request.kind, fractions=fractions, n_clients=N, L=constants["L"],
+                # the same bounds the certificate assumes (a centred step: loss gradients only, L_loss)
+                L_clip = min(constants.get("L_loss", constants["L"]), constants["L"]) if config.center_gradient \
+                    else constants["L"]
+                bounds = step_bounds(kind=request.kind, fractions=fractions, n_clients=N, L=L_clip,
                                      lam=constants["lam"], tau=float(config.grad_tol),
                                      center_gradient=config.center_gradient, damping=config.damping)
                 for c, z in x_delta.items():

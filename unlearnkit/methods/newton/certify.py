@@ -95,7 +95,13 @@ def sound_sensitivity(r: float, *, L: float, M: float, lam: float, tau: float = 
     """A sensitivity we can prove for the noise-free output ``x_hat`` against the exact retrain ``x'``.
 
     Digest 001 section 3.7 (strong monotonicity plus the Newton residual of Wu et al. 2026, Lemma 3). With
-    ``G = tau + 2 L r`` a bound on ``||grad f^-(x)||`` (``tau = ||grad f(x)||``, ``r`` the deleted mass:
+    ``G = tau + 2 L r`` a bound on ``||grad f^-(x)||``. ``L`` may be the per-sample *loss*-gradient bound
+    ``L_loss`` (what :func:`newton_certificate` passes): for client ``c``,
+    ``grad f_c^- - grad f_c = (1/(n-m)) sum_R g_i - (1/n) sum_all g_i = (m/(n(n-m))) sum_R g_i - (1/n) sum_U g_i``
+    with ``g_i`` the loss gradients only (the common ``lam x`` cancels), so its norm is at most
+    ``2 (m/n) L_loss``; averaging over clients gives ``2 L_loss r`` (client-wise: ``(1/N)(mean_{i != c}
+    grad f_i - grad f_c)``, again at most ``2 L_loss / N``). The bound holds at every ``x`` (a softmax or
+    logistic loss gradient is at most ``L_loss`` for any weights when ``||x|| <= x_norm``) (``tau = ||grad f(x)||``, ``r`` the deleted mass:
     ``(1/N) sum_c m_c/n_c`` sample-wise, ``1/N`` client-wise), strong convexity gives
     ``||x - x'|| <= G / lam``. The exact Newton step of ``f^-`` then leaves ``M G^2 / (2 lam^3)``
     (``exact_step=True``, plus ``cg_term`` for an inexact CG solve). Any other step (local or Fisher
@@ -240,11 +246,15 @@ def newton_certificate(*, epsilon: float, delta: float, mode: str, kind: str, fr
     tau = check_positive("tau", tau, allow_zero=True)
     # sound: the deleted mass r and the bound G = tau + 2 L r on ||grad f^-(x_s)|| (digest 3.7)
     r = 1.0 / N if kind == "client" else sum(m / n for m, n in fractions.values()) / N
-    G = tau + 2.0 * L * r
-    bounds = step_bounds(kind=kind, fractions=fractions, n_clients=N, L=L, lam=lam, tau=tau,
-                         center_gradient=center_gradient, damping=damping)
+    # grad f^- - grad f is a difference of averages of *loss* gradients: both objectives carry the same
+    # lam/2 ||x||^2, so it cancels, and each sum is bounded by the per-sample loss-gradient bound L_loss (valid
+    # at every x, no ball needed), not by the regularised loss's L = 2 L_loss on the ball (loss_gradient_gap)
+    L_gap = min(float(constants.get("L_loss", L)), L)
+    G = tau + 2.0 * L_gap * r
+    bounds = step_bounds(kind=kind, fractions=fractions, n_clients=N, L=L_gap if center_gradient else L, lam=lam,
+                         tau=tau, center_gradient=center_gradient, damping=damping)
     # first-order (always valid: corrections are clipped to their bounds): ||x_s - x'|| <= G/lam plus the step
-    first = sound_sensitivity(r, L=L, M=M, lam=lam, tau=tau, exact_step=False,
+    first = sound_sensitivity(r, L=L_gap, M=M, lam=lam, tau=tau, exact_step=False,
                               step_bound=weight * sum(bounds.values()))
     exact = (scope == "global" and curvature in ("hessian", "cg_hessian") and converged and not clipped
              and damping == 0 and (center_gradient or kind == "client")
@@ -255,7 +265,7 @@ def newton_certificate(*, epsilon: float, delta: float, mode: str, kind: str, fr
         extra = tau / lam if kind != "client" else N * tau / ((N - 1) * lam)
         if curvature == "cg_hessian":
             extra += cg_tol * G / lam
-        second = sound_sensitivity(r, L=L, M=M, lam=lam, tau=tau, exact_step=True, cg_term=extra)
+        second = sound_sensitivity(r, L=L_gap, M=M, lam=lam, tau=tau, exact_step=True, cg_term=extra)
     sens = min(first, second)
     bound = ("second-order (Newton residual of the exact global step: Wu et al. 2026 Lemma 3, digest 001 "
              "section 3.7)" if second < first else
@@ -265,7 +275,7 @@ def newton_certificate(*, epsilon: float, delta: float, mode: str, kind: str, fr
     per_msg = target / (weight * math.sqrt(len(fractions)))
     covers = ("the released models, all equal to the average model (release='average')" if release == "average"
               else "only the average model (1/N') sum_i x_i of the N' released local models (release='local')")
-    consts.update({"tau": tau, "r": r, "sensitivity": sens, "model_sigma": target, "bound": bound,
+    consts.update({"tau": tau, "r": r, "L_gap": L_gap, "sensitivity": sens, "model_sigma": target, "bound": bound,
                    "first_order": first, "second_order": second if math.isfinite(second) else None, "step_bounds": bounds, "covers": covers,
                    "measured_grad": measured_grad})
     if measured_grad is not None and measured_grad > tau:

@@ -117,7 +117,7 @@ class _Curv:
             ops = [maker(flat, at, x, y, **kw) for at, x, y in self.parts]
             res = cv.conjugate_gradient(lambda v: sum(op(v) for op in ops) / len(ops), b, tol=cfg.cg_tol,
                                         max_iter=cfg.cg_max_iter)
-            self.evals += 2 * sum(x.shape[0] for _, x, _ in self.parts) * res.iterations
+            self.evals += sum(x.shape[0] for _, x, _ in self.parts) * res.iterations  # one per sample per product
             self.iterations += res.iterations
             self.converged &= res.converged
             return res.x
