@@ -65,6 +65,27 @@ def check_probability(name: str, value: float, *, allow_zero: bool = True, allow
     return check_range(name, value, 0.0, 1.0, low_open=not allow_zero, high_open=not allow_one)
 
 
+#: The magnitudes a privacy scale may take (epsilon, sigma, sensitivity, mu): beyond them double arithmetic
+#: overflows or underflows (``sigma**2``, ``1/epsilon``) and the solvers lose their bracket; no guarantee worth
+#: having lives there (epsilon 1e-12 is indistinguishable from 0, sigma 1e12 from "no signal").
+SCALE_MIN, SCALE_MAX = 1e-12, 1e12
+
+
+def check_scale(name: str, value: float, low: float = SCALE_MIN, high: float = SCALE_MAX) -> float:
+    """A positive finite magnitude within ``[low, high]`` (default :data:`SCALE_MIN`, :data:`SCALE_MAX`)."""
+    return check_range(name, value, low, high)
+
+
+#: The smallest delta the Gaussian calibrations accept: below it ``log(1/delta)`` leaves the double range
+#: (a subnormal delta made the classic sigma infinite).
+DELTA_MIN = 1e-300
+
+
+def check_delta(name: str, value: float) -> float:
+    """A delta in ``[DELTA_MIN, 1)``."""
+    return check_range(name, value, DELTA_MIN, 1.0, high_open=True)
+
+
 def check_int(name: str, value: Any, *, low: int | None = None, high: int | None = None) -> int:
     """An integer (bools rejected) within optional inclusive bounds."""
     if isinstance(value, bool) or not isinstance(value, (int,)) and not (
