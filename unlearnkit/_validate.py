@@ -100,6 +100,35 @@ def check_int(name: str, value: Any, *, low: int | None = None, high: int | None
     return v
 
 
+def check_index_array(name: str, value: Any) -> np.ndarray:
+    """``value`` as a flat ``int64`` array of indices; integral floats pass, anything else is refused.
+
+    Refused with a message naming ``name``: non-numbers (``None``, strings, nested junk), booleans (a mask is
+    not a list of indices: pass ``np.flatnonzero(mask)``), fractional numbers (``1.5`` used to be truncated
+    to 1 silently) and integers beyond ``int64`` (an ``OverflowError`` before).
+    """
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name}={_fmt(value)} is not an array of integer indices") from None
+    if arr.dtype.kind == "b":
+        raise ValueError(f"{name}={_fmt(value)} is a boolean mask: expected integer indices (np.flatnonzero(mask))")
+    if arr.size == 0:
+        return arr.astype(np.int64).ravel()
+    if arr.dtype.kind == "O":  # Python ints beyond 64 bits or mixed junk
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in arr.ravel()):
+            raise ValueError(f"{name}={_fmt(value)} is not an array of integer indices")
+    elif arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name}={_fmt(value)} is not an array of integer indices")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+        raise ValueError(f"{name}={_fmt(value)} contains non-integer values: expected integer indices")
+    if arr.dtype.kind in "uO" or arr.dtype.kind == "f":
+        big = [v for v in arr.ravel().tolist() if not -(2**63) <= v < 2**63]
+        if big:
+            raise ValueError(f"{name} contains {big[0]!r}, out of range: expected indices in [0, 2**63 - 1]")
+    return arr.astype(np.int64).ravel()
+
+
 def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
     """``value`` must be one of ``choices``."""
     choices = tuple(choices)
