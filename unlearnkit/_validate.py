@@ -66,9 +66,9 @@ def check_probability(name: str, value: float, *, allow_zero: bool = True, allow
 
 
 #: The magnitudes a privacy scale may take (epsilon, sigma, sensitivity, mu): beyond them double arithmetic
-#: overflows or underflows (``sigma**2``, ``1/epsilon``) and the solvers lose their bracket; no guarantee worth
-#: having lives there (epsilon 1e-12 is indistinguishable from 0, sigma 1e12 from "no signal").
-SCALE_MIN, SCALE_MAX = 1e-12, 1e12
+#: overflows or underflows (``sigma**2`` past 1e154, ``1/epsilon``) and the solvers lose their bracket. Wide
+#: on purpose: the nonconvex D2D/R2D bounds have sensitivities near 1e21.
+SCALE_MIN, SCALE_MAX = 1e-100, 1e100
 
 
 def check_scale(name: str, value: float, low: float = SCALE_MIN, high: float = SCALE_MAX) -> float:
@@ -98,6 +98,21 @@ def check_int(name: str, value: Any, *, low: int | None = None, high: int | None
         hi = "inf" if high is None else str(high)
         raise ValueError(f"{name}={_fmt(value)} is out of range: expected an integer in [{lo}, {hi}]")
     return v
+
+
+def check_instance(name: str, value: Any, cls: type, *, optional: bool = False) -> Any:
+    """``value`` is a ``cls`` (or ``None`` when ``optional``): a wrong object fails here, not deep in a run."""
+    if (value is None and optional) or isinstance(value, cls):
+        return value
+    raise TypeError(f"{name}={_fmt(value)} is not a {cls.__name__}: expected a {cls.__name__}"
+                    + (" or None" if optional else ""))
+
+
+def check_number(name: str, value: Any) -> float:
+    """``float(value)`` for a real number (inf and NaN included: range checks come after); else ``TypeError``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}={_fmt(value)} is not a number")
+    return float(value)
 
 
 def check_index_array(name: str, value: Any) -> np.ndarray:

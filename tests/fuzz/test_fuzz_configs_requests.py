@@ -112,6 +112,15 @@ def test_no_certificate_for_a_bad_request(tiny, kind, idx, label):
 
 @pytest.mark.parametrize("make, names", [
     (lambda: methods.GradientAscentConfig(stop_forget_acc=[1.0, 2.0]), ("stop_forget_acc",)),  # a TypeError
+    (lambda: rrdu.WalkConfig(token=None), ("token",)),  # accepted, then an AttributeError in the run
+    (lambda: rrdu.NoisyWalkConfig(token="a"), ("token",)),  # an AttributeError in __post_init__ before
+    (lambda: rrdu.WalkConfig(token=TOKEN, route_seed=float("nan")), ("route_seed",)),  # accepted before
+    (lambda: methods.DDPWalkConfig(token=TOKEN, sigma=float("nan")), ("sigma",)),  # accepted before
+    (lambda: methods.DDPWalkConfig(token=TOKEN, m=float("nan")), ("m",)),  # accepted before
+    (lambda: nf.ModelClippingConfig(C0="a"), ("C0",)),  # a TypeError from a comparison before
+    (lambda: methods.D2DConfig(K=5, constants=float("nan")), ("constants",)),  # accepted before
+    (lambda: methods.R2DConfig(K=5, constants=float("nan")), ("constants",)),  # accepted before
+    (lambda: methods.RetrainConfig(train=float("nan")), ("train",)),  # accepted before
     (lambda: Request("samples", None), ("indices",)),  # TypeError from int() before
     (lambda: Request("samples", [1.5]), ("indices",)),  # silently truncated to [1] before
     (lambda: Request("samples", [2**63]), ("indices",)),  # OverflowError before

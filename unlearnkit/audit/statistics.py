@@ -69,9 +69,9 @@ def gdp_epsilon(mu: float, delta: float) -> float:
         return 0.0
     if math.isinf(mu):
         return math.inf
-    if mu < SCALE_MIN:  # below the solver's range; 0 is the valid lower bound the audit needs (eps < 1e-12)
+    if mu < SCALE_MIN:  # below the solver's range; 0 is the valid lower bound the audit needs
         return 0.0
-    # beyond the solver's range the epsilon of mu = 1e12 (about 5e23) is still a valid lower bound
+    # beyond the solver's range the epsilon of mu = SCALE_MAX is still a valid lower bound
     return float(analytic_gaussian_epsilon(1.0, delta, min(float(mu), SCALE_MAX)))
 
 

@@ -18,7 +18,7 @@ from typing import Optional
 
 import torch
 
-from .._validate import check_int, check_positive, check_range
+from .._validate import check_instance, check_int, check_positive, check_range
 from ..evaluate import accuracy
 from ..models import project_l2_ball
 from ..privacy import Certificate
@@ -46,6 +46,9 @@ class RetrainConfig:
 
     train: Optional[SGDConfig] = None
     same_init: bool = True
+
+    def __post_init__(self) -> None:
+        check_instance("train", self.train, SGDConfig, optional=True)
 
 
 class Retrain:

@@ -31,7 +31,7 @@ from typing import Union
 import numpy as np
 from scipy import optimize, special
 
-from .._validate import check_choice, check_delta, check_positive, check_scale, check_probability
+from .._validate import SCALE_MAX, SCALE_MIN, check_choice, check_delta, check_positive, check_scale, check_probability
 
 __all__ = [
     "ClassicGaussianRangeWarning",
@@ -188,7 +188,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
         log_s = optimize.brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
     except (ValueError, RuntimeError):  # no sign change or NaN: the pair is beyond double precision
         raise ValueError(f"analytic_gaussian_sigma: epsilon={epsilon!r} with delta={delta!r} is beyond the "
-                         "precision of the solver: expected epsilon in [1e-12, 1e12] and delta in (1e-300, 1) "
+                         f"precision of the solver: expected epsilon in [{SCALE_MIN:g}, {SCALE_MAX:g}] and delta in [1e-300, 1) "
                          "with a solution sigma representable in double precision") from None
     sigma = math.exp(log_s) * sensitivity
 
@@ -223,7 +223,7 @@ def analytic_gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1
         eps = optimize.brentq(f, 0.0, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
     except (ValueError, RuntimeError):  # no sign change or NaN: the pair is beyond double precision
         raise ValueError(f"analytic_gaussian_epsilon: sigma={sigma!r} with delta={delta!r} is beyond the "
-                         "precision of the solver: expected sigma/sensitivity in [1e-12, 1e12]") from None
+                         f"precision of the solver: expected sigma/sensitivity in [{SCALE_MIN:g}, {SCALE_MAX:g}]") from None
     while f(eps) > 0:
         eps = math.nextafter(eps, math.inf)
     return eps

@@ -119,7 +119,7 @@ def gaussian_composition_epsilon(mus: Sequence[float], delta: float) -> float:
     mu = gaussian_composition_mu(mus)
     if 0.4 * mu <= delta:  # delta(0) = 2 Phi(mu/2) - 1 <= mu / sqrt(2 pi): already (0, delta)
         return 0.0
-    if mu > SCALE_MAX:  # beyond the solver's range epsilon exceeds mu^2/2 > 5e23: report it as no privacy
+    if mu > SCALE_MAX:  # beyond the solver's range epsilon exceeds mu^2/2: report it as no privacy
         return math.inf
     return analytic_gaussian_epsilon(1.0, delta, sensitivity=mu)
 
