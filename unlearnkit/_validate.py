@@ -137,8 +137,10 @@ def check_index_array(name: str, value: Any) -> np.ndarray:
         raise ValueError(f"{name}={_fmt(value)} is not an array of integer indices")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
         raise ValueError(f"{name}={_fmt(value)} contains non-integer values: expected integer indices")
-    if arr.dtype.kind in "uO" or arr.dtype.kind == "f":
-        big = [v for v in arr.ravel().tolist() if not -(2**63) <= v < 2**63]
+    if arr.dtype.kind in "uOf":  # vectorised for numeric arrays; Python ints (object arrays) one by one
+        flat = arr.ravel()
+        big = ([v for v in flat.tolist() if not -(2**63) <= v < 2**63] if arr.dtype.kind == "O"
+               else flat[(flat >= 2.0**63) | (flat < -(2.0**63))].tolist())
         if big:
             raise ValueError(f"{name} contains {big[0]!r}, out of range: expected indices in [0, 2**63 - 1]")
     return arr.astype(np.int64).ravel()
