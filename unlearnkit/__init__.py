@@ -58,12 +58,21 @@ def device(prefer: str | None = None):
     choice = prefer or os.environ.get("UNLEARNKIT_DEVICE") or None
     if choice is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    dev = torch.device(choice)
+    try:
+        dev = torch.device(choice)
+    except (RuntimeError, TypeError, ValueError):  # "tpu", "", 3.5: torch's own error names no setting
+        raise ValueError(f"device={choice!r} (argument or UNLEARNKIT_DEVICE) is not a torch device: expected "
+                         "'cpu', 'cuda' or 'cuda:N'") from None
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(
             f"device={choice!r} was requested (argument or UNLEARNKIT_DEVICE) but torch sees no CUDA device; "
             "use 'cpu' or unset UNLEARNKIT_DEVICE"
         )
+    if dev.type == "cuda" and (dev.index or 0) >= torch.cuda.device_count():
+        raise ValueError(f"device={choice!r} is out of range: torch sees {torch.cuda.device_count()} CUDA device(s), "
+                         f"expected cuda:N with N in [0, {torch.cuda.device_count() - 1}]")
+    if dev.type not in ("cpu", "cuda"):
+        raise ValueError(f"device={choice!r} is not supported: expected 'cpu', 'cuda' or 'cuda:N'")
     return dev
 
 

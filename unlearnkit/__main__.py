@@ -127,11 +127,12 @@ def _run(args: argparse.Namespace) -> int:
     def work() -> int:
         import unlearnkit as uk
         from unlearnkit._io import atomic_write_text, ensure_writable_dir, retire_stale
-        from unlearnkit._validate import check_choice
+        from unlearnkit._validate import check_choice, check_int
         from unlearnkit.experiments import get_method
 
         spec = get_method(args.method)
         check_choice("profile", args.profile, tuple(spec.profiles))
+        check_int("--seed", args.seed, low=0, high=2**63 - 1)  # before the run, not at the first seeded draw
         out = ensure_writable_dir(args.out)  # before any work: a bad --out fails now, not after the run
         retire_stale(out / "result.json")  # an interrupted run must not leave an old result that looks current
         t0 = time.perf_counter()
@@ -158,12 +159,13 @@ def _reproduce(args: argparse.Namespace) -> int:
 
     def work() -> int:
         from unlearnkit._io import ensure_writable_dir, retire_stale
-        from unlearnkit._validate import check_choice
+        from unlearnkit._validate import check_choice, check_int
         from unlearnkit.reproduce import REPRODUCE_PROFILES
         from unlearnkit.reproduce.reference import PAPERS
 
         check_choice("paper", args.paper, tuple(PAPERS))
         check_choice("profile", args.profile, REPRODUCE_PROFILES)
+        check_int("--seed", args.seed, low=0, high=2**63 - 1)
         out = ensure_writable_dir(args.out)
         retire_stale(out / f"{args.paper}_reproduction.json")
         rep = run_reproduction(args.paper, profile=args.profile, out=out, seed=args.seed,

@@ -38,6 +38,8 @@ def ensure_writable_dir(path: str | os.PathLike, *, name: str = "--out") -> Path
     Raises :class:`OutputPathError` naming ``name`` when ``path`` (or a parent) is a file, or the folder
     cannot be created or written.
     """
+    if not str(path).strip():  # Path("") is the current folder: an empty --out wrote results into the cwd
+        raise OutputPathError(f"{name}={str(path)!r} is empty: expected a folder name")
     folder = Path(path).expanduser()
     for p in (folder, *folder.parents):
         if p.exists() and not p.is_dir():
@@ -53,6 +55,8 @@ def ensure_writable_dir(path: str | os.PathLike, *, name: str = "--out") -> Path
 
 def ensure_writable_file(path: str | os.PathLike, *, name: str = "--out") -> Path:
     """Check that the file ``path`` can be written (its folder is created if needed); return it."""
+    if not str(path).strip():
+        raise OutputPathError(f"{name}={str(path)!r} is empty: expected a file name")
     file = Path(path).expanduser()
     if file.is_dir():
         raise OutputPathError(f"{name}={str(path)!r} is a folder, but a file name is needed here (e.g. "

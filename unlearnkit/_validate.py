@@ -65,6 +65,27 @@ def check_probability(name: str, value: float, *, allow_zero: bool = True, allow
     return check_range(name, value, 0.0, 1.0, low_open=not allow_zero, high_open=not allow_one)
 
 
+#: The magnitudes a privacy scale may take (epsilon, sigma, sensitivity, mu): beyond them double arithmetic
+#: overflows or underflows (``sigma**2`` past 1e154, ``1/epsilon``) and the solvers lose their bracket. Wide
+#: on purpose: the nonconvex D2D/R2D bounds have sensitivities near 1e21.
+SCALE_MIN, SCALE_MAX = 1e-100, 1e100
+
+
+def check_scale(name: str, value: float, low: float = SCALE_MIN, high: float = SCALE_MAX) -> float:
+    """A positive finite magnitude within ``[low, high]`` (default :data:`SCALE_MIN`, :data:`SCALE_MAX`)."""
+    return check_range(name, value, low, high)
+
+
+#: The smallest delta the Gaussian calibrations accept: below it ``log(1/delta)`` leaves the double range
+#: (a subnormal delta made the classic sigma infinite).
+DELTA_MIN = 1e-300
+
+
+def check_delta(name: str, value: float) -> float:
+    """A delta in ``[DELTA_MIN, 1)``."""
+    return check_range(name, value, DELTA_MIN, 1.0, high_open=True)
+
+
 def check_int(name: str, value: Any, *, low: int | None = None, high: int | None = None) -> int:
     """An integer (bools rejected) within optional inclusive bounds."""
     if isinstance(value, bool) or not isinstance(value, (int,)) and not (
@@ -77,6 +98,52 @@ def check_int(name: str, value: Any, *, low: int | None = None, high: int | None
         hi = "inf" if high is None else str(high)
         raise ValueError(f"{name}={_fmt(value)} is out of range: expected an integer in [{lo}, {hi}]")
     return v
+
+
+def check_instance(name: str, value: Any, cls: type, *, optional: bool = False) -> Any:
+    """``value`` is a ``cls`` (or ``None`` when ``optional``): a wrong object fails here, not deep in a run."""
+    if (value is None and optional) or isinstance(value, cls):
+        return value
+    raise TypeError(f"{name}={_fmt(value)} is not a {cls.__name__}: expected a {cls.__name__}"
+                    + (" or None" if optional else ""))
+
+
+def check_number(name: str, value: Any) -> float:
+    """``float(value)`` for a real number (inf and NaN included: range checks come after); else ``TypeError``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}={_fmt(value)} is not a number")
+    return float(value)
+
+
+def check_index_array(name: str, value: Any) -> np.ndarray:
+    """``value`` as a flat ``int64`` array of indices; integral floats pass, anything else is refused.
+
+    Refused with a message naming ``name``: non-numbers (``None``, strings, nested junk), booleans (a mask is
+    not a list of indices: pass ``np.flatnonzero(mask)``), fractional numbers (``1.5`` used to be truncated
+    to 1 silently) and integers beyond ``int64`` (an ``OverflowError`` before).
+    """
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name}={_fmt(value)} is not an array of integer indices") from None
+    if arr.dtype.kind == "b":
+        raise ValueError(f"{name}={_fmt(value)} is a boolean mask: expected integer indices (np.flatnonzero(mask))")
+    if arr.size == 0:
+        return arr.astype(np.int64).ravel()
+    if arr.dtype.kind == "O":  # Python ints beyond 64 bits or mixed junk
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in arr.ravel()):
+            raise ValueError(f"{name}={_fmt(value)} is not an array of integer indices")
+    elif arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name}={_fmt(value)} is not an array of integer indices")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+        raise ValueError(f"{name}={_fmt(value)} contains non-integer values: expected integer indices")
+    if arr.dtype.kind in "uOf":  # vectorised for numeric arrays; Python ints (object arrays) one by one
+        flat = arr.ravel()
+        big = ([v for v in flat.tolist() if not -(2**63) <= v < 2**63] if arr.dtype.kind == "O"
+               else flat[(flat >= 2.0**63) | (flat < -(2.0**63))].tolist())
+        if big:
+            raise ValueError(f"{name} contains {big[0]!r}, out of range: expected indices in [0, 2**63 - 1]")
+    return arr.astype(np.int64).ravel()
 
 
 def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
@@ -191,9 +258,25 @@ def check_request(state: Any, request: Any, *, where: str = "request") -> Any:
         client_indices=getattr(fed, "client_indices", None), where=where)
 
 
+def check_state_tensors(state: Any, *, where: str) -> None:
+    """``state.params`` has the dtype and device of the training data (float64 parameters with float32 data
+    failed 15 to 24 frames deep in torch)."""
+    params, x = getattr(state, "params", None), getattr(getattr(state, "dataset", None), "x_train", None)
+    if not (hasattr(params, "dtype") and hasattr(x, "dtype")):
+        return
+    if params.dtype != x.dtype:
+        raise TypeError(f"{where}: state.params has dtype {params.dtype} but the data has dtype {x.dtype}: expected "
+                        f"the same floating dtype (convert with params.to({x.dtype}))")
+    if params.device != x.device:
+        raise ValueError(f"{where}: state.params is on device {params.device} but the data is on {x.device}: "
+                         "expected one device (load the data with device=... or move the parameters)")
+
+
 def check_unlearn_call(state: Any, request: Any, generator: Any, *, where: str) -> None:
-    """The checks at the start of every method's ``unlearn``: an explicit generator and a request that fits."""
+    """The checks at the start of every method's ``unlearn``: an explicit generator, parameters that match the
+    data's dtype and device, and a request that fits."""
     check_generator(generator, where=where)
+    check_state_tensors(state, where=where)
     check_request(state, request, where=where)
 
 
@@ -211,6 +294,9 @@ def checked_unlearn(unlearn: Any) -> Any:
     ``__wrapped__``), so ``tests/test_calling_shape.py`` sees the method's own.
     """
     sig = inspect.signature(unlearn)
+    hint = sig.parameters["config"].annotation if "config" in sig.parameters else None
+    # the config's class, from the annotation (a string under ``from __future__ import annotations``)
+    expected = unlearn.__globals__.get(hint) if isinstance(hint, str) else hint
 
     @functools.wraps(unlearn)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -218,6 +304,9 @@ def checked_unlearn(unlearn: Any) -> Any:
         bound.apply_defaults()
         a = bound.arguments
         where = f"{type(self).__name__}.unlearn"
+        if isinstance(expected, type) and not isinstance(a["config"], expected):  # another method's config
+            raise TypeError(f"{where}: config={_setting(a['config'])} is not a {expected.__name__}: pass the "
+                            f"config of this method ({expected.__name__})")
         check_unlearn_call(a["state"], a["request"], a["generator"], where=where)
         return check_result(unlearn(self, *args, **kwargs), where=where, setting=a.get("config"))
 

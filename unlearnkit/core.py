@@ -37,8 +37,8 @@ if TYPE_CHECKING:  # the ground floor does not import torch: privacy's accountan
     import torch
     from torch import Tensor
 
-from ._validate import (DivergenceError, check_choice, check_finite_params, check_generator, check_request,
-                        check_request_fits, check_result, check_unlearn_call, checked_unlearn)
+from ._validate import (DivergenceError, check_choice, check_finite_params, check_generator, check_index_array,
+                        check_int, check_request, check_request_fits, check_result, check_unlearn_call, checked_unlearn)
 
 __all__ = ["Cost", "Event", "Request", "Result", "TrainedState", "Unlearner", "Callback", "Stopwatch", "emit",
            "Certificate", "MODES", "DivergenceError", "check_finite_params", "check_generator", "check_request",
@@ -127,7 +127,10 @@ class Request:
 
     def __post_init__(self) -> None:
         check_choice("kind", self.kind, ("samples", "class", "client"))
-        raw = np.asarray(self.indices, dtype=np.int64).ravel()
+        raw = check_index_array("indices", self.indices)
+        for field_name in ("client", "label"):  # an id or None; junk here used to fail deep in the validator
+            if getattr(self, field_name) is not None:
+                check_int(field_name, getattr(self, field_name), low=0)
         idx, counts = np.unique(raw, return_counts=True)
         if idx.size == 0:
             raise ValueError("indices is empty: a forget request must name at least one training sample")

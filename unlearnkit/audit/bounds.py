@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validate import check_probability
+from .._validate import check_int, check_probability
 
 __all__ = ["clopper_pearson", "epsilon_lower_bound"]
 
@@ -23,7 +23,7 @@ def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
     """
     from scipy.stats import beta
 
-    k, n = int(k), int(n)
+    k, n = check_int("k", k), check_int("n", n)
     if not 0 <= k <= n or n <= 0:
         raise ValueError(f"k={k}, n={n} are out of range: expected 0 <= k <= n and n >= 1")
     check_probability("alpha", alpha, allow_zero=False, allow_one=False)

@@ -7,7 +7,7 @@ from typing import Callable
 
 import torch
 
-from .._validate import check_positive, check_probability
+from .._validate import check_scale, check_probability
 from ..privacy import analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ..privacy.noise import gaussian_noise
 
@@ -29,8 +29,8 @@ def gaussian_epsilon(sensitivity: float, sigma: float, delta: float) -> float:
     The audit's oracle is the privacy package's accountant,
     :func:`unlearnkit.privacy.analytic_gaussian_epsilon` (solved in log space to machine precision).
     """
-    check_positive("sensitivity", sensitivity)
-    check_positive("sigma", sigma)
+    check_scale("sensitivity", sensitivity)
+    check_scale("sigma", sigma)
     check_probability("delta", delta, allow_zero=False, allow_one=False)
     return float(analytic_gaussian_epsilon(sigma, delta, sensitivity))
 
@@ -40,8 +40,8 @@ def gaussian_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
 
     This is :func:`unlearnkit.privacy.analytic_gaussian_sigma`, with the audit's argument order.
     """
-    check_positive("sensitivity", sensitivity)
-    check_positive("epsilon", epsilon)
+    check_scale("sensitivity", sensitivity)
+    check_scale("epsilon", epsilon)
     check_probability("delta", delta, allow_zero=False, allow_one=False)
     return float(analytic_gaussian_sigma(epsilon=epsilon, delta=delta, sensitivity=sensitivity))
 
@@ -59,7 +59,7 @@ class GaussianMechanism:
     sigma: float
 
     def __post_init__(self) -> None:
-        check_positive("sigma", self.sigma)
+        check_scale("sigma", self.sigma)
         if len(self.center) == 0:
             raise ValueError("center=() is empty: give at least one coordinate")
 

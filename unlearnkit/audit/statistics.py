@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import check_choice, check_int, check_probability, check_range
+from .._validate import SCALE_MAX, SCALE_MIN, check_choice, check_int, check_probability, check_range
 from .bounds import _cp_lower_vec, _cp_upper_vec, _eps_from_rates, epsilon_lower_bound
 
 __all__ = ["AUDIT_STATISTICS", "STATISTIC_ASSUMPTIONS", "Estimate", "estimate", "gdp_epsilon"]
@@ -69,7 +69,10 @@ def gdp_epsilon(mu: float, delta: float) -> float:
         return 0.0
     if math.isinf(mu):
         return math.inf
-    return float(analytic_gaussian_epsilon(1.0, delta, float(mu)))
+    if mu < SCALE_MIN:  # below the solver's range; 0 is the valid lower bound the audit needs
+        return 0.0
+    # beyond the solver's range the epsilon of mu = SCALE_MAX is still a valid lower bound
+    return float(analytic_gaussian_epsilon(1.0, delta, min(float(mu), SCALE_MAX)))
 
 
 @dataclass(frozen=True)

@@ -210,6 +210,9 @@ def _load_digits(device, seed: int, test_fraction: float = 0.25) -> Dataset:
                          "scaling": "pixel / 16 -> [0, 1]", "seed": seed})
 
 
+_MAX_SYNTHETIC = 50_000_000  # features of a synthetic dataset (400 MB in float64 while it is drawn)
+
+
 def _load_synthetic(device, seed: int, n_train: int = 2000, n_test: int = 1000, dim: int = 20,
                     separation: float = 1.0, flip: float = 0.05) -> Dataset:
     """Two Gaussian classes, features scaled into the unit ball, a fraction ``flip`` of labels flipped.
@@ -220,6 +223,9 @@ def _load_synthetic(device, seed: int, n_train: int = 2000, n_test: int = 1000, 
     n_train = check_int("n_train", n_train, low=2)
     n_test = check_int("n_test", n_test, low=1)
     dim = check_int("dim", dim, low=1)
+    if (n_train + n_test) * dim > _MAX_SYNTHETIC:  # refused before numpy tries to allocate it
+        raise ValueError(f"n_train={n_train}, n_test={n_test}, dim={dim} is too large: (n_train + n_test) * dim = "
+                         f"{(n_train + n_test) * dim:.3g} features, expected at most {_MAX_SYNTHETIC:.0e}")
     check_positive("separation", separation, allow_zero=True)
     check_probability("flip", flip, allow_one=False)
     rng = np.random.default_rng(seed)
@@ -349,10 +355,10 @@ def load(name: str = "digits", *, device=None, seed: int = 0, download: bool = F
         MNIST or CIFAR-10 files are missing and ``download`` is False (or the download failed).
     """
     check_choice("name", name, DATASETS)
-    if device is None:
-        from .. import device as default_device
+    check_int("seed", seed, low=0, high=2**63 - 1)  # numpy refuses negative seeds, torch those past 64 bits
+    from .. import device as resolve_device
 
-        device = default_device()
+    device = resolve_device(device)  # None: the default; "tpu" or a missing GPU: a clear ValueError now
     if name == "digits":
         return _load_digits(device, seed, **kwargs)
     if name == "synthetic":

@@ -49,10 +49,26 @@ __all__ = [
 # Validation
 # ----------------------------------------------------------------------------------------------------------
 
-def _check_n(n: int) -> int:
+#: Size limits, checked before anything is built: a simulation of more clients than this does not fit a
+#: notebook (dense N x N mixing matrices), and a graph with more edges than this takes minutes in networkx.
+MAX_CLIENTS = 10_000
+MAX_EDGES = 1_000_000
+_SPRING_MAX = 200  # a spring layout costs O(N^2) per iteration (25 s at N = 1000): larger graphs get a circle
+
+
+def _check_n(n: int, *, pairs: float = 0.0, what: str = "") -> int:
+    """``n`` in ``[2, MAX_CLIENTS]``; with ``pairs`` (the fraction of the ``n (n-1) / 2`` node pairs the builder
+    visits or joins), also at most ``MAX_EDGES`` of them."""
     n = check_int("n", n)
     if n < 2:
         raise ValueError(f"n={n} is too small: a network needs at least 2 clients (expected n >= 2)")
+    if n > MAX_CLIENTS:
+        raise ValueError(f"n={n} is too large: expected n in [2, {MAX_CLIENTS}] (dense N x N mixing matrices "
+                         "of more clients do not fit in memory)")
+    if pairs and pairs * n * (n - 1) / 2 > MAX_EDGES:
+        hi = int((1 + math.sqrt(1 + 8 * MAX_EDGES / pairs)) / 2)
+        raise ValueError(f"n={n} is too large for {what}: it would visit {pairs * n * (n - 1) / 2:.3g} node pairs; "
+                         f"expected n <= {hi} (at most {MAX_EDGES} pairs)")
     return n
 
 
@@ -147,7 +163,7 @@ def star(n: int) -> nx.Graph:
 
 def complete(n: int) -> nx.Graph:
     """Everyone talks to everyone: the graph RR-DU's analysis assumes (digest 000, section 1.1)."""
-    n = _check_n(n)
+    n = _check_n(n, pairs=1.0, what="complete")
     return _finish(nx.complete_graph(n), "complete", pos=_circle(n))
 
 
@@ -211,7 +227,7 @@ def two_clusters(n: int) -> nx.Graph:
     The teaching bottleneck: inside a clique, gossip averages in one round; across the bridge the
     spectral gap is of order ``1/N^2``, so the two halves agree with each other only slowly. Needs N >= 4.
     """
-    n = _check_n(n)
+    n = _check_n(n, pairs=0.5, what="two_clusters")
     if n < 4:
         raise ValueError(f"n={n} is too small for two_clusters: expected n >= 4 (two cliques of >= 2)")
     a = n // 2
@@ -242,7 +258,7 @@ def _resample(build: Callable[[np.random.Generator], nx.Graph], seed: int, tries
 
 def erdos_renyi(n: int, p_edge: float = 0.3, *, seed: int = 0, tries: int = 1000) -> nx.Graph:
     """G(N, p_edge), redrawn until connected (at most ``tries`` draws, then ``ValueError``)."""
-    n = _check_n(n)
+    n = _check_n(n, pairs=1.0, what="erdos_renyi")  # networkx's G(N, p) visits every pair
     p_edge = check_probability("p_edge", p_edge, allow_zero=False)
     G = _resample(lambda r: nx.gnp_random_graph(n, p_edge, seed=int(r.integers(2**31))), seed, tries,
                   f"erdos_renyi(n={n}, p_edge={p_edge})")
@@ -315,6 +331,8 @@ def positions(G: nx.Graph, *, seed: int = 0) -> np.ndarray:
     n = G.number_of_nodes()
     if n == 0:
         return np.zeros((0, 2))
+    if n > _SPRING_MAX:
+        return _circle(n)
     layout = nx.spring_layout(G, seed=seed, iterations=100)
     pos = np.array([layout[v] for v in range(n)], dtype=float)
     span = np.abs(pos).max()

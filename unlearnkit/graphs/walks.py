@@ -27,7 +27,7 @@ import networkx as nx
 import numpy as np
 
 from .._validate import check_int, check_probability
-from .topology import validate_graph
+from .topology import MAX_CLIENTS, validate_graph
 
 __all__ = [
     "simple_walk",
@@ -53,6 +53,10 @@ def _rng(rng: np.random.Generator) -> np.random.Generator:
     return rng
 
 
+#: The longest route built in one call (80 MB of client ids): longer walks are refused up front.
+MAX_HOPS = 10_000_000
+
+
 def _check_node(name: str, v: int, n: int) -> int:
     return check_int(name, v, low=0, high=n - 1)
 
@@ -71,7 +75,7 @@ def simple_walk(G: nx.Graph, hops: int, *, start: int | None = None, rng: np.ran
     a uniformly random neighbour of the current client. Returns ``hops`` client ids."""
     validate_graph(G)
     rng = _rng(rng)
-    hops = check_int("hops", hops, low=0)
+    hops = check_int("hops", hops, low=0, high=MAX_HOPS)
     n = G.number_of_nodes()
     cur = int(rng.integers(n)) if start is None else _check_node("start", start, n)
     indptr, flat, deg = _csr(G)
@@ -87,10 +91,10 @@ def rrdu_route(n: int, u: int, p: float, hops: int, *, rng: np.random.Generator)
     """RR-DU routing (digest 000, Algorithm 4): ``hops`` i.i.d. draws, each ``u`` with probability ``p``,
     else uniform on ``V \\ {u}``. The current location is irrelevant (the routing is memoryless), so the
     token's start does not matter either."""
-    n = check_int("n", n, low=2)
+    n = check_int("n", n, low=2, high=MAX_CLIENTS)
     u = _check_node("u", u, n)
     p = check_probability("p", p)
-    hops = check_int("hops", hops, low=0)
+    hops = check_int("hops", hops, low=0, high=MAX_HOPS)
     rng = _rng(rng)
     hit = rng.random(hops) < p
     other = rng.integers(0, n - 1, size=hops)
@@ -108,8 +112,8 @@ def route_next(current: int, u: int, n_nodes: int, p: float, rng: np.random.Gene
 
 def uniform_route(n: int, hops: int, *, rng: np.random.Generator) -> np.ndarray:
     """I.i.d. uniform clients, as NetDP (digest 000, Algorithm 3) picks them."""
-    n = check_int("n", n, low=2)
-    return _rng(rng).integers(0, n, size=check_int("hops", hops, low=0)).astype(np.int64)
+    n = check_int("n", n, low=2, high=MAX_CLIENTS)
+    return _rng(rng).integers(0, n, size=check_int("hops", hops, low=0, high=MAX_HOPS)).astype(np.int64)
 
 
 def _rrdu_pi(n: int, u: int, p: float) -> np.ndarray:
@@ -127,7 +131,7 @@ def transition_matrix(G: nx.Graph | None = None, *, kind: str = "simple", n: int
     :func:`rrdu_graph_walk` on ``G`` (needs ``u``, ``p``).
     """
     if kind == "rrdu":
-        n = check_int("n", n, low=2)
+        n = check_int("n", n, low=2, high=MAX_CLIENTS)  # a dense N x N matrix
         u = _check_node("u", u, n)
         p = check_probability("p", p)
         return np.tile(_rrdu_pi(n, u, p), (n, 1))
@@ -152,6 +156,11 @@ def transition_matrix(G: nx.Graph | None = None, *, kind: str = "simple", n: int
 def stationary_distribution(P: np.ndarray) -> np.ndarray:
     """The stationary distribution ``pi P = pi`` of an irreducible row-stochastic ``P``."""
     P = np.asarray(P, dtype=float)
+    if P.ndim != 2 or P.shape[0] != P.shape[1] or P.shape[0] < 1:
+        raise ValueError(f"P must be a square (N, N) transition matrix, got shape {P.shape}")
+    if not np.all(np.isfinite(P)) or P.min() < 0 or np.abs(P.sum(axis=1) - 1).max() > 1e-9:
+        raise ValueError("P is not row-stochastic: expected finite entries P[i, j] in [0, 1] with every row "
+                         "summing to 1")
     vals, vecs = np.linalg.eig(P.T)
     v = np.real(vecs[:, np.argmin(np.abs(vals - 1))])
     return v / v.sum()
@@ -169,7 +178,7 @@ def rrdu_graph_walk(G: nx.Graph, u: int, p: float, hops: int, *, start: int | No
     """
     P = transition_matrix(G, kind="rrdu_graph", u=u, p=p)
     rng = _rng(rng)
-    hops = check_int("hops", hops, low=0)
+    hops = check_int("hops", hops, low=0, high=MAX_HOPS)
     n = P.shape[0]
     cum = np.cumsum(P, axis=1)
     cum[:, -1] = 1.0
@@ -196,7 +205,7 @@ def crosses_only_edges(route: np.ndarray, G: nx.Graph, *, allow_stay: bool = Fal
 
 def visit_counts(route: np.ndarray, n: int) -> np.ndarray:
     """How many hops each of the ``n`` clients held the token."""
-    n = check_int("n", n, low=1)
+    n = check_int("n", n, low=1, high=MAX_CLIENTS)
     route = np.asarray(route, dtype=np.int64)
     if route.size and (route.min() < 0 or route.max() >= n):
         raise ValueError(f"route has client ids outside [0, {n - 1}]")

@@ -18,7 +18,7 @@ from typing import Optional
 
 import torch
 
-from .._validate import check_int, check_positive
+from .._validate import check_instance, check_int, check_positive, check_range
 from ..evaluate import accuracy
 from ..models import project_l2_ball
 from ..privacy import Certificate
@@ -46,6 +46,9 @@ class RetrainConfig:
 
     train: Optional[SGDConfig] = None
     same_init: bool = True
+
+    def __post_init__(self) -> None:
+        check_instance("train", self.train, SGDConfig, optional=True)
 
 
 class Retrain:
@@ -142,8 +145,8 @@ class GradientAscentConfig:
         check_int("max_steps", self.max_steps, low=1)
         check_positive("lr", self.lr)
         check_int("batch_size", self.batch_size, low=1)
-        if self.stop_forget_acc is not None and not 0 <= self.stop_forget_acc <= 1:
-            raise ValueError(f"stop_forget_acc={self.stop_forget_acc!r} is out of range: expected [0, 1] or None")
+        if self.stop_forget_acc is not None:  # check_range: a list or a string gets a message, not a TypeError
+            check_range("stop_forget_acc", self.stop_forget_acc, 0.0, 1.0)
         check_positive("margin", self.margin, allow_zero=True)
         check_positive("max_grad_norm", self.max_grad_norm)
         check_int("check_every", self.check_every, low=1)

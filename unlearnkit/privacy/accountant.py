@@ -24,7 +24,7 @@ from typing import Any, Hashable, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from .._validate import check_choice, check_int, check_positive, check_probability
+from .._validate import check_choice, check_int, check_positive, check_scale, check_probability
 from ..core import Certificate
 from .rdp import (CONVERSIONS, DEFAULT_ORDERS, check_orders, gaussian_rdp, rdp_to_delta, rdp_to_dp,
                   subsampled_gaussian_rdp)
@@ -51,8 +51,8 @@ class GaussianEvent:
     sensitivity: float = 1.0
 
     def __post_init__(self) -> None:
-        check_positive("sigma", self.sigma)
-        check_positive("sensitivity", self.sensitivity)
+        check_scale("sigma", self.sigma)
+        check_scale("sensitivity", self.sensitivity)
 
     def curve(self, orders: np.ndarray) -> np.ndarray:
         return gaussian_rdp(self.sigma, orders, self.sensitivity)
@@ -70,7 +70,7 @@ class SubsampledGaussianEvent:
 
     def __post_init__(self) -> None:
         check_probability("q", self.q, allow_zero=False)
-        check_positive("sigma", self.sigma)
+        check_scale("sigma", self.sigma)
 
     def curve(self, orders: np.ndarray) -> np.ndarray:
         return subsampled_gaussian_rdp(self.q, self.sigma, orders)

@@ -29,6 +29,9 @@ OPACUS_ORDERS: np.ndarray = np.array([1 + x / 10.0 for x in range(1, 100)] + lis
 OPACUS_ORDERS.setflags(write=False)
 
 _MAX_SIGMA = 1e12
+#: get_noise_multiplier's search floor and its bound on bisection steps (see there)
+_MIN_NOISE_MULTIPLIER = 0.1
+_MAX_BISECTIONS = 200
 
 
 def calibrate_sigma(
@@ -146,13 +149,25 @@ def get_noise_multiplier(
         return dpsgd_epsilon(s, q, steps, delta, orders=a, method=method)
 
     sigma_low, sigma_high, eps_high = 0.0, 10.0, math.inf
+    floor_checked = False
     while eps_high > target:
         sigma_high *= 2.0
         eps_high = eps(sigma_high)
         if sigma_high > 1e6:
             raise ValueError(f"target_epsilon={target_epsilon!r} is too small: unreachable with sigma <= 1e6")
-    while target - eps_high > tol:
+    for _ in range(_MAX_BISECTIONS):  # bounded: float bisection of [0, 20] is exhausted long before
+        if target - eps_high <= tol:
+            break
         sigma = (sigma_low + sigma_high) / 2.0
+        if sigma < _MIN_NOISE_MULTIPLIER and not floor_checked:
+            # below the floor each evaluation takes seconds and the answer protects nobody: refuse targets
+            # that need it instead of searching for minutes (target 1e8 took 115 s, 1e308 never returned)
+            floor_checked = True
+            e_floor = eps(_MIN_NOISE_MULTIPLIER)
+            if e_floor < target:
+                raise ValueError(f"target_epsilon={target_epsilon!r} is too large: even noise multiplier sigma="
+                                 f"{_MIN_NOISE_MULTIPLIER} gives epsilon={e_floor:.4g}; expected target_epsilon <= "
+                                 f"{e_floor:.4g} for this sample_rate and steps (smaller noise is not private)")
         e = eps(sigma)
         if e < target:
             sigma_high, eps_high = sigma, e

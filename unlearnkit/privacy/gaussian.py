@@ -31,7 +31,7 @@ from typing import Union
 import numpy as np
 from scipy import optimize, special
 
-from .._validate import check_choice, check_positive, check_probability
+from .._validate import SCALE_MAX, SCALE_MIN, check_choice, check_delta, check_positive, check_scale, check_probability
 
 __all__ = [
     "ClassicGaussianRangeWarning",
@@ -53,11 +53,11 @@ class ClassicGaussianRangeWarning(UserWarning):
 
 
 def _check_epsilon(epsilon: float) -> float:
-    return check_positive("epsilon", epsilon)
+    return check_scale("epsilon", epsilon)
 
 
 def _check_delta(delta: float) -> float:
-    return check_probability("delta", delta, allow_zero=False, allow_one=False)
+    return check_delta("delta", delta)
 
 
 def _log_profile(epsilon: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -92,8 +92,8 @@ def gaussian_delta(epsilon: ArrayLike, sigma: float, sensitivity: float = 1.0) -
     float or ndarray
         delta(epsilon), in [0, 1), same shape as ``epsilon``.
     """
-    sigma = check_positive("sigma", sigma)
-    sensitivity = check_positive("sensitivity", sensitivity)
+    sigma = check_scale("sigma", sigma)
+    sensitivity = check_scale("sensitivity", sensitivity)
     eps = np.asarray(epsilon, dtype=float)
     if np.any(~np.isfinite(eps)) or np.any(eps < 0):
         raise ValueError(f"epsilon={epsilon!r} is out of range: expected epsilon in [0, inf)")
@@ -138,7 +138,7 @@ def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.
     """
     epsilon = _check_epsilon(epsilon)
     delta = _check_delta(delta)
-    sensitivity = check_positive("sensitivity", sensitivity)
+    sensitivity = check_scale("sensitivity", sensitivity)
     sigma = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
     if warn and epsilon >= 1:
         achieved = gaussian_delta(epsilon, sigma, sensitivity)
@@ -176,7 +176,7 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     """
     epsilon = _check_epsilon(epsilon)
     delta = _check_delta(delta)
-    sensitivity = check_positive("sensitivity", sensitivity)
+    sensitivity = check_scale("sensitivity", sensitivity)
     log_delta = math.log(delta)
 
     def f(log_s: float) -> float:  # log delta(eps; sigma) - log delta: decreasing in log sigma
@@ -184,7 +184,12 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
 
     guess = math.log(math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon)
     lo, hi = _bracket_log(f, guess - 2.0, guess + 2.0)
-    log_s = optimize.brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
+    try:
+        log_s = optimize.brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
+    except (ValueError, RuntimeError):  # no sign change or NaN: the pair is beyond double precision
+        raise ValueError(f"analytic_gaussian_sigma: epsilon={epsilon!r} with delta={delta!r} is beyond the "
+                         f"precision of the solver: expected epsilon in [{SCALE_MIN:g}, {SCALE_MAX:g}] and delta in [1e-300, 1) "
+                         "with a solution sigma representable in double precision") from None
     sigma = math.exp(log_s) * sensitivity
 
     def over(sig: float) -> bool:  # evaluated exactly as gaussian_delta will evaluate it
@@ -200,9 +205,9 @@ def analytic_gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1
 
     Returns 0 when the mechanism is already (0, delta)-DP (``delta >= 2 Phi(Delta/(2 sigma)) - 1``).
     """
-    sigma = check_positive("sigma", sigma)
+    sigma = check_scale("sigma", sigma)
     delta = _check_delta(delta)
-    sensitivity = check_positive("sensitivity", sensitivity)
+    sensitivity = check_scale("sensitivity", sensitivity)
     r = sensitivity / sigma
     log_delta = math.log(delta)
 
@@ -212,9 +217,13 @@ def analytic_gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1
     if f(0.0) <= 0:
         return 0.0
     hi = max(1.0, r * r)
-    while f(hi) > 0:
+    while f(hi) > 0 and hi < 1e300:
         hi *= 2.0
-    eps = optimize.brentq(f, 0.0, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
+    try:
+        eps = optimize.brentq(f, 0.0, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
+    except (ValueError, RuntimeError):  # no sign change or NaN: the pair is beyond double precision
+        raise ValueError(f"analytic_gaussian_epsilon: sigma={sigma!r} with delta={delta!r} is beyond the "
+                         f"precision of the solver: expected sigma/sensitivity in [{SCALE_MIN:g}, {SCALE_MAX:g}]") from None
     while f(eps) > 0:
         eps = math.nextafter(eps, math.inf)
     return eps
@@ -229,9 +238,11 @@ def zcdp_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) 
     """
     epsilon = _check_epsilon(epsilon)
     delta = _check_delta(delta)
-    sensitivity = check_positive("sensitivity", sensitivity)
+    sensitivity = check_scale("sensitivity", sensitivity)
     b = math.log(1.0 / delta)
-    return sensitivity / (math.sqrt(2.0) * (math.sqrt(b + epsilon) - math.sqrt(b)))
+    # sqrt(b + eps) - sqrt(b) written as eps / (sqrt(b + eps) + sqrt(b)): the same number without the
+    # cancellation that made it exactly 0 (a ZeroDivisionError) for epsilon << b
+    return sensitivity * (math.sqrt(b + epsilon) + math.sqrt(b)) / (math.sqrt(2.0) * epsilon)
 
 
 _MECHANISMS = {

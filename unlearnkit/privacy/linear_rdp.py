@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .._validate import check_choice, check_positive, check_probability
+from .._validate import check_choice, check_delta, check_positive, check_scale, check_probability
 from .rdp import linear_rdp, rdp_to_dp
 
 __all__ = ["LINEAR_METHODS", "linear_rdp_epsilon", "linear_rdp_slope"]
@@ -45,8 +45,8 @@ def linear_rdp_slope(epsilon: float, delta: float, *, method: str = "balle") -> 
     """The largest slope ``rho`` whose linear Renyi curve still gives ``(epsilon, delta)``: the inverse of
     :func:`linear_rdp_epsilon` in ``rho`` (a noise ``sigma`` for sensitivity ``s`` is ``s / sqrt(2 rho)``
     for the Gaussian's ``rho = s^2 / (2 sigma^2)``)."""
-    check_positive("epsilon", epsilon)
-    check_probability("delta", delta, allow_zero=False, allow_one=False)
+    check_scale("epsilon", epsilon)
+    check_delta("delta", delta)
     check_choice("method", method, LINEAR_METHODS)
     if method == "mironov":
         b = math.log(1 / delta)
@@ -55,8 +55,14 @@ def linear_rdp_slope(epsilon: float, delta: float, *, method: str = "balle") -> 
         return root * root
     from scipy.optimize import brentq
 
-    hi = 1.0
-    while linear_rdp_epsilon(hi, delta, method=method) < epsilon:
+    # the Mironov slope is a valid lower end: Balle's conversion is never looser on a grid that holds the
+    # optimal order; where it is looser (rho so tiny that the optimum leaves the grid) the Mironov slope
+    # itself is the sound answer
+    lo = linear_rdp_slope(epsilon, delta, method="mironov")
+    f = lambda r: linear_rdp_epsilon(r, delta, method=method) - epsilon  # noqa: E731  increasing in r
+    if f(lo) >= 0:
+        return lo
+    hi = max(1.0, 2.0 * lo)
+    while f(hi) < 0:
         hi *= 4.0
-    return float(brentq(lambda r: linear_rdp_epsilon(r, delta, method=method) - epsilon, 1e-14, hi, xtol=1e-14,
-                        rtol=1e-12))
+    return float(brentq(f, lo, hi, xtol=min(1e-14, 1e-6 * lo), rtol=1e-12))

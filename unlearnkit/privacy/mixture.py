@@ -51,7 +51,7 @@ from typing import Sequence, Union
 import numpy as np
 from scipy import optimize
 
-from .._validate import check_positive, check_probability
+from .._validate import SCALE_MAX, check_probability, check_scale
 from .gaussian import analytic_gaussian_epsilon, theta_epsilon
 from .linear_rdp import linear_rdp_epsilon
 
@@ -119,7 +119,7 @@ def gaussian_composition_epsilon(mus: Sequence[float], delta: float) -> float:
     mu = gaussian_composition_mu(mus)
     if 0.4 * mu <= delta:  # delta(0) = 2 Phi(mu/2) - 1 <= mu / sqrt(2 pi): already (0, delta)
         return 0.0
-    if math.isinf(mu):
+    if mu > SCALE_MAX:  # beyond the solver's range epsilon exceeds mu^2/2: report it as no privacy
         return math.inf
     return analytic_gaussian_epsilon(1.0, delta, sensitivity=mu)
 
@@ -154,7 +154,8 @@ def _mus(n: int, mu_per_step: float, mu_base: float) -> np.ndarray:
         if not math.isinf(mu_base):
             out[0] = mu_base
         return out
-    return np.sqrt(mu_base**2 + np.arange(n) * mu_per_step**2)
+    with np.errstate(over="ignore"):  # mu beyond 1e154 squares to inf: no privacy at all, the right limit
+        return np.sqrt(np.float64(mu_base)**2 + np.arange(n) * np.float64(mu_per_step)**2)
 
 
 def mixture_delta(epsilon: ArrayLike, pmf: Sequence[float], mu_per_step: float, *,
@@ -205,8 +206,10 @@ def mixture_epsilon(delta: float, pmf: Sequence[float], mu_per_step: float, *, m
     if md(0.0) <= delta:
         return 0.0
     f = lambda e: math.log(max(md(e), 1e-300)) - math.log(delta)  # noqa: E731  decreasing in e
-    hi = max(1.0, float(np.max(mus[np.isfinite(mus)])) ** 2)
+    hi = max(1.0, min(float(np.max(mus[np.isfinite(mus)])), 1e150) ** 2)
     while f(hi) > 0:
+        if hi > 1e300:  # no representable epsilon reaches delta (mu_per_step near the double range)
+            return math.inf
         hi *= 2.0
     eps = optimize.brentq(f, 0.0, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps, maxiter=500)
     while md(eps) > delta:
@@ -222,9 +225,9 @@ def mixture_sigma(epsilon: float, delta: float, pmf: Sequence[float], sensitivit
     nudged upwards. ``0`` when ``K = 0`` almost surely (nothing to hide). Raises ``ValueError`` when even
     infinite noise cannot reach ``(epsilon, delta)`` (``mu_base`` or the truncated tail alone exceed it).
     """
-    epsilon = check_positive("epsilon", epsilon)
+    epsilon = check_scale("epsilon", epsilon)
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    sensitivity = check_positive("sensitivity", sensitivity)
+    sensitivity = check_scale("sensitivity", sensitivity)
     arr = _check_pmf(pmf)
     floor = mixture_delta(epsilon, arr, 0.0, mu_base=mu_base)
     if floor > delta:

@@ -43,7 +43,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy import special
 
-from .._validate import check_choice, check_positive, check_probability
+from .._validate import check_choice, check_int, check_positive, check_scale, check_probability
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -90,8 +90,8 @@ def gaussian_rdp(sigma: float, orders: Iterable[float] | float = DEFAULT_ORDERS,
 
     ``sigma`` is the noise standard deviation; with ``sensitivity = 1`` it is the noise multiplier.
     """
-    sigma = check_positive("sigma", sigma)
-    sensitivity = check_positive("sensitivity", sensitivity)
+    sigma = check_scale("sigma", sigma)
+    sensitivity = check_scale("sensitivity", sensitivity)
     a = check_orders(orders)
     return a * sensitivity**2 / (2.0 * sigma**2)
 
@@ -109,14 +109,23 @@ def compose_rdp(curves: Sequence[np.ndarray], counts: Sequence[int] | None = Non
     counts = [1] * len(curves) if counts is None else list(counts)
     if len(counts) != len(curves):
         raise ValueError(f"counts has {len(counts)} entries but there are {len(curves)} curves")
-    total = np.zeros_like(np.asarray(curves[0], dtype=float))
-    for c, k in zip(curves, counts):
-        if k < 0:
-            raise ValueError(f"count={k!r} is out of range: expected count in [0, inf)")
-        c = np.asarray(c, dtype=float)
+    arrays = []
+    for i, (c, k) in enumerate(zip(curves, counts)):
+        check_int(f"counts[{i}] (a count)", k, low=0)  # a fractional count composes nothing meaningful
+        try:
+            c = np.asarray(c, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"curves[{i}]={c!r} is not an array of numbers: expected an RDP curve") from None
+        if np.any(np.isnan(c)) or np.any(c < 0):
+            raise ValueError(f"curves[{i}] (a curve) contains NaN or negative values: expected every entry of an "
+                             "RDP curve in [0, inf]")
+        arrays.append(c)
+    total = np.zeros_like(arrays[0])
+    for c, k in zip(arrays, counts):
         if c.shape != total.shape:
             raise ValueError(f"curve shapes differ: {c.shape} vs {total.shape}")
-        total = total + np.where(k == 0, 0.0, k * c)
+        with np.errstate(over="ignore"):  # a huge count times a large curve is inf: no privacy, not an error
+            total = total + np.where(int(k) == 0, 0.0, float(int(k)) * c)
     return total
 
 
@@ -260,7 +269,7 @@ def subsampled_gaussian_rdp(q: float, sigma: float, orders: Iterable[float] | fl
         Integer orders use the closed form, others exact numerical integration.
     """
     q = check_probability("q", q, allow_zero=False)
-    sigma = check_positive("sigma", sigma)
+    sigma = check_scale("sigma", sigma)
     a = check_orders(orders)
     return _rdp_curve(q, sigma, a)
 

@@ -24,7 +24,7 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-from ..._validate import check_choice, check_int, check_positive, check_probability
+from ..._validate import check_choice, check_instance, check_int, check_positive, check_probability
 from ...constants import NOT_CERTIFIED_NOTE, Constants
 from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
 from ...core import checked_unlearn
@@ -67,6 +67,7 @@ class R2DConfig:
 
     def __post_init__(self) -> None:
         check_int("K", self.K, low=0)
+        check_instance("constants", self.constants, Constants, optional=True)
         if self.epsilon is not None:
             check_positive("epsilon", self.epsilon)
         check_probability("delta", self.delta, allow_zero=False, allow_one=False)

@@ -22,7 +22,7 @@ from typing import Callable, Mapping, Optional
 
 import torch
 
-from ..._validate import check_choice, check_int, check_positive, check_probability
+from ..._validate import check_choice, check_int, check_number, check_positive, check_probability
 from ...core import Certificate, Request, Result, Stopwatch, TrainedState, emit
 from ...core import checked_unlearn
 from ...privacy.noise import gaussian_noise
@@ -146,7 +146,7 @@ class ModelClippingConfig:
         check_positive("lam", self.lam, allow_zero=True)
         if self.T is not None:
             check_int("T", self.T, low=1)
-        if not (self.C0 > 0):
+        if not (check_number("C0", self.C0) > 0):
             raise ValueError(f"C0={self.C0!r} is out of range: expected C0 in (0, inf]")
         check_positive("sigma0", self.sigma0, allow_zero=True)
         check_int("batch_size", self.batch_size, low=1)

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..._validate import check_choice, check_int, check_positive, check_range
+from ..._validate import check_choice, check_instance, check_int, check_positive, check_range
 from ...core import Callback, Request, Result, TrainedState
 from ...core import checked_unlearn
 from ...decentral.token import TokenConfig, run_token
@@ -62,9 +62,12 @@ class WalkConfig:
     route_seed: Optional[int] = None
 
     def __post_init__(self) -> None:
+        check_instance("token", self.token, TokenConfig)
         check_int("hops", self.hops, low=1)
         check_int("local_steps", self.local_steps, low=1)
         check_int("eval_every", self.eval_every, low=0)
+        if self.route_seed is not None:
+            check_int("route_seed", self.route_seed, low=0)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,6 +91,10 @@ class DDPWalkConfig(WalkConfig):
         check_positive("L", self.L)
         check_positive("R", self.R)
         check_choice("calibration", self.calibration, DDP_CALIBRATIONS)
+        if self.sigma is not None:
+            check_positive("sigma", self.sigma)
+        if self.m is not None:
+            check_int("m", self.m, low=1)
 
 
 @dataclass(frozen=True, kw_only=True)

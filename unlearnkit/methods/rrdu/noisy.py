@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..._validate import check_int, check_positive, check_range
+from ..._validate import check_instance, check_int, check_positive, check_range
 from ...core import Callback, Certificate, Cost, Request, Result, TrainedState
 from ...core import checked_unlearn
 from ...decentral.token import TokenConfig
@@ -55,6 +55,9 @@ class NoisyWalkConfig:
     eval_every: int = 0
 
     def __post_init__(self) -> None:
+        check_instance("token", self.token, TokenConfig)
+        if self.route_seed is not None:
+            check_int("route_seed", self.route_seed, low=0)
         check_int("hops", self.hops, low=1)
         check_int("local_steps", self.local_steps, low=1)
         check_positive("epsilon", self.epsilon)
