@@ -62,17 +62,17 @@ def split_train_sigma(*, epsilon: float, delta: float, L: float, hops: int, n_cl
     return math.sqrt(steps * (2 * L) ** 2 / (2 * split * slope))
 
 
-def _noisy_start(world: BackdoorWorld, sigma: float, *, L: float, lr: float, seed: int) -> Any:
+def _noisy_start(world: BackdoorWorld, sigma: float, *, L: float, lr: float, R: float, seed: int) -> Any:
     st = world.setup
     token = TokenConfig(lr=lr, batch_size=st.batch_size, local_batches=st.s, optimizer="sgd")
     cfg = NoisyWalkConfig(token=token, hops=st.T_train, local_steps=st.local_steps, delta=st.delta, L=L,
-                          R=1e6, sigma=sigma, route_seed=seed + 1)
+                          R=R, sigma=sigma, route_seed=seed + 1)
     return NoisyWalkTraining().train(world.flat, world.federation, cfg, generator=make_generator(seed + 1),
                                      init=(world.original.checkpoints or {}).get(0))
 
 
 def sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float = 1.0, lr: float = 0.2,
-              split: float = 0.5, seed: int = 0) -> dict:
+              split: float = 0.5, R: float = 10.0, seed: int = 0) -> dict:
     """One certified run at ``epsilon`` (module docstring): ``{"final", "start", "certificate", "sigma",
     "sigma_train"}``, metrics on the released model and on the noisily trained start."""
     st = world.setup
@@ -85,7 +85,7 @@ def sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float = 1
                                 delta=st.delta, L=L, local_steps=st.local_steps).resolved_sigma(n)
     else:
         raise ValueError(f"method={method!r} is out of range: expected one of {SOUND_METHODS}")
-    start = _noisy_start(world, sig_t, L=L, lr=lr, seed=seed)
+    start = _noisy_start(world, sig_t, L=L, lr=lr, R=R, seed=seed)
     gen = make_generator(1000 + seed)
     if method == "rrdu":
         cfg = st.rrdu_config(accountant="S", optimizer="sgd", lr=lr, clip_L=L, epsilon=epsilon, eval_every=0)
@@ -101,14 +101,16 @@ def sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float = 1
 
 def rrdu_frontier(epsilons: Sequence[float] = FRONTIER_EPSILONS, *, setup: Optional[BackdoorSetup] = None,
                   world: Optional[BackdoorWorld] = None, seed: int = 0, L: float = 1.0, lr: float = 0.2,
-                  split: float = 0.5, paper: bool = True) -> dict:
+                  split: float = 0.5, R: float = 10.0, paper: bool = True) -> dict:
     """Backdoor success and clean accuracy against ``epsilon`` for every method (module docstring).
 
     Returns ``{"epsilons", "retrain": metrics, "original": metrics, "finetune": metrics, "sound": {method:
     [row per epsilon]}, "paper": {method: [row per epsilon]}}``; a row is ``{"epsilon", "clean_acc", "asr",
     "asr_all", "certified_epsilon", "mode", "sigma", ...}`` (sound rows add the start's metrics as
-    ``start_clean_acc``, ``start_asr``). ``L`` (clipping), ``lr`` (SGD step) and ``split`` (the training's share
-    of the budget) set the sound pipeline.
+    ``start_clean_acc``, ``start_asr``). ``L`` (clipping), ``lr`` (SGD step), ``split`` (the training's share
+    of the budget) and ``R`` (the noisy training's projection radius around the initialisation: it bounds how far
+    the noise can push the start, which the clean hops of the unlearning walk then repair) set the sound
+    pipeline.
     """
     if world is None:
         world = build_world(setup or RRDU_PROFILES["quick"], seed=seed)
@@ -117,10 +119,10 @@ def rrdu_frontier(epsilons: Sequence[float] = FRONTIER_EPSILONS, *, setup: Optio
                            "original": world.metrics(world.original.params),
                            "finetune": run_method(world, "finetune", seed=seed)["final"],
                            "sound": {m: [] for m in SOUND_METHODS}, "paper": {m: [] for m in PAPER_METHODS},
-                           "settings": {"L": L, "lr": lr, "split": split, "seed": seed}}
+                           "settings": {"L": L, "lr": lr, "split": split, "R": R, "seed": seed}}
     for eps in epsilons:
         for m in SOUND_METHODS:
-            r = sound_run(world, m, eps, L=L, lr=lr, split=split, seed=seed)
+            r = sound_run(world, m, eps, L=L, lr=lr, split=split, R=R, seed=seed)
             cert = r["certificate"]
             out["sound"][m].append({"epsilon": float(eps), **r["final"], "certified_epsilon": cert["epsilon"],
                                     "mode": cert["mode"], "sigma": r["sigma"], "sigma_train": r["sigma_train"],
