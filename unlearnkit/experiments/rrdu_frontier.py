@@ -102,7 +102,8 @@ def sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float = 1
               split: float = 0.5, R: float = 10.0, accountant: str = "M", realised_route: bool = True,
               seed: int = 0, **changes: Any) -> dict:
     """One certified run at ``epsilon`` (module docstring): ``{"final", "start", "certificate", "sigma",
-    "sigma_train", "params", "cost"}``, metrics on the released model and on the noisily trained start.
+    "sigma_train", "params", "cost", "observer_epsilons"}``: metrics on the released model and on the noisily
+    trained start, and RR-DU's sound per-observer ledger (:class:`~unlearnkit.methods.rrdu.SoundObserverLedger`).
 
     ``method``: ``"rrdu"`` (the setup's variant and ``p``, or ``changes``), ``"rrdu_exact"``, ``"rrdu_light"``
     (lightweight at ``p = 0.05``) or ``"ddp"``. The exact variant's u-steps need no budget, so its training takes
@@ -139,13 +140,14 @@ def sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float = 1
         cfg = st.rrdu_config(accountant=accountant, optimizer="sgd", lr=lr, clip_L=L, epsilon=epsilon, eval_every=0)
         res = RRDU().unlearn(start, world.request, cfg, generator=gen)
         sigma = res.extras["sigma"]
+        observers = res.extras.get("observer_epsilons")
     else:
         cfg = NoisyDDPConfig(continue_hops=st.T_unlearn)
         res = NoisyDDP().unlearn(start, world.request, cfg, generator=gen)
-        sigma = sig_t
+        sigma, observers = sig_t, None
     return {"final": world.metrics(res.params), "start": world.metrics(start.params),
             "certificate": res.certificate.to_dict(), "sigma": sigma, "sigma_train": sig_t, "params": res.params,
-            "cost": res.cost.to_dict(), "config": cfg}
+            "cost": res.cost.to_dict(), "config": cfg, "observer_epsilons": observers}
 
 
 def rrdu_frontier(epsilons: Sequence[float] = FRONTIER_EPSILONS, *, setup: Optional[BackdoorSetup] = None,

@@ -44,6 +44,8 @@ def test_certified_rrdu_meets_the_target(world):
     assert r["final"]["clean_acc"] >= retr["clean_acc"] - 0.03          # measured 0.913 against 0.929
     assert r["start"]["clean_acc"] <= 0.2                               # the private start is useless on its own
     assert r["sigma"] == 0.0 and r["sigma_train"] > 10                  # u-steps read no D_f: all noise in training
+    obs = np.array(r["observer_epsilons"], dtype=float)                 # the sound per-observer ledger
+    assert np.isnan(obs[world.setup.u]) and np.all(np.delete(obs, world.setup.u) <= 1.0 + 1e-6)
 
 
 def test_certified_lightweight_and_ddp_at_equal_epsilon(world):

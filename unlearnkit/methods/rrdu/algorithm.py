@@ -58,8 +58,11 @@ from ...core import checked_unlearn
 from ...decentral.token import TokenConfig, run_token
 from ...models import project_l2_ball
 from .certify import rrdu_certify, rrdu_sigma
+from .ledger import SoundObserverLedger
+from .noisy import training_rho
 from .noisy_start import (mixture_start_certificate, mixture_start_sigma, noisy_start_certificate,
                           noisy_start_sigma)
+from .sound import rrdu_u_sensitivity
 from .walk import VARIANTS, WalkData, make_route
 
 __all__ = ["RRDUConfig", "RRDU", "VARIANTS", "ROUTINGS", "OPTIMIZERS", "u_direction", "token_config"]
@@ -338,8 +341,13 @@ class RRDU:
         if reasons:
             cert = replace(cert, epsilon=math.inf, mode="none", note="; ".join(reasons) + f" (was: {cert.note})")
         emit(callback, "done", config.T_unlearn, None, sigma=sigma)
-        return Result(params=theta, certificate=cert, history=history, cost=cost,
-                      extras={"path": path.tolist(), "sigma": sigma, "u": data.u, "p": p})
+        extras = {"path": path.tolist(), "sigma": sigma, "u": data.u, "p": p}
+        if config.accountant in ("S", "M"):  # the sound per-observer ledger of this walk (realised route)
+            sens = rrdu_u_sensitivity(config.variant, L=_finite_L(config), m=data.m, n_u=data.n_u)
+            led = SoundObserverLedger(path, n_clients=data.n_clients, u=data.u, sigma=sigma if config.noise else 0.0,
+                                      sensitivity=sens, train_rho=training_rho(state, data.u))
+            extras["observer_epsilons"] = led.epsilons(config.delta).tolist()
+        return Result(params=theta, certificate=cert, history=history, cost=cost, extras=extras)
 
 
 def _finite_L(cfg: RRDUConfig) -> float:
