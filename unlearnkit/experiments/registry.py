@@ -136,8 +136,8 @@ METHODS: tuple[MethodSpec, ...] = (
     MethodSpec("dp_sgd", _LAB + "noisy_finetune_lab:run_dp_sgd", ("quick", "logistic"),
                "DP-SGD training with group privacy over the forget set, then clean fine-tuning", _NF),
     # RR-DU
-    MethodSpec("rrdu", _LAB + "rrdu_lab:run_rrdu", ("quick", "paper"),
-               "RR-DU random-walk unlearning of a BadNets backdoor (Figure 1)", _RRDU),
+    MethodSpec("rrdu", _LAB + "rrdu_frontier:run_rrdu_certified", ("quick", "paper"),
+               "RR-DU random-walk unlearning of a BadNets backdoor (quick: certified; paper: Figure 1)", _RRDU),
     MethodSpec("ddp", _LAB + "rrdu_lab:run_ddp", ("quick", "paper"),
                "decentralized-DP token SGD (NetDP) continued on D minus D_f: RR-DU's DDP baseline",
                "Lamri & Maniatakos, Algorithm 3 (NetDP)"),

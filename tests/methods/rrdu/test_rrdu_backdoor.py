@@ -10,7 +10,7 @@ retrain from scratch           0.929       0.000     0.053
 RR-DU p=0.1, no noise/proj.    0.920       0.059     0.149      (paper Table 3 setting)
 RR-DU p=1, no noise/proj.      0.102       0.000     0.000      (paper: 10.10 / 0.00 on MNIST)
 RR-DU p=0 (fine-tune w/o u)    0.924       0.559     0.602
-RR-DU eps=1 (accountant A)     0.938       0.658     0.691      (noise under Adam leaves the backdoor)
+RR-DU eps=1 (accountant A)     0.938       0.658     0.691      (paper calibration, Adam: uncertified)
 RR-DU eps=1, rho=1             0.936       0.993     0.993      (small trust ball: under-unlearning)
 ============================  ==========  ========  =========
 """
@@ -46,10 +46,10 @@ def test_quick_profile_backdoor_table(world):
     r1 = run_method(world, "rrdu", p=1.0, noise=False, project=False)["final"]
     assert r1["clean_acc"] <= 0.25 and r1["asr"] <= 0.05
 
-    # the certified run at eps = 1 (accountant A, Adam as in the paper): the noise leaves much of the backdoor
-    # (measured 0.658); a trust ball of radius 1 around the backdoored model keeps all of it (measured 0.993)
+    # the paper's calibration (accountant A at "eps = 1", Adam as in its experiments) is labelled, not certified:
+    # mode "none" (measured backdoor 0.658). The certified run that forgets is in test_rrdu_frontier.py.
     rn = run_method(world, "rrdu")
-    assert 0.35 <= rn["final"]["asr"] <= 0.95 and abs(rn["final"]["clean_acc"] - retr["clean_acc"]) <= 0.05
-    assert rn["certificate"]["mode"] == "none"  # Adam: outside the SGD analysis
+    assert rn["certificate"]["mode"] == "none" and rn["certificate"]["epsilon"] == float("inf")
+    assert abs(rn["final"]["clean_acc"] - retr["clean_acc"]) <= 0.05
     small = run_method(world, "rrdu", rho=1.0)["final"]
     assert small["asr"] >= 0.9

@@ -6,7 +6,8 @@
 - :mod:`.baselines`: the section-6 baselines on the token walk, each a class with ``unlearn(...)``;
 - :mod:`.sound`, :mod:`.noisy`, :mod:`.noisy_start`: the sound replacements (issue 20): noisy training (the DDP
   baseline done right) and RR-DU's accountant ``"S"`` on a noisily trained start, with their threat model;
-- :mod:`.mixture`: accountant ``"M"``, the per-visit Gaussian averaged over the random visit count.
+- :mod:`.mixture`: accountant ``"M"``, the per-visit Gaussian averaged over the random visit count;
+- :mod:`.ledger`: the sound per-observer ledger of a realised walk (noisy start + u-steps, exact composition).
 
 The backdoor experiment (Figure 1, Tables 3, 14-16) lives in :mod:`unlearnkit.experiments.rrdu_lab`.
 """
@@ -16,6 +17,7 @@ from .baselines import (DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, Fine
                         WalkConfig)
 from .certify import (ACCOUNTANTS, DDP_CALIBRATIONS, ObserverLedger, ddp_certify, ddp_sigma, network_amplification,
                       observer_hit_prob, rrdu_certify, rrdu_epsilon, rrdu_sigma, visit_quantile)
+from .ledger import SoundObserverLedger
 from .mixture import (OBSERVERS, accountant_comparison, observer_visit_pmf, rrdu_mixture_certify, rrdu_mixture_epsilon,
                       rrdu_mixture_sigma, rrdu_visit_pmf)
 from .noisy import NoisyDDP, NoisyDDPConfig, NoisyWalkConfig, NoisyWalkTraining
@@ -31,5 +33,5 @@ __all__ = [
     "NoisyWalkConfig", "NoisyWalkTraining", "NoisyDDPConfig", "NoisyDDP", "noisy_walk_certify", "noisy_walk_epsilon",
     "noisy_walk_sigma", "rrdu_noisy_start_certify",
     "OBSERVERS", "accountant_comparison", "observer_visit_pmf", "rrdu_mixture_certify", "rrdu_mixture_epsilon",
-    "rrdu_mixture_sigma", "rrdu_visit_pmf",
+    "rrdu_mixture_sigma", "rrdu_visit_pmf", "SoundObserverLedger",
 ]

@@ -58,7 +58,11 @@ from ...core import checked_unlearn
 from ...decentral.token import TokenConfig, run_token
 from ...models import project_l2_ball
 from .certify import rrdu_certify, rrdu_sigma
-from .noisy_start import noisy_start_certificate, noisy_start_sigma
+from .ledger import SoundObserverLedger
+from .noisy import training_rho
+from .noisy_start import (mixture_start_certificate, mixture_start_sigma, noisy_start_certificate,
+                          noisy_start_sigma)
+from .sound import rrdu_u_sensitivity
 from .walk import VARIANTS, WalkData, make_route
 
 __all__ = ["RRDUConfig", "RRDU", "VARIANTS", "ROUTINGS", "OPTIMIZERS", "u_direction", "token_config"]
@@ -95,8 +99,10 @@ class RRDUConfig:
         Noise std added to the *gradient* at u. ``None`` means "calibrate from ``epsilon``, ``delta`` with
         ``accountant``" (:func:`unlearnkit.methods.rrdu.certify.rrdu_sigma`).
     epsilon, delta, accountant, C_A, sens_factor:
-        Target guarantee and accountant (``"A"``..``"D"``, see :mod:`.certify`); the per-visit
-        sensitivity is ``sens_factor * clip_L`` (pitfall P11; 2 for replace-one with clipping).
+        Target guarantee and accountant (``"A"``..``"D"``, see :mod:`.certify`; the per-visit
+        sensitivity is ``sens_factor * clip_L``, pitfall P11). The sound ones need a start from
+        :class:`~.noisy.NoisyWalkTraining`: ``"S"`` (:mod:`.sound`, capped visit count, RDP) and ``"M"``
+        (:mod:`.mixture`, exact Gaussian composition averaged over the visit count; complete-graph routing).
     clip_L:
         Per-example clipping norm at u (the paper's L; MNIST 0.5, CIFAR 0.2). ``inf`` disables clipping (no
         certificate then: the sensitivity is unbounded).
@@ -159,7 +165,7 @@ class RRDUConfig:
             check_positive("sigma", self.sigma, allow_zero=True)
         check_positive("epsilon", self.epsilon)
         check_range("delta", self.delta, 0.0, 1.0, low_open=True, high_open=True)
-        check_choice("accountant", self.accountant, ("A", "B", "C", "D", "S"))
+        check_choice("accountant", self.accountant, ("A", "B", "C", "D", "S", "M"))
         check_positive("C_A", self.C_A)
         check_positive("sens_factor", self.sens_factor)
         if not (self.clip_L == math.inf):
@@ -302,8 +308,9 @@ class RRDU:
         route, monitor = self.route, self.monitor
         data = WalkData.from_state(state, request)
         p = config.routing_p(data.n_clients)
-        if config.accountant == "S":
-            sigma = config.sigma if config.sigma is not None else noisy_start_sigma(state, data, config, p)
+        if config.accountant in ("S", "M"):
+            calib = noisy_start_sigma if config.accountant == "S" else mixture_start_sigma
+            sigma = config.sigma if config.sigma is not None else calib(state, data, config, p)
         else:
             sigma = config.sigma if config.sigma is not None else rrdu_sigma(
                 config.accountant, epsilon=config.epsilon, delta=config.delta, n_clients=data.n_clients, p=p,
@@ -315,11 +322,13 @@ class RRDU:
                                                    progress=progress)
         if config.accountant == "S":
             cert = noisy_start_certificate(state, data, config, sigma, int(np.sum(path == data.u)))
+        elif config.accountant == "M":
+            cert = mixture_start_certificate(state, data, config, sigma, p)
         else:
             cert = rrdu_certify(config.accountant, sigma=sigma, delta=config.delta, n_clients=data.n_clients, p=p,
                                 T_unlearn=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor,
                                 C_A=config.C_A)
-        exact_s = config.accountant == "S" and config.variant == "exact"
+        exact_s = config.accountant in ("S", "M") and config.variant == "exact"
         reasons = []
         if config.optimizer == "adam":
             reasons.append("Adam (the paper's experimental setting) is not covered by the SGD analysis")
@@ -327,13 +336,18 @@ class RRDU:
             reasons.append("no per-example clipping: the sensitivity is unbounded")
         if (not config.noise or sigma == 0) and not exact_s:
             reasons.append("no noise was added")
-        if config.routing != "rrdu_complete" and config.accountant != "S":
+        if config.routing != "rrdu_complete" and config.accountant != "S":  # M's visit law is the complete graph's
             reasons.append("the certificate is proved only for the complete-graph routing")
         if reasons:
             cert = replace(cert, epsilon=math.inf, mode="none", note="; ".join(reasons) + f" (was: {cert.note})")
         emit(callback, "done", config.T_unlearn, None, sigma=sigma)
-        return Result(params=theta, certificate=cert, history=history, cost=cost,
-                      extras={"path": path.tolist(), "sigma": sigma, "u": data.u, "p": p})
+        extras = {"path": path.tolist(), "sigma": sigma, "u": data.u, "p": p}
+        if config.accountant in ("S", "M"):  # the sound per-observer ledger of this walk (realised route)
+            sens = rrdu_u_sensitivity(config.variant, L=_finite_L(config), m=data.m, n_u=data.n_u)
+            led = SoundObserverLedger(path, n_clients=data.n_clients, u=data.u, sigma=sigma if config.noise else 0.0,
+                                      sensitivity=sens, train_rho=training_rho(state, data.u))
+            extras["observer_epsilons"] = led.epsilons(config.delta).tolist()
+        return Result(params=theta, certificate=cert, history=history, cost=cost, extras=extras)
 
 
 def _finite_L(cfg: RRDUConfig) -> float:

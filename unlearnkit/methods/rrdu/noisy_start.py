@@ -1,8 +1,10 @@
-"""RR-DU's sound accountant ``"S"``: RR-DU run from a start trained by :class:`~.noisy.NoisyWalkTraining`.
+"""RR-DU's sound accountants ``"S"`` and ``"M"``: RR-DU run from a start trained by :class:`~.noisy.NoisyWalkTraining`.
 
 The start-model gap (digest P15) is covered by the noisy training's guarantee; the corrective u-steps add the
 variant's per-visit Gaussian RDP (threat model and proof sketch: :mod:`.sound`). A start without the
-noisy-training record gets ``mode="none"``.
+noisy-training record gets ``mode="none"``. ``"S"`` caps the visit count at its ``(1 - delta/4)``-quantile and
+converts RDP at ``delta/2`` (Prop. A.8); ``"M"`` averages the exact Gaussian composition over the visit count
+(:mod:`.mixture`), never looser.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from typing import Any
 from ...privacy import Certificate
 from ...privacy.linear_rdp import linear_rdp_slope
 from .certify import visit_quantile
+from .mixture import rrdu_mixture_certify, rrdu_mixture_sigma
 from .noisy import training_rho
 from .sound import rrdu_noisy_start_certify, rrdu_u_sensitivity
 
-__all__ = ["noisy_start_sigma", "noisy_start_certificate"]
+__all__ = ["noisy_start_sigma", "noisy_start_certificate", "mixture_start_sigma", "mixture_start_certificate"]
 
 
 def noisy_start_sigma(state: Any, data: Any, config: Any, p: float) -> float:
@@ -48,3 +51,27 @@ def noisy_start_certificate(state: Any, data: Any, config: Any, sigma: float, u_
     L = 1.0 if config.clip_L == math.inf else float(config.clip_L)
     return rrdu_noisy_start_certify(train_rho=rho_t, variant=config.variant, sigma=sigma if config.noise else 0.0,
                                     L=L, m=data.m, n_u=data.n_u, u_visits=u_visits, delta=config.delta)
+
+
+def mixture_start_sigma(state: Any, data: Any, config: Any, p: float) -> float:
+    """Accountant ``"M"``'s u-step noise: the smallest sigma at which the realised training (its Gaussian steps at
+    ``u``, exactly ``sqrt(2 train_rho)``-GDP) composed with the u-visits, averaged over ``M_u ~ Bin(T_unlearn, p)``
+    (:func:`.mixture.rrdu_mixture_sigma`, observer of every model), reaches ``(config.epsilon, config.delta)``.
+    ``0`` for the exact variant (nothing of D_f is read) or without a noisy-training record (then ``none``)."""
+    rho_t = training_rho(state, data.u)
+    L = 1.0 if config.clip_L == math.inf else float(config.clip_L)
+    sens = rrdu_u_sensitivity(config.variant, L=L, m=data.m, n_u=data.n_u)
+    if rho_t is None or sens == 0:
+        return 0.0
+    return rrdu_mixture_sigma(epsilon=config.epsilon, delta=config.delta, T_unlearn=config.T_unlearn, p=p,
+                              sensitivity=sens, train_rho=rho_t)
+
+
+def mixture_start_certificate(state: Any, data: Any, config: Any, sigma: float, p: float) -> Certificate:
+    """Accountant ``"M"``'s a-priori certificate (threat model: :mod:`.mixture`; the route must be drawn
+    independently of the data, as RR-DU's complete-graph routing is). ``mode="none"`` without a noisy start."""
+    rho_t = training_rho(state, data.u)
+    L = 1.0 if config.clip_L == math.inf else float(config.clip_L)
+    sens = rrdu_u_sensitivity(config.variant, L=L, m=data.m, n_u=data.n_u)
+    return rrdu_mixture_certify(sigma=sigma if config.noise else 0.0, delta=config.delta, T_unlearn=config.T_unlearn,
+                                p=p, sensitivity=sens, train_rho=rho_t)
