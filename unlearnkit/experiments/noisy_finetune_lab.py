@@ -26,7 +26,7 @@ from .contract import Released, finish_result
 
 __all__ = ["run_gradient_clipping", "run_model_clipping", "run_output_perturbation", "run_dp_sgd", "nf_profile",
            "QUICK_FINETUNE", "PAPER_FINETUNE", "NF_PROFILES", "PAPER_DIFFERS", "gc_config",
-           "op_config", "nf_frontier", "FRONTIER_EPSILONS", "FRONTIER_METHODS", "dp_sgd_experiment",
+           "op_config", "nf_frontier", "NF_EPSILONS", "FRONTIER_METHODS", "dp_sgd_experiment",
            "calibration_summary", "accuracy_race", "epochs_to_accuracy"]
 
 
@@ -287,11 +287,11 @@ def epochs_to_accuracy(curves: Mapping[str, Mapping[str, Sequence[float]]], targ
 # The frontier: released test accuracy and forget gap against epsilon, paper and sound mode
 # ----------------------------------------------------------------------------------------------------------
 
-FRONTIER_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+NF_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 FRONTIER_METHODS = ("gradient_clipping", "output_perturbation")
 
 
-def nf_frontier(*, epsilons: Sequence[float] = FRONTIER_EPSILONS, modes: Sequence[str] = ("paper", "sound"),
+def nf_frontier(*, epsilons: Sequence[float] = NF_EPSILONS, modes: Sequence[str] = ("paper", "sound"),
                 methods: Sequence[str] = FRONTIER_METHODS, profile: str = "quick", seed: int = 0) -> dict[str, Any]:
     """Released test accuracy and forget-metric gap against epsilon, next to retraining and fine-tuning.
 

@@ -44,10 +44,10 @@ from ..evaluate import report
 from .contract import Released, finish_result
 from .rrdu_lab import RRDU_PROFILES, BackdoorSetup, BackdoorWorld, build_world, run_method, run_rrdu
 
-__all__ = ["FRONTIER_EPSILONS", "SOUND_METHODS", "PAPER_METHODS", "QUICK_CERTIFIED", "split_train_sigma", "sound_run",
+__all__ = ["RRDU_EPSILONS", "SOUND_METHODS", "PAPER_METHODS", "QUICK_CERTIFIED", "split_train_sigma", "sound_run",
            "rrdu_frontier", "run_rrdu_certified"]
 
-FRONTIER_EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+RRDU_EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 SOUND_METHODS = ("rrdu_exact", "rrdu_light", "ddp")
 """The certified runs of the frontier: RR-DU's exact variant (its u-step reads no D_f: noise-free, the whole budget
 goes to the training), RR-DU's lightweight variant (the paper's experiments: noisy ascent on D_f at u, p = 0.05),
@@ -150,7 +150,7 @@ def sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float = 1
             "cost": res.cost.to_dict(), "config": cfg, "observer_epsilons": observers}
 
 
-def rrdu_frontier(epsilons: Sequence[float] = FRONTIER_EPSILONS, *, setup: Optional[BackdoorSetup] = None,
+def rrdu_frontier(epsilons: Sequence[float] = RRDU_EPSILONS, *, setup: Optional[BackdoorSetup] = None,
                   world: Optional[BackdoorWorld] = None, seed: int = 0, L: float = 1.0, lr: float = 0.2,
                   split: float = 0.5, R: float = 10.0, accountant: str = "M", realised_route: bool = True,
                   paper: bool = True) -> dict:
