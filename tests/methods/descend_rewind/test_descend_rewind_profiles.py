@@ -87,7 +87,7 @@ def test_every_profile_rewinds_to_a_checkpoint(name):
 def test_paper_profile_is_the_papers_setting():
     prof = central_profile("paper")
     assert prof.model == "mlp" and tuple(prof.model_kwargs["hidden"]) == (256, 64)
-    assert prof.train.batch_size == 64 and prof.train.radius == 10.0 and prof.train.steps == 48 * 23
-    assert PROFILE_K["paper"] == 7 * 23  # rewind 14 % of 48 epochs
+    assert prof.train.batch_size == 64 and prof.train.radius == 10.0 and prof.train.steps == 48 * 22
+    assert PROFILE_K["paper"] == 7 * 22  # rewind 14 % of 48 epochs
     with pytest.raises(ValueError, match="profile"):
         central_profile("eicu")
