@@ -91,3 +91,17 @@ def test_paper_profile_is_the_papers_setting():
     assert PROFILE_K["paper"] == 7 * 22  # rewind 14 % of 48 epochs
     with pytest.raises(ValueError, match="profile"):
         central_profile("eicu")
+
+
+def test_full_batch_training_couples_to_full_retain_batches():
+    import numpy as np
+    from dataclasses import replace
+
+    from unlearnkit.coupled import coupled_retrain_batches
+    from unlearnkit.experiments import centralized_setup
+
+    prof = central_profile("quick")
+    state, request = centralized_setup(replace(prof, train=replace(prof.train, steps=5, checkpoint_every=1)), seed=0)
+    batches = coupled_retrain_batches(state, request, rng=np.random.default_rng(0))
+    n_retain = len(request.retain(state.train_indices))
+    assert len(batches) == 5 and all(b.tolist() == list(range(n_retain)) for b in batches)
