@@ -30,7 +30,8 @@ class CentralProfile:
     those: the original model answers ``target`` on triggered test images, retraining does not, so the
     attack success (``backdoor_asr``) and the accuracy on the forget set measure forgetting where a random
     sample request has no signal. ``unit_ball=True`` scales features into the unit ball (the convex
-    theory's assumption), after the trigger is stamped, and the triggered test set by the same factor.
+    theory's assumption), after the trigger is stamped, and the triggered test set by the same factor;
+    ``center=True`` first subtracts the training rows' mean from every row (both statistics are treated as public).
     """
 
     dataset: str = "digits"
