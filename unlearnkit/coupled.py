@@ -175,7 +175,8 @@ def coupled_retrain_batches(state: Any, request: Any, *, rng: np.random.Generato
     ``state.extras["batches"]`` holds the training batches (positions into ``state.train_indices``). Every slot
     that drew a retained sample keeps it; a slot that drew a forgotten one is redrawn uniformly from the retain
     set. Retraining on these and replaying their last K in R2D is Algorithm 6 on real data: with ``K = T``
-    the R2D output *is* the retrained model.
+    the R2D output *is* the retrained model. Full-batch training (``sampling="full"``) couples trivially:
+    every retraining step uses the whole retain set.
     """
     import torch
 
@@ -183,6 +184,9 @@ def coupled_retrain_batches(state: Any, request: Any, *, rng: np.random.Generato
         raise ValueError("state.extras has no 'batches': train with unlearnkit.train.train_sgd to couple runs")
     idx = np.asarray(state.train_indices)
     retain = request.retain(idx)
+    if getattr(state.config, "sampling", None) == "full":
+        full = torch.arange(retain.size, device=state.extras["batches"][0].device)
+        return [full] * len(state.extras["batches"])
     pos_in_retain = np.full(idx.size, -1, dtype=np.int64)
     keep = ~np.isin(idx, request.indices)
     pos_in_retain[keep] = np.arange(retain.size)

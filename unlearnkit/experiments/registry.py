@@ -120,11 +120,11 @@ METHODS: tuple[MethodSpec, ...] = (
     MethodSpec("gradient_ascent", _LAB + "centralized:run_gradient_ascent", ("quick",),
                "gradient ascent on the forget set with a stopping rule (uncertified)"),
     # Descend or Rewind?
-    MethodSpec("d2d", _LAB + "descend_rewind_lab:run_d2d", ("quick", "synthetic", "mlp"),
-               "K SGD steps on the retain set from the final model, then noise (epsilon=None: the fine-tuning "
+    MethodSpec("d2d", _LAB + "descend_rewind_lab:run_d2d", ("quick", "class", "psgd", "synthetic", "mlp", "paper"),
+               "K gradient steps on the retain set from the final model, then noise (epsilon=None: the fine-tuning "
                "baseline)", _R2D),
-    MethodSpec("r2d", _LAB + "descend_rewind_lab:run_r2d", ("quick", "synthetic", "mlp"),
-               "rewind to checkpoint T-K, replay K PSGD steps on the retain set, add noise", _R2D),
+    MethodSpec("r2d", _LAB + "descend_rewind_lab:run_r2d", ("quick", "class", "psgd", "synthetic", "mlp", "paper"),
+               "rewind to checkpoint T-K, replay K (projected) gradient steps on the retain set, add noise", _R2D),
     # Certified Unlearning for Neural Networks
     MethodSpec("gradient_clipping", _LAB + "noisy_finetune_lab:run_gradient_clipping", ("quick", "logistic", "paper"),
                "noisy clipped-gradient fine-tuning on the retain set, then clean fine-tuning", _NF),

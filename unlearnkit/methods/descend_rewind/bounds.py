@@ -74,7 +74,7 @@ def contraction_factor(regime: str, *, eta: float, L: float, mu: float = 0.0, st
     if regime == "strongly_convex":
         if mu <= 0:
             raise ValueError(f"mu={mu!r} must be > 0 for regime='strongly_convex'")
-        if strict and eta > 2.0 / (L + mu):
+        if strict and eta > 2.0 / (L + mu) * (1 + 1e-12):  # rounding: eta = 2/(L + mu) computed elsewhere
             raise ValueError(f"eta={eta!r} is out of range: the strongly convex bound needs eta in (0, 2/(L+mu)] = "
                              f"(0, {2.0 / (L + mu):.6g}]")
         return 1.0 - eta * mu
