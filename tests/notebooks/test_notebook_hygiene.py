@@ -99,3 +99,11 @@ def test_check_cells_leave_the_explorers_as_the_student_saw_them(path):
             if moved:
                 bad[i] = moved
     assert not bad, f"{path.name}: check cells move displayed explorers without driving(): {bad}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_first_cell_tells_the_student_to_run_it(path):
+    """Widgets are not saved with the notebook: reopened, it shows nothing until it runs again; say so up front."""
+    nb = json.loads(path.read_text())
+    first = next(c for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "Run All" in "".join(first["source"])
