@@ -141,3 +141,18 @@ def test_gradient_gossip_learns_and_validates(setup):
         c.correction(1)
     with pytest.raises(ValueError, match="empty"):
         HistoryCache().correction(0, 0.1)
+
+
+@pytest.mark.parametrize("junk", ["ab", 1.5, [0, 1.5], [True, False], [-1], {"a": 1}, None.__class__])
+def test_gradient_gossip_config_leavers_junk_is_named(junk):
+    from unlearnkit.decentral.gradient_gossip import GradientGossipConfig
+
+    with pytest.raises(ValueError, match="leavers"):
+        GradientGossipConfig(rounds=2, lr=0.1, leavers=junk)
+
+
+def test_gradient_gossip_config_leavers_accepts_one_id_or_many():
+    from unlearnkit.decentral.gradient_gossip import GradientGossipConfig
+
+    assert GradientGossipConfig(rounds=2, lr=0.1, leavers=3).leavers == (3,)
+    assert GradientGossipConfig(rounds=2, lr=0.1, leavers=[4, 2.0]).leavers == (4, 2)

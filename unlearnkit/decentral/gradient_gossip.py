@@ -39,7 +39,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from .._validate import check_choice, check_int, check_positive
+from .._validate import check_choice, check_index_array, check_int, check_positive
 from ..graphs.mixing import MIXING_RULES
 from ..core import Callback, Cost, Stopwatch, TrainedState, emit
 from .correction import RETRAIN_RULES, history_correction, mixing_residuals, retrain_matrices
@@ -92,7 +92,11 @@ class GradientGossipConfig:
         if self.es_rounds is not None:
             check_int("es_rounds", self.es_rounds, low=1)
         if self.leavers is not None:
-            object.__setattr__(self, "leavers", tuple(check_int("leavers", k, low=0) for k in self.leavers))
+            # one client id or a list of them; junk (strings, fractions, masks, negatives) named, not a TypeError
+            ids = check_index_array("leavers", [self.leavers] if np.ndim(self.leavers) == 0 else self.leavers)
+            if ids.size and ids.min() < 0:
+                raise ValueError(f"leavers={self.leavers!r} holds a negative client id: expected ids in [0, n_clients)")
+            object.__setattr__(self, "leavers", tuple(int(k) for k in ids))
 
 
 # ----------------------------------------------------------------------------------------------------------
