@@ -244,3 +244,12 @@ def test_newton_sound_quick_run_is_only_closest_with_what_differs():
                if r["id"] == "t1_er_mnist_du_acc")
     assert row["ours"] is None and row["closest"] is not None
     assert "topology: ours 'ring'" in row["closest_differs"] and "kind: ours 'backdoor'" in row["closest_differs"]
+
+
+def test_newton_ring_row_is_filled_only_by_a_sample_wise_ring_run():
+    ring = _paper_run(setting={"topology": "ring", "partition": "iid", "kind": "samples"})["x"]
+    er = _paper_run(setting={"topology": "erdos_renyi", "partition": "iid", "kind": "samples"})["x"]
+    get = lambda run, rid: next(r for r in R.compare("newton", {"newton": run}) if r["id"] == rid)  # noqa: E731
+    assert get(ring, "t1_ring_mnist_du_acc")["ours"] == pytest.approx(90.0)
+    assert get(ring, "t1_er_mnist_du_acc")["ours"] is None
+    assert get(er, "t1_ring_mnist_du_acc")["ours"] is None and get(er, "t1_er_mnist_du_acc")["ours"] is not None

@@ -146,7 +146,7 @@ _NO_PAGES = "seed text has no page breaks"
 _NO_NOISE = {"certificate.sigma": (None, 0.0)}  # Table 3 of RR-DU is the noise-free run
 _ER = {"topology": "erdos_renyi"}  # Newton's Fig. 2 bars: the Erdos-Renyi graph, every request kind
 # Newton's Table I rows: sample-wise requests (10 % of each client's data), IID, Erdos-Renyi graph
-_T1 = {"topology": "erdos_renyi", "partition": "iid", "kind": "samples"}
+_T1 = {"topology": "erdos_renyi", "partition": "iid", "kind": "samples"}  # (the ring row states its own)
 
 
 def _r(paper: str, **kw: Any) -> RefValue:
@@ -206,7 +206,8 @@ REFERENCES: tuple[RefValue, ...] = (
        note="paper: attack accuracy (attack unspecified); ours: loss-threshold AUC x 100; 50 = no signal for both"),
     _r("newton", id="t1_ring_mnist_du_acc", table="Table I", page=None, locator="§VI-B, Table I, seed line 334",
        dataset="mnist", setting="sample-wise, IID, ring graph", method="DU (Newton)", metric="test accuracy",
-       value=86.63, std=0.04, unit="%"),
+       value=86.63, std=0.04, unit="%", ours="test_acc_pct", match=("newton", "fisher"),
+       requires={"topology": "ring", "partition": "iid", "kind": "samples"}),
     _r("newton", id="t3_er_mnist_class_du", table="Table III", page=None, locator="§VI-B, Table III",
        dataset="mnist", setting="class-wise (class 0 at every client), IID, ER", method="DU (Newton)",
        metric="test accuracy", value=84.00, std=0.14, unit="%",
