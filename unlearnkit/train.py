@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ._validate import check_choice, check_finite_params, check_generator, check_int, check_positive
+from ._validate import check_choice, check_finite_params, check_generator, check_int, check_number, check_positive
 from .core import Callback, Cost, Stopwatch, TrainedState, emit
 from .models import FlatParams, project_l2_ball
 
@@ -72,6 +72,7 @@ class SGDConfig:
         check_int("batch_size", self.batch_size, low=1)
         check_positive("weight_decay", self.weight_decay, allow_zero=True)
         check_choice("sampling", self.sampling, SAMPLING)
+        check_number("radius", self.radius)  # a list, a string or None fails here, naming the parameter
         if not (self.radius > 0):
             raise ValueError(f"radius={self.radius!r} is out of range: expected radius in (0, inf]")
         check_int("checkpoint_every", self.checkpoint_every, low=0)

@@ -67,13 +67,14 @@ def _paper_run(**extra):
 
 def test_newton_erdos_renyi_rows_need_an_erdos_renyi_run():
     ring = _paper_run(setting={"topology": "ring"})
-    er = _paper_run(setting={"topology": "erdos_renyi"})
-    for runs, filled in ((ring, False), (er, True), (_paper_run(), False)):
+    er = _paper_run(setting={"topology": "erdos_renyi", "partition": "iid", "kind": "samples"})
+    er_class = _paper_run(setting={"topology": "erdos_renyi", "partition": "iid", "kind": "class"})
+    for runs, filled in ((ring, False), (er, True), (_paper_run(), False), (er_class, False)):
         runs = {"newton": runs["x"]}
         row = next(r for r in R.compare("newton", runs) if r["id"] == "t1_er_mnist_du_acc")
         assert (row["ours"] is not None) is filled, row
         if not filled:
-            assert "topology" in row["closest_differs"]
+            assert "topology" in row["closest_differs"] or "kind" in row["closest_differs"]
     # the MIA row is an attack accuracy in the paper, an AUC in ours: never the same cell
     row = next(r for r in R.compare("newton", {"newton": er["x"]}) if r["id"] == "t1_er_mnist_du_mia")
     assert row["ours"] is None and "metric" in row["closest_differs"]
@@ -232,3 +233,23 @@ def test_time_saved_of_a_destroyed_model_is_labelled():
     row = next(r for r in R.compare("newton", {"newton": {"status": "ok", "result": res}})
                if r["id"] == "fig2_time_saving")
     assert row["ours"] is None and "destroyed" in row["closest_differs"]
+
+
+def test_newton_sound_quick_run_is_only_closest_with_what_differs():
+    """The quick profile's sound run (lambda 0.5, one backdoored sample, ring) is not Table I's setting."""
+    res = _result()
+    res["setting"] = {"topology": "ring", "partition": "iid", "kind": "backdoor", "forgotten": 1,
+                      "differs": "the sound certified setting"}
+    row = next(r for r in R.compare("newton", {"newton": {"status": "ok", "result": res}})
+               if r["id"] == "t1_er_mnist_du_acc")
+    assert row["ours"] is None and row["closest"] is not None
+    assert "topology: ours 'ring'" in row["closest_differs"] and "kind: ours 'backdoor'" in row["closest_differs"]
+
+
+def test_newton_ring_row_is_filled_only_by_a_sample_wise_ring_run():
+    ring = _paper_run(setting={"topology": "ring", "partition": "iid", "kind": "samples"})["x"]
+    er = _paper_run(setting={"topology": "erdos_renyi", "partition": "iid", "kind": "samples"})["x"]
+    get = lambda run, rid: next(r for r in R.compare("newton", {"newton": run}) if r["id"] == rid)  # noqa: E731
+    assert get(ring, "t1_ring_mnist_du_acc")["ours"] == pytest.approx(90.0)
+    assert get(ring, "t1_er_mnist_du_acc")["ours"] is None
+    assert get(er, "t1_ring_mnist_du_acc")["ours"] is None and get(er, "t1_er_mnist_du_acc")["ours"] is not None

@@ -45,6 +45,24 @@ def r2d_cost_bench(*, quick: bool) -> list[dict]:
     state, request = centralized_setup(central_profile("quick"), seed=0)
     Ks = [0, 100, 200] if quick else [0, 40, 80, 120, 160, 200]
     rows, _ = digits_k_sweep(state, request, Ks)
+    retrain = retrain_grad_evals(state, request)
     for r in rows:
-        r["retrain_grad_evals"] = state.config.steps * state.config.batch_size
+        r["retrain_grad_evals"] = retrain
     return rows
+
+
+def retrain_grad_evals(state, request, *, seed: int = 0) -> int:
+    """Retraining's gradient evaluations in the sweep: the sizes of the very batches it runs on.
+
+    :func:`~unlearnkit.viz.descend_rewind.digits_k_sweep` retrains on
+    :func:`~unlearnkit.coupled.coupled_retrain_batches` (same ``seed``), and
+    :func:`~unlearnkit.train.run_sgd` charges one gradient evaluation per sample of each batch, so this is that
+    run's own ``cost.grad_evals``. Recomputing it as ``steps x batch_size`` is wrong for full-batch profiles
+    (``sampling="full"`` ignores the batch size: a step costs the whole retain set).
+    """
+    import numpy as np
+
+    from ..coupled import coupled_retrain_batches
+
+    batches = coupled_retrain_batches(state, request, rng=np.random.default_rng(seed))
+    return int(sum(int(b.numel()) for b in batches))

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from .._validate import check_choice
 from .contract import Released, finish_result
 
-__all__ = ["CentralProfile", "CENTRAL_PROFILES", "centralized_setup", "centralized_backdoor_setup",
+__all__ = ["CentralProfile", "CENTRAL_PROFILES", "centralized_setup", "centralized_backdoor_setup", "describe_request",
            "run_centralized", "run_retrain", "run_finetune", "run_gradient_ascent"]
 
 
@@ -112,6 +112,17 @@ def centralized_setup(profile: "str | CentralProfile" = "quick", *, seed: int = 
     return state, request
 
 
+def describe_request(request, backdoor=None) -> str:
+    """``request.describe()``, saying that the samples are backdoored when they are ``backdoor``'s poisoned ones
+    (e.g. "forget 60 backdoored samples (trigger 3x3, target 0)"): "forget 60 samples" hides the signal."""
+    import numpy as np
+
+    if backdoor is None or not np.array_equal(np.sort(np.asarray(backdoor.indices)), np.sort(request.indices)):
+        return request.describe()
+    return (f"forget {request.m} backdoored samples (trigger {backdoor.patch}x{backdoor.patch}, "
+            f"target {backdoor.target})")
+
+
 def _plant_backdoor(ds, prof: CentralProfile, *, seed: int):
     """BadNets on ``prof.m`` random training samples not already labelled ``prof.target``."""
     import numpy as np
@@ -177,7 +188,7 @@ def run_centralized(method, config, *, profile: "str | CentralProfile" = "quick"
         "method": getattr(method, "name", type(method).__name__),
         "profile": prof_name,
         "dataset": state.dataset.name,
-        "request": request.describe(),
+        "request": describe_request(request, backdoor),
         "metrics": metrics,
         "certificate": None if cert is None else cert.to_dict(),
         "cost": {

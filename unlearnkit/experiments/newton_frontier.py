@@ -229,7 +229,14 @@ def run_sound_profile(*, setting: FrontierSetting, epsilon: float, delta: float,
            "cost": {"grad_evals": int(res.cost.grad_evals), "seconds": float(res.cost.seconds),
                     "messages": int(res.cost.messages), "retrain_grad_evals": w["retrain_grad_evals"],
                     "retrain_seconds": float(rt_seconds)},
-           "paper": "Wu et al. 2026 (arXiv 2601.06436); sound certificate: digest 001 section 3.7"}
+           "paper": "Wu et al. 2026 (arXiv 2601.06436); sound certificate: digest 001 section 3.7",
+           # what reproduction compares with a paper row's setting (reproduce.reference RefValue.requires)
+           "setting": {"topology": "ring", "partition": "iid", "kind": "backdoor", "forgotten": s.m,
+                       "weight_decay": s.weight_decay,
+                       "differs": f"the sound certified setting (lambda = {s.weight_decay}, {s.m} backdoored sample(s) "
+                                  "of client 0 forgotten, ring graph, exact global Newton step), not Table I's "
+                                  "(10 % of every client's data, Erdos-Renyi graph); the paper-like grid is "
+                                  "'run newton --profile grid'"}}
     diag = {"noise_free_model": pick(report(flat, clean.params, ds, req, **kw)),
             "paper_calibration_model": {**pick(report(flat, paper.params, ds, req, **kw)),
                                         "sigma_model": paper.extras["weight"] * max(paper.extras["sigmas"].values()),

@@ -144,7 +144,9 @@ EXTRACTORS: dict[str, Callable[[Mapping[str, Any]], Optional[float]]] = {
 _NO_PAGES = "seed text has no page breaks"
 # settings our runs must record to fill a row (RefValue.requires)
 _NO_NOISE = {"certificate.sigma": (None, 0.0)}  # Table 3 of RR-DU is the noise-free run
-_ER = {"topology": "erdos_renyi"}  # Newton's Table I rows are the Erdos-Renyi graph
+_ER = {"topology": "erdos_renyi"}  # Newton's Fig. 2 bars: the Erdos-Renyi graph, every request kind
+# Newton's Table I rows: sample-wise requests (10 % of each client's data), IID, Erdos-Renyi graph
+_T1 = {"topology": "erdos_renyi", "partition": "iid", "kind": "samples"}  # (the ring row states its own)
 
 
 def _r(paper: str, **kw: Any) -> RefValue:
@@ -191,20 +193,21 @@ REFERENCES: tuple[RefValue, ...] = (
     _r("newton", id="t1_er_mnist_du_acc", table="Table I", page=None, locator=f"§VI-B, Table I, seed line 340 ({_NO_PAGES})",
        dataset="mnist", setting="sample-wise, IID, ER graph, 10% of each client's data, logistic regression",
        method="DU (Newton)", metric="test accuracy", value=86.63, std=0.04, unit="%", ours="test_acc_pct",
-       match=("newton", "fisher"), requires=_ER),
+       match=("newton", "fisher"), requires=_T1),
     _r("newton", id="t1_er_mnist_rt_acc", table="Table I", page=None, locator="§VI-B, Table I, seed line 339",
        dataset="mnist", setting="as above", method="RT (retrain)", metric="test accuracy", value=86.25, std=0.10,
-       unit="%", ours="retrain_test_acc_pct", match=("newton", "fisher"), requires=_ER),
+       unit="%", ours="retrain_test_acc_pct", match=("newton", "fisher"), requires=_T1),
     _r("newton", id="t1_er_mnist_dacc", table="Table I (derived)", page=None, locator="§VI-B, Table I, DU - RT",
        dataset="mnist", setting="as above", method="DU - RT", metric="accuracy gap", value=0.38, unit="pp",
-       ours="delta_acc_pp", match=("newton", "fisher"), requires=_ER),
+       ours="delta_acc_pp", match=("newton", "fisher"), requires=_T1),
     _r("newton", id="t1_er_mnist_du_mia", table="Table I", page=None, locator="§VI-B, Table I, seed line 340",
        dataset="mnist", setting="as above", method="DU (Newton)", metric="MIA accuracy", value=51.51, std=0.42,
-       unit="%", ours="mia_auc_pct", match=("newton", "fisher"), requires=_ER, same_metric=False,
+       unit="%", ours="mia_auc_pct", match=("newton", "fisher"), requires=_T1, same_metric=False,
        note="paper: attack accuracy (attack unspecified); ours: loss-threshold AUC x 100; 50 = no signal for both"),
     _r("newton", id="t1_ring_mnist_du_acc", table="Table I", page=None, locator="§VI-B, Table I, seed line 334",
        dataset="mnist", setting="sample-wise, IID, ring graph", method="DU (Newton)", metric="test accuracy",
-       value=86.63, std=0.04, unit="%"),
+       value=86.63, std=0.04, unit="%", ours="test_acc_pct", match=("newton", "fisher"),
+       requires={"topology": "ring", "partition": "iid", "kind": "samples"}),
     _r("newton", id="t3_er_mnist_class_du", table="Table III", page=None, locator="§VI-B, Table III",
        dataset="mnist", setting="class-wise (class 0 at every client), IID, ER", method="DU (Newton)",
        metric="test accuracy", value=84.00, std=0.14, unit="%",

@@ -88,7 +88,9 @@ def _differences(ref: RefValue, res: Mapping[str, Any]) -> list[str]:
     return out
 
 
-_DESTROYED_SAYS = {"mia": "an MIA score near chance shows the noise, not forgetting",
+# an MIA AUC of a destroyed model can be near 0.5 or anywhere else (0.0 for D2D/R2D's diverged paper run): it
+# measures the noise, never the forgetting
+_DESTROYED_SAYS = {"mia": "its MIA score shows the noise, not forgetting",
                    "forget": "a low forget accuracy shows the noise, not forgetting",
                    "saved": "the compute it saved bought a model retraining beats"}
 

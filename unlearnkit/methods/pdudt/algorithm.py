@@ -30,7 +30,7 @@ from typing import Any, Optional
 import torch
 from torch import Tensor
 
-from ..._validate import check_choice, check_int, check_positive, check_range
+from ..._validate import check_choice, check_instance, check_int, check_positive, check_range
 from ...core import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
 from ...core import checked_unlearn
 from ...decentral.correction import (CORRECTION_SCALES, RETRAIN_RULES, history_correction, reconstruct_models,
@@ -139,6 +139,9 @@ class PDUDTConfig:
         check_range("beta", self.beta, 0.0, 1.0, low_open=True, high_open=True)
         check_choice("mode", self.mode, ("paper", "sound"))
         check_choice("scope", self.scope, SOUND_SCOPES)
+        # a bare number (nan, 1.0) is not the constants of Theorem 4.9: GapConstants validates each one finite
+        check_instance("constants", self.constants, GapConstants, optional=True)
+        check_instance("smoothness", self.smoothness, GossipSmoothness, optional=True)
         if self.noise == "certified" and self.constants is None and not (self.mode == "sound" and self.smoothness):
             raise ValueError("constants=None: noise='certified' needs GapConstants (or mode='sound' with "
                              "smoothness=GossipSmoothness(...))")
