@@ -140,3 +140,14 @@ def test_output_perturbation_and_group_privacy():
 def test_bad_inputs_name_the_parameter(call, name):
     with pytest.raises(ValueError, match=name.replace("*", r"\*")):
         call()
+
+
+@pytest.mark.parametrize("mode", ["paper", "sound"])
+def test_group_targets_refuse_a_delta_beyond_floating_point(mode):
+    # epsilon 1000 over 60 records: delta1 = delta / (k e^{(k-1) eps1}) ~ e^-1000 (an OverflowError before)
+    from unlearnkit.methods.noisy_finetune import bounds as B
+
+    with pytest.raises(ValueError, match="epsilon=1000"):
+        B.dpsgd_group_targets(1000.0, 1e-5, 60, mode=mode)
+    e1, d1 = B.dpsgd_group_targets(50.0, 1e-5, 60, mode=mode)
+    assert e1 == pytest.approx(50 / 60) and 0 < d1 < 1e-5

@@ -270,9 +270,13 @@ def dpsgd_group_targets(epsilon: float, delta: float, k: int, *, mode: str = "so
     check_probability("delta", delta, allow_zero=False, allow_one=False)
     check_int("k", k, low=1)
     e1 = epsilon / k
-    if mode == "paper":
-        return e1, delta * math.exp(e1 - k * e1)
-    return e1, delta / (k * math.exp((k - 1) * e1))
+    # in logs: the per-record delta shrinks like e^{-(k-1) eps1} and leaves floating point for large epsilon
+    log_d1 = math.log(delta) + (e1 - k * e1 if mode == "paper" else -math.log(k) - (k - 1) * e1)
+    if log_d1 < math.log(1e-300):
+        raise ValueError(f"epsilon={epsilon:g} over a group of k={k} records needs a per-record delta of "
+                         f"e^{log_d1:.4g}, below 1e-300: group privacy cannot be calibrated here; valid range: "
+                         f"(k - 1) * epsilon / k <= {math.log(delta) - math.log(1e-300) - (0 if mode == 'paper' else math.log(k)):.4g}")
+    return e1, math.exp(log_d1)
 
 
 def dpsgd_group_sigma_formula(epsilon: float, delta: float, *, C: float, k: int) -> float:
