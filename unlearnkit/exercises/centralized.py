@@ -18,7 +18,7 @@ def check_rewind_depth(answer: Any, *, steps: int = R2D_STEPS) -> bool:
 
     The right answer, ``K = T = 200`` (the whole training cost), is taken from the solution's loop: recomputing
     it needs the trained digits state and its constants, which the notebook has and a checker should not
-    rebuild. With ``eta mu = 0.004`` the contraction per step is 0.996 and the Markov factor ``2/delta`` keeps
+    rebuild (the solution's loop gives 200 on the "psgd" profile, seed 0, in ~4 s). With ``eta mu = 0.004`` the contraction per step is 0.996 and the Markov factor ``2/delta`` keeps
     sigma above 1 until the rewind is a full retraining.
     """
     if _needs_answer(answer):

@@ -88,7 +88,8 @@ def check_clientwise_weight(answer: Any) -> bool:
 def check_leaver_class_origin(answer: Any, *, limit: float = 0.1) -> bool:
     """Notebook 08, exercise: Origin's accuracy on class 9 when client 9 owns class 9 alone.
 
-    The right answer needs a run, so a range is accepted: the solution measures 0.0, and any value up to
+    The right answer needs a run, so a range is accepted: the solution measures 0.0 (so does quick mode's
+    ``t1 = 16``, seed 0), and any value up to
     ``limit`` tells the same story (under gradient gossip nothing pulls the models together, so the average
     model never learns class 9). Above it, the answer is likely from the IID run (``rep``, not ``rep2``).
     """
