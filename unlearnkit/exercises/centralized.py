@@ -18,8 +18,9 @@ def check_rewind_depth(answer: Any, *, steps: int = R2D_STEPS) -> bool:
 
     The right answer, ``K = T = 200`` (the whole training cost), is taken from the solution's loop: recomputing
     it needs the trained digits state and its constants, which the notebook has and a checker should not
-    rebuild (the solution's loop gives 200 on the "psgd" profile, seed 0, in ~4 s). With ``eta mu = 0.004`` the contraction per step is 0.996 and the Markov factor ``2/delta`` keeps
-    sigma above 1 until the rewind is a full retraining.
+    rebuild (the solution's loop gives 200 on the "psgd" profile, seed 0, in ~4 s). With ``eta mu = 0.004``
+    the contraction per step is 0.996 and the Markov factor ``2/delta`` keeps sigma above 1 until the rewind
+    is a full retraining.
     """
     if _needs_answer(answer):
         return False
@@ -65,5 +66,6 @@ def check_small_sigma_settings(answer: Any, *, d: int = 2410) -> bool:
         return _verdict(False, f"sound sigma = {sigma:.4f} >= 0.02. Small C1/lam is the lever: with lam > 0 the C0 "
                                "term decays like (1 - gamma lam)^T and sigma^2 tends to gamma C1^2 / (lam rho*).")
     return _verdict(True, f"sound sigma = {sigma:.4f}; the noise norm is {s['noise_norm']:.3g} against a surviving "
-                          f"signal of {s['signal_norm']:.3g} (C0 = {vals['C0']:g}): the noise dwarfs what is left of the model, which is "
-                          "forgotten entirely, and every noisy step moves it by at most gamma*C1.")
+                          f"signal of {s['signal_norm']:.3g} (C0 = {vals['C0']:g}): the noise dwarfs what is left "
+                          "of the model, which is forgotten entirely, and every noisy step moves it by at most "
+                          "gamma*C1.")
