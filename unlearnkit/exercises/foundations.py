@@ -1,46 +1,15 @@
-"""Checkers for the course's exercises: call one on your answer, read the verdict (and a hint when it is off).
-
-Each checker recomputes the right answer with the package (nothing is hard-coded that the package can
-compute), prints a verdict and returns ``True`` or ``False``; it never raises on a wrong answer, so a
-notebook keeps running. ``None`` (the notebooks' placeholder) asks for an answer. Hints target the common
-wrong answers seen in class.
-
->>> check_classic_threshold(None)
-Write your answer in place of None, then run the cell again.
-False
-"""
+"""Checkers for the exercises of notebooks 00 (welcome), 01 (baselines), 02 (noise calibration) and 05
+(networks and walks)."""
 
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional
+from typing import Any, Callable
+
+from ._common import _needs_answer, _number, _verdict
 
 __all__ = ["check_classic_threshold", "check_best_gap_per_edge", "check_runnable_ring_walk",
-           "check_forgotten_class", "classic_threshold"]
-
-
-def _verdict(ok: bool, text: str) -> bool:
-    print(("Correct. " if ok else "Not yet. ") + text)
-    return ok
-
-
-def _needs_answer(answer: Any) -> bool:
-    if answer is None:
-        print("Write your answer in place of None, then run the cell again.")
-        return True
-    return False
-
-
-def _number(answer: Any, what: str) -> Optional[float]:
-    try:
-        x = float(answer)
-    except (TypeError, ValueError):
-        print(f"Not yet. Expected a number for {what}, got {answer!r}.")
-        return None
-    if not math.isfinite(x):
-        print(f"Not yet. {what} must be finite, got {answer!r}.")
-        return None
-    return x
+           "check_forgotten_class", "check_strict_ascent", "classic_threshold"]
 
 
 def classic_threshold(delta: float = 1e-5, *, lo: float = 1.0, hi: float = 50.0) -> float:
@@ -49,7 +18,7 @@ def classic_threshold(delta: float = 1e-5, *, lo: float = 1.0, hi: float = 50.0)
     Gaussian mechanism (Balle & Wang 2018, Thm 8) along the classic calibration (Dwork & Roth 2014, Thm A.1)."""
     from scipy.optimize import brentq
 
-    from .privacy import classic_gaussian_sigma, gaussian_delta
+    from ..privacy import classic_gaussian_sigma, gaussian_delta
 
     def excess(eps: float) -> float:
         return math.log(gaussian_delta(eps, classic_gaussian_sigma(eps, delta, warn=False))) - math.log(delta)
@@ -83,7 +52,7 @@ def check_best_gap_per_edge(answer: Any, n: int = 32) -> bool:
     """Notebook 05, exercise 1: the topology with the largest spectral gap per edge on ``n`` clients."""
     if _needs_answer(answer):
         return False
-    from .experiments.networks_lab import topology_table
+    from ..experiments.networks_lab import topology_table
 
     rows = topology_table(n)
     best = max(rows, key=lambda r: r["spectral_gap"] / r["edges"])
@@ -141,3 +110,36 @@ def check_forgotten_class(rows: Any, *, label: int = 8) -> bool:
     return _verdict(True, f"Forget accuracy {fo:.2f} -> {fr:.2f}; test accuracy {to:.3f} -> {tr:.3f} "
                           f"({(to - tr) * 100:.1f} points): a forgotten class costs about a tenth of the test set, "
                           "the right behaviour, so test accuracy alone never shows forgetting.")
+
+
+def check_strict_ascent(answer: Any, *, target: float = 0.1) -> bool:
+    """Notebook 01, exercise: gradient ascent stopped at forget accuracy ``target``.
+
+    ``answer = {"strict": report(...) of the strict run, "retrain": bd_rows["retrain"],
+    "rule_without_retraining": True or False}``. Right: the strict run's forget accuracy is at most ``target``,
+    and no, there is no stopping rule you could set without a reference (the threshold came from knowing what
+    retraining does). The test accuracy is reported against retraining's, not judged: how much it drops
+    depends on the run.
+    """
+    if _needs_answer(answer):
+        return False
+    try:
+        fs, ts = float(answer["strict"]["forget_acc"]), float(answer["strict"]["test_acc"])
+        tr = float(answer["retrain"]["test_acc"])
+        rule = answer["rule_without_retraining"]
+    except (KeyError, TypeError, ValueError, IndexError):
+        print("Not yet. Pass {'strict': report(...), 'retrain': bd_rows['retrain'], "
+              "'rule_without_retraining': True or False}.")
+        return False
+    if fs > target + 1e-9:
+        return _verdict(False, f"The strict run stopped at forget accuracy {fs:.2f} > {target}: set "
+                               f"GradientAscentConfig(stop_forget_acc={target}, max_steps=2000) so it runs long enough.")
+    if not isinstance(rule, bool):
+        return _verdict(False, f"rule_without_retraining must be True or False, got {rule!r}.")
+    if rule:
+        return _verdict(False, f"Where did {target} come from? From knowing that retraining forgets the poison. "
+                               "Without that reference a heuristic cannot tell when it has forgotten enough: "
+                               "what rule would you set for a request whose retrained accuracy you do not know?")
+    return _verdict(True, f"Forget accuracy {fs:.2f}, test accuracy {ts:.3f} against retraining's {tr:.3f} "
+                          f"({(tr - ts) * 100:+.1f} points): ascent on a few samples moves the whole network, and "
+                          "only a certificate bounds the distance to retraining before you run.")
