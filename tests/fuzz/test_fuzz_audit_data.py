@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 from fuzzkit import FUZZ, check_contract, junk, wild_floats, wild_ints
 from hypothesis import example, given
 from hypothesis import strategies as st

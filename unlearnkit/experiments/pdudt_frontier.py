@@ -36,8 +36,7 @@ from ..data import Federation, add_backdoor, load, partition
 from ..decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
 from ..evaluate import accuracy, backdoor_success, report
 from ..graphs import dynamic
-from ..methods.pdudt import (CORRECTION_SCALES, PDUDT, RETRAIN_RULES, GapConstants, GossipSmoothness, PDUDTConfig,
-                             client_noise)
+from ..methods.pdudt import CORRECTION_SCALES, PDUDT, RETRAIN_RULES, GapConstants, GossipSmoothness, PDUDTConfig
 from ..models import FlatParams, make_model
 from .contract import Released, finish_result
 

@@ -14,7 +14,6 @@ DDP (noisy training, sound)     4.0              0.191       0.911
 ==============================  ===============  ==========  ========
 """
 
-import math
 
 import numpy as np
 import pytest
