@@ -49,3 +49,19 @@ def test_calibration_explorer():
     assert ex.last_error is None
     ex.d.value = 0
     assert "d=" in ex.last_error
+
+
+def test_sigma_explorer_refuses_a_typed_n_out_of_range_in_place():
+    # a BoundedIntText clamped a typed 10**8 to 10**7 without a word; the explorer now says so in place
+    from unlearnkit.viz.descend_rewind import SigmaExplorer
+
+    ex = SigmaExplorer()
+    import numpy as np
+
+    before = np.array(ex.fig.data[0].y, dtype=float)
+    ex.n.value = 10**8
+    assert ex.last_error is not None and "n=100000000" in ex.last_error and "10000000" in ex.last_error
+    assert np.array_equal(np.array(ex.fig.data[0].y, dtype=float), before, equal_nan=True)  # last good figure stays
+    ex.n.value = 500
+    assert ex.last_error is None
+    assert not np.array_equal(np.array(ex.fig.data[0].y, dtype=float), before, equal_nan=True)

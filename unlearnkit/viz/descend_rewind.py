@@ -228,7 +228,8 @@ class SigmaExplorer(Explorer):
         self.log_delta = W.FloatSlider(value=-5, min=-8, max=-1, step=0.5, description="log10 delta",
                                        continuous_update=False)
         self.m = W.IntSlider(value=10, min=1, max=100, description="m", continuous_update=False)
-        self.n = W.BoundedIntText(value=n, min=1, max=10**7, description="n")
+        # a plain IntText: a bounded one would clamp a typed 10**8 to 10**7 silently; curves() refuses it in place
+        self.n = W.IntText(value=n, description="n")
         self.mode = W.ToggleButtons(options=["sound", "paper"], value="sound", description="mode")
         self.fig = go.FigureWidget()
         for w in (self.eps, self.log_delta, self.m, self.n, self.mode):
@@ -237,7 +238,7 @@ class SigmaExplorer(Explorer):
         self.refresh()
 
     def curves(self) -> tuple[np.ndarray, dict[str, np.ndarray], float]:
-        p = dict(self.params, n=self.n.value)
+        p = dict(self.params, n=check_int("n", self.n.value, low=1, high=10**7))
         delta = 10.0 ** self.log_delta.value
         Ks = np.arange(0, p["T"] + 1, 5)
         out = {}
