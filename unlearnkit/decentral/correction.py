@@ -65,7 +65,6 @@ def retrain_matrices(W: Tensor, leavers: Any = None, *, retrain_rule: str = "rec
     if ks.numel() and (int(ks.min()) < 0 or int(ks.max()) >= n):
         raise ValueError(f"leavers={ks.tolist()} must be clients in [0, {n - 1}]")
     K = ks.numel()
-    eye = torch.eye(n, dtype=torch.bool, device=W.device)
     keep = torch.ones(K, n, dtype=torch.bool, device=W.device)
     keep[torch.arange(K, device=W.device), ks] = False
     pair = keep[:, :, None] & keep[:, None, :]
@@ -73,10 +72,19 @@ def retrain_matrices(W: Tensor, leavers: Any = None, *, retrain_rule: str = "rec
         Wt = W.expand(K, n, n).clone()
         Wt.diagonal(dim1=-2, dim2=-1).add_(W[:, ks].T)
         return torch.where(pair, Wt, torch.zeros_like(Wt))
-    adj = ((W > 0) & ~eye).expand(K, n, n) & pair
+    return _recompute(W.expand(K, n, n), pair, rule)
+
+
+def _recompute(W: Tensor, pair: Tensor, rule: str) -> Tensor:
+    """``rule`` applied to the support of each ``W[b]`` (a stack ``(B, n, n)``) restricted to ``pair[b]`` (the
+    clients that stay), zero outside it: the "recompute" retrain rule, shared by the per-leaver and the
+    per-round stacks."""
+    n = W.shape[-1]
+    eye = torch.eye(n, dtype=torch.bool, device=W.device)
+    adj = (W > 0) & ~eye & pair
     deg = adj.sum(-1).to(W.dtype)
     if rule == "max_degree":
-        w = (1.0 / (1.0 + deg.max(dim=-1).values))[:, None, None].expand(K, n, n)
+        w = (1.0 / (1.0 + deg.max(dim=-1).values))[:, None, None].expand_as(W)
     else:
         w = 1.0 / (1.0 + torch.maximum(deg[:, :, None], deg[:, None, :]))
     Wt = torch.where(adj, w, torch.zeros_like(w))
@@ -114,18 +122,7 @@ def _retrain_rounds(W: Tensor, k: int, retrain_rule: str, rule: str) -> Tensor:
         Wt = W.clone()
         Wt.diagonal(dim1=-2, dim2=-1).add_(W[:, :, k])
         return torch.where(pair, Wt, torch.zeros_like(Wt))
-    eye = torch.eye(n, dtype=torch.bool, device=W.device)
-    adj = (W > 0) & ~eye & pair
-    deg = adj.sum(-1).to(W.dtype)
-    if rule == "max_degree":
-        w = (1.0 / (1.0 + deg.max(dim=-1).values))[:, None, None].expand_as(W)
-    else:
-        w = 1.0 / (1.0 + torch.maximum(deg[:, :, None], deg[:, None, :]))
-    Wt = torch.where(adj, w, torch.zeros_like(w))
-    Wt = Wt + torch.diag_embed(1.0 - Wt.sum(-1))
-    if rule == "lazy":
-        Wt = 0.5 * (torch.eye(n, dtype=W.dtype, device=W.device) + Wt)
-    return torch.where(pair, Wt, torch.zeros_like(Wt))
+    return _recompute(W, pair.expand_as(W), rule)
 
 
 # ----------------------------------------------------------------------------------------------------------
