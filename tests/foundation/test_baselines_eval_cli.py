@@ -2,7 +2,6 @@ import json
 
 import numpy as np
 import pytest
-import torch
 
 import unlearnkit as uk
 from unlearnkit.evaluate import auc, mia_auc, report

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import torch
 
-import unlearnkit as uk
 from unlearnkit import data as D
 
 

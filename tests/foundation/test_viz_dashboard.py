@@ -1,7 +1,6 @@
 import numpy as np
 import pytest
 
-import unlearnkit as uk
 from unlearnkit.experiments import CentralProfile, centralized_setup
 from unlearnkit.train import SGDConfig
 from unlearnkit.viz import figures

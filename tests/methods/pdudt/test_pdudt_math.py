@@ -1,6 +1,5 @@
 """PDUDT correction maths against the special cases of digest 002, section 2.7."""
 
-import math
 
 import numpy as np
 import pytest

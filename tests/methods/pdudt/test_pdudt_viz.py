@@ -2,9 +2,7 @@
 
 import numpy as np
 import pytest
-import torch
 
-import unlearnkit as uk
 from unlearnkit.experiments import pdudt_lab as L
 from unlearnkit.methods import pdudt as P
 from unlearnkit.viz import pdudt as V

@@ -23,7 +23,7 @@ def test_pure_figures():
 def test_explorer_sliders_recalibrate_and_redraw():
     ex = RRDUExplorer(n_clients=6, u=1, T_unlearn=40)
     assert ex.last_error is None and ex.sigma > 0
-    s0, y0, t0 = ex.sigma, list(ex.ledger_fig.data[0].y), ex.walk_fig.layout.title.text
+    s0, y0 = ex.sigma, list(ex.ledger_fig.data[0].y)
     ex.epsilon.value = 5.0
     assert ex.sigma < s0 and list(ex.ledger_fig.data[0].y) != y0
     ex.accountant.value = "B"
