@@ -108,3 +108,18 @@ def test_committed_audit_rows_are_well_formed(measured):
     table = {r["method"]: r for r in CT.capstone_rows(measured["results"], audit_rows=rows)}
     assert table["retrain"]["audit"].startswith("lower bound 0 (not refuted")
     assert table["pdudt"]["audit"] == "not audited"
+
+
+def test_table_html_and_frontier_cover_every_method(measured):
+    from unlearnkit.viz.capstone import certified_frontier_figure, method_table_html
+
+    rows = CT.capstone_rows(measured["results"], audit_rows=CT.load_audit_rows())
+    html = method_table_html(rows)
+    assert "table-layout:fixed" in html and "max-width:1400px" in html
+    assert all(f"<b>{r['method']}</b>" in html for r in rows)
+    assert html.count("not certified (epsilon = inf") == sum(not r["certified"] for r in rows)
+    fig = certified_frontier_figure(rows)
+    labels = {a.text for a in fig.layout.annotations}
+    assert labels >= {r["method"] for r in rows}
+    ticks = list(fig.layout.xaxis.ticktext)
+    assert ticks[0] == "0 (exact)" and ticks[-1] == "inf (not certified)"
