@@ -111,7 +111,7 @@ def test_committed_audit_rows_are_well_formed(measured):
 
 
 def test_table_html_and_frontier_cover_every_method(measured):
-    from unlearnkit.viz.capstone import certified_frontier_figure, method_table_html
+    from unlearnkit.viz.all_methods import certified_frontier_figure, method_table_html
 
     rows = CT.capstone_rows(measured["results"], audit_rows=CT.load_audit_rows())
     html = method_table_html(rows)
@@ -123,3 +123,19 @@ def test_table_html_and_frontier_cover_every_method(measured):
     assert labels >= {r["method"] for r in rows}
     ticks = list(fig.layout.xaxis.ticktext)
     assert ticks[0] == "0 (exact)" and ticks[-1] == "inf (not certified)"
+
+
+def test_explorer_filters_by_setting_and_reruns(measured, monkeypatch):
+    from unlearnkit.viz import driving
+    from unlearnkit.viz.all_methods import AllMethodsExplorer
+
+    ex = AllMethodsExplorer()
+    assert ex.last_error is None and all(f"<b>{s.name}</b>" in ex.table.value for s in METHODS)
+    with driving(ex):
+        ex.setting.value = "decentralized"
+        assert "<b>pdudt</b>" in ex.table.value and "<b>r2d</b>" not in ex.table.value
+    assert ex.setting.value == "all" and "<b>r2d</b>" in ex.table.value
+    # the button's re-run, without running fourteen profiles here: measure() replaced by the committed runs
+    monkeypatch.setattr(CT, "measure", lambda **kw: {"meta": {}, "results": measured["results"]})
+    ex.button.click()
+    assert ex.last_error is None and ex.source == "live run" and "live run" in ex.status.value
