@@ -22,7 +22,8 @@ def measured() -> dict:
 
 def test_every_registered_method_has_a_row(measured):
     names = [s.name for s in METHODS]
-    assert set(measured["results"]) == set(names), "regenerate data/capstone_quick.json: capstone_table.write_measured()"
+    assert set(measured["results"]) == set(names), \
+        "regenerate data/capstone_quick.json: capstone_table.write_measured()"
     rows = CT.capstone_rows(measured["results"])
     assert sorted(r["method"] for r in rows) == sorted(names)
     assert set(CT.SETTING) == set(names)
@@ -37,7 +38,8 @@ def test_rows_carry_the_released_models_metrics_and_the_contract_guarantee(measu
     for r in CT.capstone_rows(measured["results"]):
         res = measured["results"][r["method"]]
         m, g = res["metrics"], res["guarantee"]
-        assert r["test_acc"] == pytest.approx(m["test_acc"]) and r["retrain_test_acc"] == pytest.approx(m["retrain_test_acc"])
+        assert r["test_acc"] == pytest.approx(m["test_acc"])
+        assert r["retrain_test_acc"] == pytest.approx(m["retrain_test_acc"])
         key = "backdoor_asr" if m.get("backdoor_asr") is not None else "forget_acc"
         assert r["forget"] == pytest.approx(m[key]) and r["retrain_forget"] == pytest.approx(m[f"retrain_{key}"])
         assert r["certified"] == g["certified"]
@@ -52,7 +54,8 @@ def test_diagnostics_never_leak_into_the_row(measured):
     res = copy.deepcopy(measured["results"]["output_perturbation"])
     res["diagnostics"]["noisy_phase_model"] = {"test_acc": 0.123, "backdoor_asr": 0.987}
     row = CT.method_row("output_perturbation", res)
-    assert row["test_acc"] == pytest.approx(res["metrics"]["test_acc"]) and row["forget"] == res["metrics"]["backdoor_asr"]
+    assert row["test_acc"] == pytest.approx(res["metrics"]["test_acc"])
+    assert row["forget"] == res["metrics"]["backdoor_asr"]
     # a paper-mode certificate is not certified: epsilon is infinity and the claim is kept as text
     res["guarantee"] = {"epsilon": "inf", "delta": 1e-5, "certified": False, "mode": "paper", "claimed_epsilon": 1.0}
     row = CT.method_row("output_perturbation", res)

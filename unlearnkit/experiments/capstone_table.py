@@ -203,7 +203,8 @@ def method_row(name: str, result: Mapping[str, Any], audit_rows: Optional[Iterab
         "test_acc": test, "retrain_test_acc": r_test, "forget_metric": fname, "forget": forget,
         "retrain_forget": r_forget, "original_forget": o_forget,
         "cost_ratio": None if ge is None or not rge else ge / rge, "useful": useful, "forgets": forgets,
-        "forget_signal": signal, "reading": _reading(name, certified, math.inf if eps is None else eps, useful, forgets, signal),
+        "forget_signal": signal,
+        "reading": _reading(name, certified, math.inf if eps is None else eps, useful, forgets, signal),
         "audit": audit_text, "audit_row": audit, "wall_seconds": _num(result.get("wall_seconds")),
     }
 

@@ -121,7 +121,8 @@ def certified_frontier_figure(rows: Sequence[Mapping[str, Any]], *, title: str =
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="does not forget (or cannot show it)",
                              marker=dict(size=11, color="white", line=dict(width=2, color="#555"))))
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="its run's retraining accuracy",
-                             marker=dict(symbol="line-ew-open", size=12, color="#555", line=dict(width=2, color="#555"))))
+                             marker=dict(symbol="line-ew-open", size=12, color="#555",
+                                         line=dict(width=2, color="#555"))))
     ticks = sorted({x_zero, x_inf, *finite})
     labels = ["0 (exact)" if t == x_zero else "inf (not certified)" if t == x_inf else f"{t:g}" for t in ticks]
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=labels, title="certified epsilon (delta = 1e-5)")
