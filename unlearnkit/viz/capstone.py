@@ -5,7 +5,8 @@
 - :func:`cost_figure`: unlearning cost against retraining (gradient evaluations and seconds);
 - :func:`audit_figure`: the audit panel (empirical lower bound on epsilon against the certificate) and
   :func:`audit_histogram` (the two worlds' statistics and the chosen threshold);
-- :class:`CapstoneExplorer`: one widget over a precomputed table of runs (pick epsilon, the method, the metric).
+- :class:`CapstoneExplorer`: one widget over a precomputed table of runs (pick epsilon, the method, the metric);
+- every registered method at its working point, with the audit column: :mod:`unlearnkit.viz.all_methods`.
 """
 
 from __future__ import annotations
@@ -234,3 +235,4 @@ class CapstoneExplorer(Explorer):
                 p["method"], p.get("epsilon"), p.get("test_acc"), p.get("forget_acc"), p.get("mia_auc"),
                 p.get("dist_to_retrain"), ratio)) + "</tr>"
         self.table.value = f"<table><tr>{head}</tr>{body}</table>"
+
