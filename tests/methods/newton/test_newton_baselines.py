@@ -49,3 +49,15 @@ def test_baselines_fine_tuning_and_gd_retraining(world):
     assert rows["gd_retrain"]["distance_to_retrained"] < 1e-2  # measured 3.4e-4: kappa = 2, 1/3 per step
     assert rows["gd_retrain"]["test_acc"] == pytest.approx(rows["retrain"]["test_acc"], abs=0.01)
     assert rows["finetune"]["epsilon"] == math.inf and rows["gd_retrain"]["cost_ratio"] < 0.1
+
+
+def test_per_example_loss_gap_is_closed_by_the_sound_release(world):
+    from unlearnkit.experiments.newton_baselines import loss_gap_rows
+
+    rows = loss_gap_rows((4.0, 16.0), world, draws=6)
+    for r in rows:
+        assert r["certified"]
+        assert r["loss_retrained"] - r["loss_original"] == pytest.approx(2.26e-3, rel=0.1)  # the signal: tiny
+        assert r["gap_closed"] == pytest.approx(1.0, abs=0.25)  # measured 1.03 (eps 4), 1.01 (eps 16), 20 draws
+        assert r["closer_to_retrained"] >= 0.85  # measured 1.0 and 1.0
+    assert rows[0]["gap_closed_std"] > rows[1]["gap_closed_std"]  # less noise at larger epsilon
