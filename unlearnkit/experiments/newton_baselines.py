@@ -36,8 +36,15 @@ from torch import Tensor
 
 from .._validate import check_int, check_positive
 from ..evaluate import accuracy
+from .newton_frontier import FrontierSetting
 
-__all__ = ["noisy_finetune_rows", "baseline_rows", "gd_lr"]
+__all__ = ["NEWTON_BACKDOOR_SETTING", "noisy_finetune_rows", "baseline_rows", "gd_lr"]
+
+#: a world with a visible forget signal (a 4x4 trigger on 20 samples of client 0 at lam = 0.5: the original's
+#: backdoor success 1.0, clean accuracy 0.14; retraining 0.0 and 0.76). Sound noisy fine-tuning (T = 1, 19 clean
+#: steps, cost 0.2 of retraining) meets the target there from epsilon 1; Newton's sound release needs 2048
+#: (docs/frontiers/newton.md).
+NEWTON_BACKDOOR_SETTING = FrontierSetting(weight_decay=0.5, m=20, patch=4)
 
 
 def gd_lr(weight_decay: float, smooth_data: float = 1.0) -> float:

@@ -61,3 +61,24 @@ def test_per_example_loss_gap_is_closed_by_the_sound_release(world):
         assert r["gap_closed"] == pytest.approx(1.0, abs=0.25)  # measured 1.03 (eps 4), 1.01 (eps 16), 20 draws
         assert r["closer_to_retrained"] >= 0.85  # measured 1.0 and 1.0
     assert rows[0]["gap_closed_std"] > rows[1]["gap_closed_std"]  # less noise at larger epsilon
+
+
+@pytest.mark.slow
+def test_backdoor_world_noisy_finetune_forgets_under_a_sound_certificate():
+    from unlearnkit.experiments.newton_baselines import NEWTON_BACKDOOR_SETTING
+    from unlearnkit.experiments.newton_frontier import newton_frontier
+
+    w = frontier_world(NEWTON_BACKDOOR_SETTING)
+    rows = noisy_finetune_rows((1.0,), w, T=1, clean_steps=19, draws=2)
+    r = rows[0]
+    assert r["certified"] and r["meets_target"] and r["cost_ratio"] <= 0.2 + 1e-9
+    assert r["backdoor"] <= 0.05 < 0.9 <= w_original_backdoor(w)  # measured 0.000 against the original's 1.000
+    assert r["test_acc"] == pytest.approx(0.764, abs=0.03)  # retraining 0.764
+    newton = newton_frontier((256.0, 4096.0), modes=("sound",), world=w, draws=2)
+    assert not newton[0]["meets_target"] and newton[1]["meets_target"]  # measured 0.567 and 0.747
+
+
+def w_original_backdoor(w):
+    from unlearnkit.evaluate import accuracy
+
+    return accuracy(w["flat"], w["original"], w["x_triggered"], w["y_triggered"])
