@@ -20,9 +20,10 @@ conjugate-gradient iterations included.
 - **Retraining by gradient descent** (exact retraining's cheap stand-in at equal cost): the same number of clean
   full-batch steps from zero. It needs no certificate (it never sees the forget set).
 
-In this world ``F`` is ``lam``-strongly convex and ``(lam + a^2/2)``-smooth (``a^2 = 2``), a condition number of
-2, so gradient descent at ``lr = 2/(2 lam + 1)`` contracts by ``1/3`` per step from *any* start: the noise of a
-noisy start is forgotten geometrically, whatever its size. That is why the baselines are strong here.
+In this world ``F`` is ``lam``-strongly convex and at most ``(lam + a^2/2)``-smooth (``a^2 = 2``), a condition number
+of at most 3 at ``lam = 0.5``, so gradient descent at ``lr = 2/(2 lam + 1)`` contracts by at least ``1/2`` per step
+from *any* start: the noise of a noisy start is forgotten geometrically, whatever its size. That is why the
+baselines are strong here.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def noisy_finetune_rows(epsilons: Sequence[float], world: dict[str, Any], *, cle
     model's ``test_acc`` and ``backdoor`` (mean over ``draws`` noise draws), ``sigma`` per coordinate, the noisy
     steps ``T`` and the cost ``(T + clean_steps) n`` gradient evaluations. ``T=None`` takes the sigma-minimising
     count (:func:`~unlearnkit.methods.noisy_finetune.best_T`, up to ``T_max``; 27 here, too costly); the default
-    ``T = 1`` buys more noise, which the clean steps then contract away at ``1/3`` per step."""
+    ``T = 1`` buys more noise, which the clean steps then contract away (at least ``1/2`` per step)."""
     from .. import make_generator
     from ..methods.noisy_finetune import GradientClippingConfig, best_T
     from ..privacy import gaussian_noise
