@@ -7,9 +7,13 @@ procedure, which for RR-DU's exact variant, DDP and the noisy DDP never reads D_
 :func:`unlearnkit.audit.audit`; a lower bound above the certified epsilon refutes the certificate.
 
 - :func:`rrdu_worlds`: RR-DU (exact variant) from a noise-free start (accountant C's old claim) or, with
-  ``noisy_start=True``, from :class:`~unlearnkit.methods.rrdu.NoisyWalkTraining` with accountant ``"S"``;
-  the output is the observer's *first received model* after the request (the start itself when the token
-  goes to the observer first).
+  ``noisy_start=True``, from :class:`~unlearnkit.methods.rrdu.NoisyWalkTraining` with accountant ``"S"``, or
+  (``accountant="M"``) as RR-DU's certified quick profile runs (:func:`~.rrdu_frontier.sound_run`): the training
+  route drawn from its own seed, fixed in both worlds and every trial (it is independent of the data, so the
+  guarantee conditional on it is the one certified), the training noise calibrated on its realised visits to u
+  under the exact Gaussian composition, and accountant ``"M"``'s certificate as the claim (kind
+  ``"rrdu_mixture"``). The output is the observer's *first received model* after the request (the start
+  itself when the token goes to the observer first).
 - :func:`ddp_worlds`: the DDP baseline (``DDPWalk`` from a noise-free original, ``group_sound``) or, with
   ``noisy=True``, the sound DDP baseline (noisy training, deletion = nothing).
 - :func:`walk_audit_benchmark`: all of them at full trial counts (the integrator's benchmark).
@@ -27,7 +31,7 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from .._validate import check_int, check_positive
+from .._validate import check_choice, check_int, check_positive
 from ..audit import AuditConfig, AuditResult, audit, per_trial
 from ..core import Request, TrainedState
 
@@ -89,37 +93,59 @@ def walk_setup(task: WalkAuditTask):
     return flat, fed, Request("samples", forget, client=task.u), flat.init().detach().clone(), token
 
 
-def _train(task: WalkAuditTask, flat, fed, init, token, g: torch.Generator, *, noisy: bool) -> TrainedState:
+def _train(task: WalkAuditTask, flat, fed, init, token, g: torch.Generator, *, noisy: bool,
+           sigma: Optional[float] = None, route_seed: Optional[int] = None) -> TrainedState:
     from ..methods.rrdu import NetworkSGD, WalkConfig
     from ..methods.rrdu.noisy import NoisyWalkConfig, NoisyWalkTraining
 
     if noisy:
         cfg = NoisyWalkConfig(token=token, hops=task.train_hops, local_steps=task.local_steps, epsilon=task.epsilon,
-                              delta=task.delta, L=task.L, R=task.R)
+                              delta=task.delta, L=task.L, R=task.R, sigma=sigma, route_seed=route_seed)
         return NoisyWalkTraining().train(flat, fed, cfg, generator=g, init=init)
     cfg = WalkConfig(token=token, hops=task.train_hops, local_steps=task.local_steps)
     return NetworkSGD().train(flat, fed, cfg, generator=g, init=init)
 
 
-def rrdu_worlds(task: WalkAuditTask, *, noisy_start: bool = False, sigma: Optional[float] = None):
+def _realised_route_training(task: WalkAuditTask) -> dict:
+    """Accountant ``"M"``'s training as the certified profile runs it: the route drawn first from its own seed
+    (``data_seed + 1``, the same in both worlds), the noise ``2 L sqrt(steps at u) / mu(epsilon, delta)`` with
+    ``mu = 1 / analytic_gaussian_sigma`` (the exact variant's u-steps read no D_f: the training takes the whole
+    budget; :func:`~.rrdu_frontier.split_train_sigma` with ``split = 1``)."""
+    from ..graphs.walks import uniform_route
+    from ..privacy import analytic_gaussian_sigma
+
+    seed = task.data_seed + 1
+    route = uniform_route(task.n_clients, task.train_hops, rng=np.random.default_rng(seed))
+    steps = max(1, int(np.sum(route == task.u))) * task.local_steps
+    return {"sigma": 2 * task.L * math.sqrt(steps) * analytic_gaussian_sigma(task.epsilon, task.delta),
+            "route_seed": seed}
+
+
+def rrdu_worlds(task: WalkAuditTask, *, noisy_start: bool = False, sigma: Optional[float] = None,
+                accountant: str = "S"):
     """``(world_a, world_b, claimed_epsilon, certificate)`` of RR-DU (exact variant, ``p = 1/N``).
 
     Noise-free start: accountant C at ``task.epsilon`` (the old claim, ``claimed_epsilon`` its diagnostic
     epsilon). ``noisy_start``: the original trained by the noisy walk at ``task.epsilon`` and accountant
-    ``"S"`` (its a-priori target: the realised certificate varies with the route)."""
+    ``"S"`` (its a-priori target: the realised certificate varies with the route), or ``accountant="M"``: the
+    certified profile's pipeline (module docstring), whose claim is its certificate's epsilon."""
     from ..graphs.walks import rrdu_route
     from ..methods.rrdu import RRDU, RRDUConfig
 
+    check_choice("accountant", accountant, ("S", "M"))
+    if accountant == "M" and not noisy_start:
+        raise ValueError("accountant='M' needs noisy_start=True: it certifies nothing from a noise-free start")
+    train_kw = _realised_route_training(task) if accountant == "M" else {}
     flat, fed, request, init, token = walk_setup(task)
     retain_fed = fed.without(request)
     full_idx = np.sort(np.concatenate(fed.client_indices))
     cfg = RRDUConfig(T_unlearn=task.T_unlearn, variant="exact", clip_L=task.L, rho=task.R, lr=task.lr,
                      batch_size=task.batch_size, s=1, epsilon=task.epsilon, delta=task.delta,
-                     accountant="S" if noisy_start else "C", sigma=sigma)
+                     accountant=accountant if noisy_start else "C", sigma=sigma)
     p = 1.0 / task.n_clients
 
     def view(train_fed, g: torch.Generator) -> torch.Tensor:
-        st = _train(task, flat, train_fed, init, token, g, noisy=noisy_start)
+        st = _train(task, flat, train_fed, init, token, g, noisy=noisy_start, **train_kw)
         # the partition and index set before the deletion (u holds D_f; the walk drops it): in world B the
         # certifier runs the same procedure on a model that never saw D_f, with the request it would receive
         st = st.replace(federation=fed, train_indices=full_idx)
@@ -133,10 +159,14 @@ def rrdu_worlds(task: WalkAuditTask, *, noisy_start: bool = False, sigma: Option
             return st.params
         return RRDU(route=route[:k]).unlearn(st, request, cfg, generator=g).params
 
-    probe_state = _train(task, flat, fed, init, token, torch.Generator().manual_seed(0), noisy=noisy_start)
+    probe_state = _train(task, flat, fed, init, token, torch.Generator().manual_seed(0), noisy=noisy_start,
+                         **train_kw)
     cert = RRDU().unlearn(probe_state.replace(federation=fed), request, cfg,
                           generator=torch.Generator().manual_seed(1)).certificate
-    claimed = task.epsilon if noisy_start else float(cert.constants["epsilon_diagnostic"])
+    if accountant == "M":  # the fixed training route makes the certificate the same in every trial
+        claimed = float(cert.epsilon)
+    else:
+        claimed = task.epsilon if noisy_start else float(cert.constants["epsilon_diagnostic"])
     # a fixed post-processing of the view (it keeps every DP guarantee, so the audit stays valid): views far
     # from the noise-free starts (a noisy u-step happened first) collapse to one point, so the test looks at
     # the noise-free views, where the start-model gap shows
@@ -180,7 +210,8 @@ def ddp_worlds(task: WalkAuditTask, *, noisy: bool = False, calibration: str = "
 
 def audit_walk(kind: str, *, task: Optional[WalkAuditTask] = None, n_trials: int = 200, alpha: float = 0.05,
                seed: int = 0, certifier_free: bool = False, progress: bool = False, **options: Any) -> AuditResult:
-    """Audit one world pair: ``kind`` in ``"rrdu"``, ``"rrdu_noisy"``, ``"ddp"``, ``"ddp_noisy"``.
+    """Audit one world pair: ``kind`` in ``"rrdu"``, ``"rrdu_noisy"``, ``"rrdu_mixture"`` (accountant ``"M"``),
+    ``"ddp"``, ``"ddp_noisy"``.
 
     The claim checked is the world's ``claimed_epsilon`` at ``task.delta`` (or, ``certifier_free``,
     ``(2 eps, (1 + e^eps) delta)``); ``extras`` keep the certificate's mode and ``certified`` flag."""
@@ -189,6 +220,7 @@ def audit_walk(kind: str, *, task: Optional[WalkAuditTask] = None, n_trials: int
     task = task or WalkAuditTask()
     makers = {"rrdu": lambda: rrdu_worlds(task, **options), "rrdu_noisy": lambda: rrdu_worlds(task, noisy_start=True,
                                                                                               **options),
+             "rrdu_mixture": lambda: rrdu_worlds(task, noisy_start=True, accountant="M", **options),
               "ddp": lambda: ddp_worlds(task, **options), "ddp_noisy": lambda: ddp_worlds(task, noisy=True, **options)}
     if kind not in makers:
         raise ValueError(f"kind={kind!r} is not valid: expected one of {tuple(makers)}")
@@ -207,6 +239,6 @@ def walk_audit_benchmark(*, n_trials: int = 2000, task: Optional[WalkAuditTask] 
                          progress: bool = False) -> list[AuditResult]:
     """The full audits of findings 1-2 (old claims, certifier-free versions, the sound replacements)."""
     runs = [("rrdu", False), ("rrdu", True), ("ddp", False), ("ddp", True), ("rrdu_noisy", False),
-            ("ddp_noisy", False)]
+            ("ddp_noisy", False), ("rrdu_mixture", False)]
     return [audit_walk(k, task=task, n_trials=n_trials, seed=seed, certifier_free=cf, progress=progress)
             for k, cf in runs]

@@ -14,7 +14,7 @@ default: digits, N = 10, m = 60 poisoned samples at u = 0):
     read no D_f), then RR-DU (SGD) whose u-step noise spends the rest under the sound accountant
     ``"M"`` (default: exact Gaussian composition averaged over the random visit count; threat model in
     :mod:`unlearnkit.methods.rrdu.mixture`: the route is drawn independently of the data) or ``"S"`` (visit count
-    capped at its quantile, RDP). The certificate is RR-DU's own, never above ``epsilon``.
+    capped at its quantile, exact GDP; ``composition="rdp"`` keeps the former RDP calibration). The certificate is RR-DU's own, never above ``epsilon``.
   * ``"ddp"``: the DDP baseline done right: noisy training at ``(epsilon, delta)``, then the same noisy walk
     continued on D minus D_f for ``T_unlearn`` hops (:class:`~unlearnkit.methods.rrdu.NoisyDDP`: post-processing).
 
@@ -56,7 +56,8 @@ PAPER_METHODS = ("rrdu", "ddp", "dp_sgd")
 
 
 def split_train_sigma(*, epsilon: float, delta: float, L: float, hops: int, n_clients: int, local_steps: int,
-                      split: float, accountant: str = "M", u_visits: Optional[int] = None) -> float:
+                      split: float, accountant: str = "M", u_visits: Optional[int] = None,
+                      composition: str = "gaussian") -> float:
     """The training noise that spends the share ``split`` of the budget ``(epsilon, delta)``.
 
     ``"M"`` (exact Gaussian composition, :mod:`unlearnkit.methods.rrdu.mixture`): the budget is
@@ -69,7 +70,10 @@ def split_train_sigma(*, epsilon: float, delta: float, L: float, hops: int, n_cl
     noise on the slope left after the training's: ``rho(epsilon) = slope of (epsilon, delta/2)`` under Prop. A.8,
     and the training's ``rho_train = steps (2 L)^2 / (2 sigma^2)`` with ``steps`` = ``local_steps`` times the
     ``(1 - delta/4)``-quantile of ``Bin(hops, 1/N)`` visits. Setting ``rho_train = split * rho(epsilon)`` gives
-    ``sigma = sqrt(steps (2L)^2 / (2 split rho(epsilon)))``.
+    ``sigma = sqrt(steps (2L)^2 / (2 split rho(epsilon)))`` with ``composition="rdp"`` (the former calibration);
+    the default ``composition="gaussian"`` reads the same plain Gaussians exactly (GDP): the training takes
+    ``mu_train^2 = split mu(epsilon, delta/2)^2``, i.e. ``sigma = 2 L sqrt(steps) analytic_gaussian_sigma(epsilon,
+    delta/2) / sqrt(split)``.
 
     ``u_visits``: the visits to u of the training route when it is drawn *before* training from a seed
     independent of the data (as :func:`sound_run` does). The guarantee conditional on a data-independent route
@@ -80,11 +84,14 @@ def split_train_sigma(*, epsilon: float, delta: float, L: float, hops: int, n_cl
     check_range("split", split, 0.0, 1.0, low_open=True)
     check_positive("epsilon", epsilon)
     check_choice("accountant", accountant, ("S", "M"))
+    check_choice("composition", composition, ("gaussian", "rdp"))
     visits = visit_count_bound(hops, 1.0 / n_clients, delta / 4) if u_visits is None else check_int(
         "u_visits", u_visits, low=1, high=hops)
     steps = local_steps * visits
     if accountant == "M":
         return 2 * L * math.sqrt(steps) * analytic_gaussian_sigma(epsilon, delta) / math.sqrt(split)
+    if composition == "gaussian":
+        return 2 * L * math.sqrt(steps) * analytic_gaussian_sigma(epsilon, delta / 2) / math.sqrt(split)
     slope = linear_rdp_slope(epsilon, delta / 2, method="mironov")
     return math.sqrt(steps * (2 * L) ** 2 / (2 * split * slope))
 
@@ -100,14 +107,14 @@ def _noisy_start(world: BackdoorWorld, sigma: float, *, L: float, lr: float, R: 
 
 def sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float = 1.0, lr: float = 0.2,
               split: float = 0.5, R: float = 10.0, accountant: str = "M", realised_route: bool = True,
-              seed: int = 0, **changes: Any) -> dict:
+              seed: int = 0, composition: str = "gaussian", **changes: Any) -> dict:
     """One certified run at ``epsilon`` (module docstring): ``{"final", "start", "certificate", "sigma",
     "sigma_train", "params", "cost", "observer_epsilons"}``: metrics on the released model and on the noisily
     trained start, and RR-DU's sound per-observer ledger (:class:`~unlearnkit.methods.rrdu.SoundObserverLedger`).
 
     ``method``: ``"rrdu"`` (the setup's variant and ``p``, or ``changes``), ``"rrdu_exact"``, ``"rrdu_light"``
     (lightweight at ``p = 0.05``) or ``"ddp"``. The exact variant's u-steps need no budget, so its training takes
-    all of it (``split = 1``).
+    all of it (``split = 1``). ``composition`` (accountant ``"S"`` only): ``"gaussian"`` (exact) or ``"rdp"``.
     """
     presets = {"rrdu_exact": {"variant": "exact"}, "rrdu_light": {"variant": "lightweight", "p": 0.05}}
     if method in presets:
@@ -124,7 +131,7 @@ def sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float = 1
     if method == "rrdu":
         sig_t = split_train_sigma(epsilon=epsilon, delta=st.delta, L=L, hops=st.T_train, n_clients=n,
                                   local_steps=st.local_steps, split=split, accountant=accountant,
-                                  u_visits=visits if realised_route else None)
+                                  u_visits=visits if realised_route else None, composition=composition)
     elif method == "ddp" and realised_route:  # the whole budget to the training, exact Gaussian composition
         sig_t = 2 * L * math.sqrt(visits * st.local_steps) * analytic_gaussian_sigma(epsilon, st.delta)
     elif method == "ddp":
@@ -137,7 +144,8 @@ def sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float = 1
         raise RuntimeError("the training walk did not follow the pre-drawn route: the calibration would not hold")
     gen = make_generator(1000 + seed)
     if method == "rrdu":
-        cfg = st.rrdu_config(accountant=accountant, optimizer="sgd", lr=lr, clip_L=L, epsilon=epsilon, eval_every=0)
+        cfg = st.rrdu_config(accountant=accountant, optimizer="sgd", lr=lr, clip_L=L, epsilon=epsilon, eval_every=0,
+                             composition=composition)
         res = RRDU().unlearn(start, world.request, cfg, generator=gen)
         sigma = res.extras["sigma"]
         observers = res.extras.get("observer_epsilons")

@@ -101,8 +101,11 @@ class RRDUConfig:
     epsilon, delta, accountant, C_A, sens_factor:
         Target guarantee and accountant (``"A"``..``"D"``, see :mod:`.certify`; the per-visit
         sensitivity is ``sens_factor * clip_L``, pitfall P11). The sound ones need a start from
-        :class:`~.noisy.NoisyWalkTraining`: ``"S"`` (:mod:`.sound`, capped visit count, RDP) and ``"M"``
+        :class:`~.noisy.NoisyWalkTraining`: ``"S"`` (:mod:`.sound`, capped visit count, exact GDP) and ``"M"``
         (:mod:`.mixture`, exact Gaussian composition averaged over the visit count; complete-graph routing).
+    composition:
+        How accountant ``"S"`` calibrates ``sigma``: ``"gaussian"`` (exact GDP composition of the plain
+        Gaussians) or ``"rdp"`` (the former Prop. A.8 calibration, kept as the comparison).
     clip_L:
         Per-example clipping norm at u (the paper's L; MNIST 0.5, CIFAR 0.2). ``inf`` disables clipping (no
         certificate then: the sensitivity is unbounded).
@@ -137,6 +140,7 @@ class RRDUConfig:
     epsilon: float = 1.0
     delta: float = 1e-5
     accountant: str = "C"
+    composition: str = "gaussian"
     C_A: float = 1.0
     sens_factor: float = 2.0
     clip_L: float = 0.5
@@ -166,6 +170,7 @@ class RRDUConfig:
         check_positive("epsilon", self.epsilon)
         check_range("delta", self.delta, 0.0, 1.0, low_open=True, high_open=True)
         check_choice("accountant", self.accountant, ("A", "B", "C", "D", "S", "M"))
+        check_choice("composition", self.composition, ("gaussian", "rdp"))
         check_positive("C_A", self.C_A)
         check_positive("sens_factor", self.sens_factor)
         if not (self.clip_L == math.inf):

@@ -3,7 +3,8 @@
 The start-model gap (digest P15) is covered by the noisy training's guarantee; the corrective u-steps add the
 variant's per-visit Gaussian RDP (threat model and proof sketch: :mod:`.sound`). A start without the
 noisy-training record gets ``mode="none"``. ``"S"`` caps the visit count at its ``(1 - delta/4)``-quantile and
-converts RDP at ``delta/2`` (Prop. A.8); ``"M"`` averages the exact Gaussian composition over the visit count
+composes the plain Gaussians exactly at ``delta/2`` (GDP; ``RRDUConfig.composition="rdp"`` keeps the former Prop.
+A.8 calibration as the comparison); ``"M"`` averages the exact Gaussian composition over the visit count
 (:mod:`.mixture`), never looser.
 """
 
@@ -13,30 +14,29 @@ import math
 from typing import Any
 
 from ...privacy import Certificate
-from ...privacy.linear_rdp import linear_rdp_slope
 from .certify import visit_quantile
 from .mixture import rrdu_mixture_certify, rrdu_mixture_sigma
 from .noisy import training_rho
-from .sound import rrdu_noisy_start_certify, rrdu_u_sensitivity
+from .sound import rrdu_noisy_start_certify, rrdu_noisy_start_sigma, rrdu_u_sensitivity
 
 __all__ = ["noisy_start_sigma", "noisy_start_certificate", "mixture_start_sigma", "mixture_start_certificate"]
 
 
 def noisy_start_sigma(state: Any, data: Any, config: Any, p: float) -> float:
-    """The RR-DU noise that, with the training's RDP at ``u``, reaches ``(config.epsilon, config.delta)``
-    (the visit count at its ``(1 - delta/4)``-quantile, converted at ``delta/2``). ``0`` for the exact variant
+    """The RR-DU u-step noise that, with the training's Gaussian steps at ``u``, reaches ``(config.epsilon,
+    config.delta)`` (the visit count at its ``(1 - delta/4)``-quantile, the composition read at ``delta/2``):
+    :func:`.sound.rrdu_noisy_start_sigma` with ``config.composition`` (``"gaussian"``, the default: exact GDP
+    composition, since the training's steps and the u-steps are plain Gaussians, none subsampled with
+    amplification; ``"rdp"``: the former Prop. A.8 calibration, kept for comparison). ``0`` for the exact variant
     (its u-step reads no D_f); ``0`` too without a noisy-training record (the certificate is then ``none``)."""
     rho_t = training_rho(state, data.u)
     L = 1.0 if config.clip_L == math.inf else float(config.clip_L)
     sens = rrdu_u_sensitivity(config.variant, L=L, m=data.m, n_u=data.n_u)
     if rho_t is None or sens == 0:
         return 0.0
-    left = linear_rdp_slope(config.epsilon, config.delta / 2, method="mironov") - rho_t
-    if left <= 0:
-        raise ValueError(f"epsilon={config.epsilon} is out of range: the noisy training alone already spends RDP "
-                         f"slope {rho_t:.4g}; expected an epsilon whose slope exceeds it")
-    M = visit_quantile(config.T_unlearn, p, config.delta)
-    return math.sqrt(M * sens**2 / 2 / left)
+    return rrdu_noisy_start_sigma(epsilon=config.epsilon, delta=config.delta, train_rho=rho_t, sensitivity=sens,
+                                  visit_cap=visit_quantile(config.T_unlearn, p, config.delta),
+                                  composition=getattr(config, "composition", "gaussian"))
 
 
 def noisy_start_certificate(state: Any, data: Any, config: Any, sigma: float, u_visits: int) -> Certificate:

@@ -47,7 +47,7 @@ from ...privacy import Certificate, analytic_gaussian_sigma, gaussian_compositio
 from ...privacy.linear_rdp import linear_rdp_epsilon, linear_rdp_slope
 
 __all__ = ["noisy_walk_rho", "noisy_walk_epsilon", "noisy_walk_sigma", "noisy_walk_certify", "rrdu_u_sensitivity",
-           "rrdu_noisy_start_certify"]
+           "rrdu_noisy_start_certify", "rrdu_noisy_start_sigma"]
 
 _VARIANTS = ("exact", "lightweight", "corrected")
 _COMPOSITIONS = ("gaussian", "rdp")
@@ -147,3 +147,47 @@ def rrdu_noisy_start_certify(*, train_rho: float, variant: str, sigma: float, L:
                        constants={"accountant": "S", "train_rho": train_rho, "u_rho": rho_u, "variant": variant,
                                   "sensitivity_u": sens, "u_visits": u_visits, "L": L, "m": m, "n_u": n_u},
                        note="start-model gap covered by the noisy training's guarantee (threat model: methods.rrdu.sound)")
+
+
+def rrdu_noisy_start_sigma(*, epsilon: float, delta: float, train_rho: float, sensitivity: float, visit_cap: int,
+                           composition: str = "gaussian") -> float:
+    """Accountant ``"S"``'s a-priori u-step noise: the smallest ``sigma`` at which the training (RDP slope
+    ``train_rho``) composed with ``visit_cap`` u-steps of ``sensitivity`` reaches ``epsilon`` at ``delta/2``
+    (the other ``delta/4`` pays for the visit count exceeding its quantile ``visit_cap``).
+
+    Every step is a plain Gaussian (no subsampling amplification is claimed: a minibatch step is a mixture of
+    Gaussians whose centres lie within the sensitivity, dominated by one Gaussian; module threat model), so
+    the composition is exactly ``mu``-GDP (Dong, Roth & Su 2022, Cor. 3.3):
+
+    ``composition="gaussian"`` (default, exact): with ``mu_eps = 1 / analytic_gaussian_sigma(epsilon, delta/2)``
+    the GDP parameter that meets ``(epsilon, delta/2)`` (Balle & Wang 2018),
+    ``mu_eps^2 = 2 train_rho + visit_cap (sensitivity / sigma)^2``, so
+    ``sigma = sensitivity sqrt(visit_cap / (mu_eps^2 - 2 train_rho))`` in closed form.
+
+    ``composition="rdp"`` (the former calibration, kept as the comparison): Prop. A.8 (Mironov 2017), the
+    slope ``rho_eps`` of ``(epsilon, delta/2)`` shared as ``rho_eps = train_rho + visit_cap sensitivity^2 /
+    (2 sigma^2)``. The exact sigma is never larger (the RDP conversion is never tighter than the exact profile).
+
+    Returns ``0`` for a zero sensitivity or cap (nothing of D_f is read at u). Raises ``ValueError`` when the
+    training alone already spends the budget.
+    """
+    check_choice("composition", composition, _COMPOSITIONS)
+    check_positive("epsilon", epsilon)
+    check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    check_positive("train_rho", train_rho, allow_zero=True)
+    check_positive("sensitivity", sensitivity, allow_zero=True)
+    check_int("visit_cap", visit_cap, low=0)
+    if sensitivity == 0 or visit_cap == 0:
+        return 0.0
+    if composition == "gaussian":
+        left = analytic_gaussian_sigma(epsilon, delta / 2) ** -2 - 2 * train_rho  # mu^2 left for the u-steps
+        return _left_sigma(left, epsilon, train_rho, "mu^2", sensitivity * math.sqrt(visit_cap))
+    left = linear_rdp_slope(epsilon, delta / 2, method="mironov") - train_rho  # RDP slope left for the u-steps
+    return _left_sigma(left, epsilon, train_rho, "RDP slope", sensitivity * math.sqrt(visit_cap / 2))
+
+
+def _left_sigma(left: float, epsilon: float, train_rho: float, what: str, scale: float) -> float:
+    if left <= 0:
+        raise ValueError(f"epsilon={epsilon} is out of range: the noisy training alone (RDP slope {train_rho:.4g}) "
+                         f"already spends the {what} of (epsilon, delta/2); expected a larger epsilon")
+    return scale / math.sqrt(left)
