@@ -72,7 +72,8 @@ def timing_task(net: ProcessGroupNetwork, dims: Sequence[int], rounds: int, hops
             for _ in range(2):          # the better of two walks: the first pays one-off costs (allocations)
                 net.reset()
                 net.barrier()
-                walks.append(net.walk(ring_route(net.n_clients, hops), torch.zeros(int(d), dtype=torch.float64, device="cpu"),
+                theta0 = torch.zeros(int(d), dtype=torch.float64, device="cpu")
+                walks.append(net.walk(ring_route(net.n_clients, hops), theta0,
                                       QuadraticHop(seed=net.seed, dim=int(d))).seconds)
             walk_s = min(walks)
         net.reset()
