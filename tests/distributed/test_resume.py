@@ -88,3 +88,19 @@ def test_route_from_messages_rejects_a_token_from_a_rank_that_did_not_hold_it():
             dict(kind="stop", direction="send", src=0, dst=1, step=2, nbytes=16, time=0.0)]
     with pytest.raises(ValueError, match="hop 2: rank 2 sent the token but rank 1 held it"):
         route_from_messages(rows)
+
+
+def test_token_sgd_hop_state_round_trips_and_the_worker_takes_checkpoint_options():
+    from unlearnkit.distributed import TokenSGDHop
+    from unlearnkit.distributed.run import parse_args
+
+    hop = TokenSGDHop(seed=5, n_clients=2, batch_size=4)
+    assert hop.rank_state(1) is None                         # no hop at client 1 yet: nothing to keep
+    theta = hop(0, 1, hop.init())
+    saved = hop.rank_state(1)
+    a = hop(1, 1, theta)
+    hop.load_rank_state(1, saved)
+    b = hop(1, 1, theta)
+    assert torch.equal(a, b)                                 # the same minibatch after the restore
+    args = parse_args(["walk", "--checkpoint-dir", "ck", "--every", "3", "--resume"])
+    assert str(args.checkpoint_dir) == "ck" and args.every == 3 and args.resume
