@@ -104,3 +104,23 @@ def test_token_sgd_hop_state_round_trips_and_the_worker_takes_checkpoint_options
     assert torch.equal(a, b)                                 # the same minibatch after the restore
     args = parse_args(["walk", "--checkpoint-dir", "ck", "--every", "3", "--resume"])
     assert str(args.checkpoint_dir) == "ck" and args.every == 3 and args.resume
+
+
+@pytest.mark.slow
+def test_torchrun_walk_resumes_from_its_checkpoint_folder(tmp_path):
+    """The shell form: a finished walk leaves its last checkpoint; ``--resume`` replays from it to the same end."""
+    from unlearnkit.distributed import launch_torchrun
+
+    base = ["walk", "--hops", "12", "--dim", "4", "--route-kind", "rrdu", "--u", "0", "--sigma", "0.5",
+            "--checkpoint-dir", str(tmp_path / "ck"), "--every", "5"]
+    launch_torchrun(2, [*base, "--out", str(tmp_path / "a")], timeout=180)
+    assert latest_checkpoint(tmp_path / "ck", 0) == 10
+    launch_torchrun(2, [*base, "--resume", "--out", str(tmp_path / "b")], timeout=180)
+
+    def final(folder):
+        res = [torch.load(folder / f"rank{r}.pt", weights_only=False) for r in range(2)]
+        return next(x for x in res if x["final_holder"])
+
+    a, b = final(tmp_path / "a"), final(tmp_path / "b")
+    assert torch.abs(a["theta"] - b["theta"]).max() < 1e-10 and a["rank"] == b["rank"]
+    assert b["hops"] == a["hops"]
