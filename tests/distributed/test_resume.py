@@ -37,11 +37,13 @@ def runs(tmp_path_factory):
         spawn(resumable_walk_task, N, ROUTE, crash_hop, str(crashed), EVERY, seed=SEED, timeout=120,
               comm_timeout=60)
     newest = [latest_checkpoint(crashed, r) for r in range(N)]
+    torch.save({}, fresh / "rank0-hop00000099.pt")          # a stale file of an earlier run: a fresh walk drops it
     calls = [(resumable_walk_task, (ROUTE, HOP, str(crashed)), {"every": EVERY, "resume": True}),
              (resumable_walk_task, (ROUTE, HOP, str(fresh)), {"every": EVERY}),
              (walk_task, (ROUTE, HOP), {})]
     ranks = spawn(run_sequence, N, calls, seed=SEED, timeout=180, comm_timeout=60)
-    return {"error": str(err.value), "newest": newest, "ranks": ranks}
+    return {"error": str(err.value), "newest": newest, "ranks": ranks,
+            "fresh_newest": [latest_checkpoint(fresh, r) for r in range(N)]}
 
 
 def _final(ranks, k):
@@ -51,6 +53,7 @@ def _final(ranks, k):
 def test_the_crash_is_reported_with_the_rank_and_the_checkpoints_survive(runs):
     assert f"ranks [{ROUTE[CRASH_AT]}]" in runs["error"]
     assert runs["newest"] == [10] * N                   # the last multiple of 5 before hop 13
+    assert runs["fresh_newest"] == [20] * N             # 24 hops: checkpoints 5, 10, 15, 20; only the last kept
 
 
 def test_resumed_walk_ends_at_the_uninterrupted_parameters(runs):

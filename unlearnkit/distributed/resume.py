@@ -130,7 +130,8 @@ def resumable_walk(net: ProcessGroupNetwork, route: Sequence[int], theta0: Tenso
     net, route, theta0, hop: as in :meth:`ProcessGroupNetwork.walk` (every rank passes the same route).
     checkpoint_dir: the folder every rank writes its checkpoints to (created if missing; one per run).
     every: checkpoint after every ``every`` hops (>= 1).
-    resume: start from the newest checkpoint all ranks have in ``checkpoint_dir`` (from hop 0 when none).
+    resume: start from the newest checkpoint all ranks have in ``checkpoint_dir`` (from hop 0 when none);
+        without it, this rank's old files in ``checkpoint_dir`` are deleted first.
     """
     if net.backend != "gloo":
         raise RuntimeError(f"the walk needs receive-from-any, which backend={net.backend!r} lacks; use gloo")
@@ -140,6 +141,9 @@ def resumable_walk(net: ProcessGroupNetwork, route: Sequence[int], theta0: Tenso
         raise ValueError(f"route must be a non-empty list of clients in [0, {net.n_clients - 1}]; got {route[:10]}")
     folder = Path(checkpoint_dir)
     folder.mkdir(parents=True, exist_ok=True)
+    if not resume:   # a fresh walk: this rank's files from an earlier run must not be taken for this run's later
+        for f in folder.glob(f"rank{net.rank}-hop*.pt"):
+            f.unlink(missing_ok=True)
     template = theta0.detach()
     start = time.perf_counter()
     t, theta, hops = (_restore(net, folder, route, hop) if resume else (0, None, []))
