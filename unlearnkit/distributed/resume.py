@@ -97,8 +97,10 @@ def _receive(net: ProcessGroupNetwork, template: Tensor) -> tuple[int, int, Opti
     return kind, h, None
 
 
-def _restore(net: ProcessGroupNetwork, folder: Path, route: list[int], hop: Any) -> tuple[int, Optional[Tensor],
-                                                                                          list[int]]:
+_Restored = tuple[int, Optional[Tensor], list[int]]   # (next hop, the token on its holder, this rank's hops)
+
+
+def _restore(net: ProcessGroupNetwork, folder: Path, route: list[int], hop: Any) -> _Restored:
     """Agree with every rank on the checkpoint to resume from and load this rank's part of it."""
     newest = torch.tensor([latest_checkpoint(folder, net.rank)], dtype=torch.int64, device="cpu")
     dist.all_reduce(newest, op=dist.ReduceOp.MIN)
@@ -146,7 +148,7 @@ def resumable_walk(net: ProcessGroupNetwork, route: Sequence[int], theta0: Tenso
             f.unlink(missing_ok=True)
     template = theta0.detach()
     start = time.perf_counter()
-    t, theta, hops = (_restore(net, folder, route, hop) if resume else (0, None, []))
+    t, theta, hops = _restore(net, folder, route, hop) if resume else (0, None, [])
     if t == 0:
         holding, theta = route[0] == net.rank, template.clone()
     elif route[t - 1] == net.rank:        # this rank held the token at the checkpoint: pass it on, as it did then
