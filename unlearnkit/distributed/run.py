@@ -9,6 +9,10 @@ Tasks:
   (``uniform``, or ``rrdu`` with ``--u`` and ``--p``) from ``numpy_generator(seed)``, the same on every rank;
   each hop is a :class:`~unlearnkit.distributed.QuadraticHop`, noisy at ``--u`` when ``--sigma > 0``.
 
+A walk with ``--checkpoint-dir DIR`` checkpoints every ``--every`` hops
+(:mod:`unlearnkit.distributed.resume`); the same command with ``--resume`` added continues from the last
+checkpoint after a crash and ends with the parameters of an uninterrupted walk.
+
 With ``--out DIR`` every rank writes ``DIR/rank<r>.pt`` (its result and message log). Rank 0 prints one
 JSON line: ranks, task, median ms per gossip round (the slowest rank's median), or for the walk ms per hop
 and per move (hops where the token changed hands; hop computation included), messages and bytes sent,
@@ -32,6 +36,7 @@ import torch.distributed as dist
 from ..graphs.topology import TOPOLOGIES, make_graph
 from ..graphs.walks import rrdu_route, uniform_route
 from .network import BACKENDS, ProcessGroupNetwork, init_process_group
+from .resume import resumable_walk_task
 from .tasks import DTYPES, QuadraticHop, _median_ms, gossip_averaging, walk_task
 
 __all__ = ["parse_args", "worker_main"]
@@ -57,6 +62,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     ap.add_argument("--p", type=float, default=0.3)
     ap.add_argument("--lr", type=float, default=0.5)
     ap.add_argument("--sigma", type=float, default=0.0)
+    ap.add_argument("--checkpoint-dir", type=Path, default=None, help="walk: checkpoint here every --every hops")
+    ap.add_argument("--every", type=int, default=10)
+    ap.add_argument("--resume", action="store_true", help="walk: resume from --checkpoint-dir's last checkpoint")
     return ap.parse_args(argv)
 
 
@@ -85,7 +93,11 @@ def worker_main(argv: Optional[Sequence[str]] = None) -> int:
         else:
             route = _route(a, n)
             hop = QuadraticHop(seed=a.seed, dim=a.dim, lr=a.lr, sigma=a.sigma, noisy=(a.u,))
-            res = walk_task(net, route, hop, dtype=a.dtype)
+            if a.checkpoint_dir is None:
+                res = walk_task(net, route, hop, dtype=a.dtype)
+            else:
+                res = resumable_walk_task(net, route, hop, str(a.checkpoint_dir), a.every, a.resume,
+                                          DTYPES[a.dtype])
             mine = {"seconds": res["seconds"], "hops": len(route)}
         mine.update(messages=len(net.log.sent()), bytes=net.log.bytes_sent(), moves=len(net.log.sent("token")),
                     rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)

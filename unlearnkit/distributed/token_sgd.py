@@ -69,6 +69,16 @@ class TokenSGDHop:
         _, g = flat.value_and_grad(theta, x[pick], y[pick])
         return (theta - self.lr * g).detach()
 
+    def rank_state(self, v: int) -> Optional[Tensor]:
+        """Client ``v``'s minibatch-generator state (``None`` before its first hop): what a checkpoint of a
+        resumable walk (:mod:`unlearnkit.distributed.resume`) must keep beside the noise generator."""
+        key = (self, int(v))
+        return _CLIENTS[key][3].get_state() if key in _CLIENTS else None
+
+    def load_rank_state(self, v: int, state: Tensor) -> None:
+        """Restore :meth:`rank_state` (loads client ``v``'s data if this process has not yet)."""
+        self.client(v)[3].set_state(state)
+
     def as_hop_rule(self) -> Callable[[Any], Tensor]:
         """The same hop for :func:`unlearnkit.decentral.run_token` (``ctx -> new theta``)."""
         return lambda ctx: self(ctx.t, ctx.node, ctx.theta)
