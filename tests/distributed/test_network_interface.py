@@ -3,7 +3,7 @@
 Each task of :mod:`unlearnkit.decentral.network_steps` runs twice under one seed: on a
 :class:`~unlearnkit.decentral.SimulatedNetwork` (every client in one ``(N, d)`` block) and on 4 real ranks
 (:class:`~unlearnkit.distributed.ProcessGroupNetwork`, each holding one client's data and model). One
-process group runs every task (``run_sequence``), so the start-up is paid once for the module.
+process group runs every task, shared with ``test_equivalence.py`` (``_ranks.py``), so the start-up is paid once.
 """
 
 from __future__ import annotations
@@ -17,13 +17,15 @@ from unlearnkit.decentral import (ClientSampler, GossipConfig, GradientGossipCon
                                   SimulatedNetwork, dpsgd_rounds, gradient_gossip_rounds, run_gossip,
                                   run_gradient_gossip)
 from unlearnkit.decentral.network_steps import dpsgd_task, gradient_gossip_task, newton_flood_task
-from unlearnkit.distributed import (STREAMS, ProcessGroupNetwork, QuadraticHop, rank_generator, run_sequence,
-                                    spawn, walk_reference)
+from unlearnkit.distributed import STREAMS, ProcessGroupNetwork, QuadraticHop, rank_generator, walk_reference
 from unlearnkit.graphs import flood, make_schedule, ring
 
-N, SEED, ROUNDS = 4, 11, 4
-PROBLEM = LocalProblem(seed=SEED, n_clients=N, batch_size=8)
-PROBLEM_WD = LocalProblem(seed=SEED, n_clients=N, batch_size=8, weight_decay=1e-2)
+from _ranks import N, SEED, register, results
+
+ROUNDS = 4
+# the synthetic task keeps scikit-learn out of the ranks (digits would add seconds of imports per rank)
+PROBLEM = LocalProblem(seed=SEED, n_clients=N, dataset="synthetic", batch_size=8)
+PROBLEM_WD = LocalProblem(seed=SEED, n_clients=N, dataset="synthetic", batch_size=8, weight_decay=1e-2)
 SCHEDULE = make_schedule("random_k_out", N, seed=SEED, k=1)      # PDUDT: new neighbour sets every round
 CHORDED = ring(N)
 CHORDED.add_edge(0, 2)                                            # a cycle, so the flood carries duplicates
@@ -37,11 +39,12 @@ TASKS = {
     "newton": (newton_flood_task, (PROBLEM_WD, CHORDED, 2, 0.2, REQUESTS), {"sigma": 0.05}),
 }
 NAMES = list(TASKS)
+register(__name__, list(TASKS.values()))
 
 
 @pytest.fixture(scope="module")
 def ranks():
-    return spawn(run_sequence, N, list(TASKS.values()), seed=SEED, timeout=240, comm_timeout=60)
+    return results(__name__)
 
 
 def _simulated(name: str, **override) -> dict:

@@ -23,6 +23,7 @@ reproduce ``run_gossip`` / ``run_gradient_gossip`` number for number; with per-c
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
@@ -193,9 +194,9 @@ def local_newton_step(flat: Any, theta: Tensor, x: Tensor, y: Tensor, forget: An
 
 
 # ---------------------------------------------------------------------------------------------- rank tasks
-def _out(net: Any, **kw: Any) -> dict[str, Any]:
+def _out(net: Any, start: float, **kw: Any) -> dict[str, Any]:
     log = getattr(net, "log", None)
-    return {"clients": tuple(net.clients), **kw,
+    return {"clients": tuple(net.clients), **kw, "seconds": time.perf_counter() - start,
             "log": log.rows() if log is not None else None, "counts": dict(getattr(net, "counts", {}))}
 
 
@@ -207,19 +208,21 @@ def dpsgd_task(net: Any, problem: LocalProblem, network: Any, rounds: int, lr: f
                order: str = "dpsgd") -> dict[str, Any]:
     """D-PSGD from ``problem.init()`` with per-client minibatch streams; ``{"clients", "theta", "log", ...}``."""
     net.barrier()
+    start = time.perf_counter()
     theta = dpsgd_rounds(net, problem.flat(), _start(net, problem), problem.sampler(net), network, rounds=rounds,
                          lr=lr, local_steps=local_steps, order=order, weight_decay=problem.weight_decay)
-    return _out(net, theta=theta.cpu())
+    return _out(net, start, theta=theta.cpu())
 
 
 def gradient_gossip_task(net: Any, problem: LocalProblem, network: Any, rounds: int, lr: float,
                          local_steps: int = 1) -> dict[str, Any]:
     """Gradient gossip (PDUDT's training) from ``problem.init()``; adds ``"A"`` (Eq. 8's normalisers)."""
     net.barrier()
+    start = time.perf_counter()
     theta, A = gradient_gossip_rounds(net, problem.flat(), _start(net, problem), problem.sampler(net), network,
                                       rounds=rounds, lr=lr, local_steps=local_steps,
                                       weight_decay=problem.weight_decay)
-    return _out(net, theta=theta.cpu(), A=A.cpu())
+    return _out(net, start, theta=theta.cpu(), A=A.cpu())
 
 
 def newton_flood_task(net: Any, problem: LocalProblem, graph: nx.Graph, rounds: int, lr: float,
@@ -229,6 +232,7 @@ def newton_flood_task(net: Any, problem: LocalProblem, graph: nx.Graph, rounds: 
     ``requests`` (client -> indices of its own samples to forget) computes :func:`local_newton_step` from its
     own data and floods it with noise ``sigma``; every client adds ``weight`` (default ``1/N``) of each."""
     net.barrier()
+    start = time.perf_counter()
     flat, wd = problem.flat(), problem.weight_decay
     trained = dpsgd_rounds(net, flat, _start(net, problem), problem.sampler(net), graph, rounds=rounds, lr=lr,
                            weight_decay=wd)
@@ -240,4 +244,4 @@ def newton_flood_task(net: Any, problem: LocalProblem, graph: nx.Graph, rounds: 
     w = 1.0 / net.n_clients if weight is None else weight
     new = flooded_correction(net, trained, corr, graph, sources=sorted(requests), sigma=sigma, weight=w,
                              step=rounds)
-    return _out(net, trained=trained.cpu(), corrections=corr.cpu(), theta=new.cpu())
+    return _out(net, start, trained=trained.cpu(), corrections=corr.cpu(), theta=new.cpu())
