@@ -17,7 +17,8 @@ from unlearnkit.decentral import (ClientSampler, GossipConfig, GradientGossipCon
                                   SimulatedNetwork, dpsgd_rounds, gradient_gossip_rounds, run_gossip,
                                   run_gradient_gossip)
 from unlearnkit.decentral.network_steps import dpsgd_task, gradient_gossip_task, newton_flood_task
-from unlearnkit.distributed import STREAMS, ProcessGroupNetwork, QuadraticHop, rank_generator, walk_reference
+from unlearnkit.distributed import (STREAMS, ProcessGroupNetwork, QuadraticHop, flood_task, initial_vector,
+                                    rank_generator, walk_reference)
 from unlearnkit.graphs import flood, make_schedule, ring
 
 from _ranks import N, SEED, register, results
@@ -39,7 +40,9 @@ TASKS = {
     "newton": (newton_flood_task, (PROBLEM_WD, CHORDED, 2, 0.2, REQUESTS), {"sigma": 0.05}),
 }
 NAMES = list(TASKS)
-register(__name__, list(TASKS.values()))
+DIM = 5
+FLOODS = [dict(sources=[2, 0], reduce="sum"), dict(sources=None, reduce="mean"), dict(sources=[3, 1], reduce="stack")]
+register(__name__, list(TASKS.values()) + [(flood_task, (CHORDED, DIM), kw) for kw in FLOODS])
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +107,18 @@ def test_flood_messages_follow_algorithm_1(ranks):
     assert torch.abs(moved - moved[0]).max() < 1e-12 and moved.norm() > 0
     corr = _stacked(ranks, "newton", "corrections")
     assert [bool(corr[v].abs().sum() > 0) for v in range(N)] == [v in REQUESTS for v in range(N)]
+
+
+@pytest.mark.parametrize("j", range(len(FLOODS)), ids=[f["reduce"] for f in FLOODS])
+def test_flood_delivers_what_the_simulated_flood_delivers(ranks, j):
+    kw = FLOODS[j]
+    X0 = torch.stack([initial_vector(SEED, v, DIM) for v in range(N)])
+    net = SimulatedNetwork(N, seed=SEED)
+    ref = net.flood(X0, CHORDED, **kw)
+    got = torch.stack([r[len(TASKS) + j]["x"] for r in ranks])
+    assert got.shape == ref.shape and torch.abs(got - ref).max() < 1e-12
+    sends = sum(1 for r in ranks for m in r[len(TASKS) + j]["log"] if m["direction"] == "send")
+    assert sends == net.counts["flood"]
 
 
 def test_flood_noise_is_drawn_at_the_requesters(ranks):

@@ -43,7 +43,7 @@ waiting longer than ``--timeout`` seconds raises on its rank instead of hanging.
 from .launch import DistributedRunError, free_port, launch_torchrun, spawn, torchrun_command
 from .network import BACKENDS, Message, MessageLog, ProcessGroupNetwork, WalkResult, init_process_group
 from .seeds import STREAMS, initial_vector, rank_generator, rank_seed
-from .tasks import (DTYPES, QuadraticHop, gossip_averaging, round_matrix, run_sequence, walk_reference,
+from .tasks import (DTYPES, QuadraticHop, flood_task, gossip_averaging, round_matrix, run_sequence, walk_reference,
                     walk_task)
 from .token_sgd import TokenSGDHop, token_sgd_task
 
@@ -51,6 +51,6 @@ __all__ = [
     "DistributedRunError", "free_port", "launch_torchrun", "spawn", "torchrun_command",
     "BACKENDS", "Message", "MessageLog", "ProcessGroupNetwork", "WalkResult", "init_process_group",
     "STREAMS", "initial_vector", "rank_generator", "rank_seed",
-    "DTYPES", "QuadraticHop", "gossip_averaging", "round_matrix", "run_sequence", "walk_reference", "walk_task",
+    "DTYPES", "QuadraticHop", "flood_task", "gossip_averaging", "round_matrix", "run_sequence", "walk_reference", "walk_task",
     "TokenSGDHop", "token_sgd_task",
 ]
