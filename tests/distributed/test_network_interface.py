@@ -16,7 +16,8 @@ import unlearnkit as uk
 from unlearnkit.decentral import (ClientSampler, GossipConfig, GradientGossipConfig, LocalProblem, Network,
                                   SimulatedNetwork, dpsgd_rounds, gradient_gossip_rounds, run_gossip,
                                   run_gradient_gossip)
-from unlearnkit.decentral.network_steps import dpsgd_task, gradient_gossip_task, newton_flood_task
+from unlearnkit.decentral.network_steps import (dpsgd_task, flooded_correction, gradient_gossip_task, local_newton_step,
+                                               newton_flood_task)
 from unlearnkit.distributed import (STREAMS, ProcessGroupNetwork, QuadraticHop, flood_task, initial_vector,
                                     rank_generator, walk_reference)
 from unlearnkit.graphs import flood, make_schedule, ring
@@ -90,6 +91,11 @@ def test_ranks_equal_the_simulated_network(ranks, name):
     assert _sends(ranks, name, kind) == sim["counts"][kind]      # the same messages, counted alike
     if name.startswith("pdudt"):                                 # each client's Eq. (8) normaliser, from its inbox
         assert torch.abs(_stacked(ranks, name, "A") - sim["A"]).max() < 1e-10
+
+
+def test_each_rank_read_only_its_own_clients_samples(ranks):
+    for i in range(len(TASKS)):
+        assert [r[i]["data_read"] for r in ranks] == [[v] for v in range(N)]
 
 
 def test_the_models_actually_moved(ranks):
@@ -178,3 +184,31 @@ def test_simulated_network_names_bad_arguments():
         net.walk([0, 9], torch.zeros(2), lambda t, v, th, g: th)
     stacked = net.flood(torch.arange(8.0).reshape(N, 2), ring(N), sources=[3, 1], reduce="stack")
     assert stacked.shape == (N, 2, 2) and torch.equal(stacked[2], torch.tensor([[2.0, 3.0], [6.0, 7.0]]))
+
+
+def test_flooded_newton_correction_is_the_newton_methods_step():
+    """Without noise, the interface's Algorithm 1 (each requester's local Hessian step, flooded, 1/N at every
+    client) gives the parameters of ``methods.newton.Newton`` (scope local, exact Hessian, release local)."""
+    from unlearnkit.core import Request
+    from unlearnkit.methods.newton import Newton, NewtonConfig
+    from unlearnkit.methods.newton.training import train_dpsgd
+
+    flat = PROBLEM_WD.flat()
+    _, ds, idx = PROBLEM_WD._loaded()
+    ds64 = ds.__class__(ds.name, ds.x_train.double(), ds.y_train, ds.x_test.double(), ds.y_test, ds.n_classes,
+                        ds.input_shape, ds.info)
+    fed = uk.data.Federation(ds64, tuple(idx), "iid")
+    state = train_dpsgd(flat, fed, CHORDED, GossipConfig(rounds=3, lr=0.2, batch_size=8, weight_decay=1e-2),
+                        generator=uk.make_generator(2))
+    forget = np.concatenate([idx[c][REQUESTS[c]] for c in sorted(REQUESTS)])
+    res = Newton().unlearn(state, Request("samples", forget), NewtonConfig(mode="none", sigma=0.0),
+                           generator=uk.make_generator(3))
+    X = state.params
+    corr = torch.zeros_like(X)
+    for c, local in REQUESTS.items():
+        x, y = PROBLEM_WD.client_data(c)
+        corr[c] = local_newton_step(flat, X[c], x, y, local, weight_decay=1e-2)
+    net = SimulatedNetwork(N)
+    got = flooded_correction(net, X, corr, CHORDED, sources=sorted(REQUESTS), weight=1 / N)
+    assert torch.abs(got - res.params).max() < 1e-10 and torch.abs(got - X).max() > 1e-4
+    assert net.counts["flood"] == sum(f.messages for f in res.extras["floods"].values())

@@ -45,6 +45,8 @@ __all__ = ["LocalProblem", "dpsgd_rounds", "gradient_gossip_rounds", "flooded_co
 Draw = Callable[[], tuple[Tensor, Tensor]]
 # problem -> (flat, dataset in float64, client indices): loaded once per process
 _LOADED: dict[Any, tuple[FlatParams, Any, list[np.ndarray]]] = {}
+# (problem, client) pairs whose samples this process read: the tasks report it, the tests check locality
+_READ: set[tuple[Any, int]] = set()
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,9 @@ class LocalProblem:
     def client_data(self, client: int) -> tuple[Tensor, Tensor]:
         """Client ``client``'s training samples (float64 inputs) and labels."""
         _, ds, idx = self._loaded()
-        ix = torch.as_tensor(idx[check_int("client", client, low=0, high=self.n_clients - 1)], device="cpu")
+        client = check_int("client", client, low=0, high=self.n_clients - 1)
+        _READ.add((self, client))
+        ix = torch.as_tensor(idx[client], device="cpu")
         return ds.x_train[ix].double(), ds.y_train[ix]
 
     def sampler(self, net: Any) -> Draw:
@@ -194,9 +198,10 @@ def local_newton_step(flat: Any, theta: Tensor, x: Tensor, y: Tensor, forget: An
 
 
 # ---------------------------------------------------------------------------------------------- rank tasks
-def _out(net: Any, start: float, **kw: Any) -> dict[str, Any]:
+def _out(net: Any, problem: LocalProblem, start: float, **kw: Any) -> dict[str, Any]:
     log = getattr(net, "log", None)
     return {"clients": tuple(net.clients), **kw, "seconds": time.perf_counter() - start,
+            "data_read": sorted(c for p, c in _READ if p == problem),
             "log": log.rows() if log is not None else None, "counts": dict(getattr(net, "counts", {}))}
 
 
@@ -211,7 +216,7 @@ def dpsgd_task(net: Any, problem: LocalProblem, network: Any, rounds: int, lr: f
     start = time.perf_counter()
     theta = dpsgd_rounds(net, problem.flat(), _start(net, problem), problem.sampler(net), network, rounds=rounds,
                          lr=lr, local_steps=local_steps, order=order, weight_decay=problem.weight_decay)
-    return _out(net, start, theta=theta.cpu())
+    return _out(net, problem, start, theta=theta.cpu())
 
 
 def gradient_gossip_task(net: Any, problem: LocalProblem, network: Any, rounds: int, lr: float,
@@ -222,7 +227,7 @@ def gradient_gossip_task(net: Any, problem: LocalProblem, network: Any, rounds: 
     theta, A = gradient_gossip_rounds(net, problem.flat(), _start(net, problem), problem.sampler(net), network,
                                       rounds=rounds, lr=lr, local_steps=local_steps,
                                       weight_decay=problem.weight_decay)
-    return _out(net, start, theta=theta.cpu(), A=A.cpu())
+    return _out(net, problem, start, theta=theta.cpu(), A=A.cpu())
 
 
 def newton_flood_task(net: Any, problem: LocalProblem, graph: nx.Graph, rounds: int, lr: float,
@@ -244,4 +249,4 @@ def newton_flood_task(net: Any, problem: LocalProblem, graph: nx.Graph, rounds: 
     w = 1.0 / net.n_clients if weight is None else weight
     new = flooded_correction(net, trained, corr, graph, sources=sorted(requests), sigma=sigma, weight=w,
                              step=rounds)
-    return _out(net, start, trained=trained.cpu(), corrections=corr.cpu(), theta=new.cpu())
+    return _out(net, problem, start, trained=trained.cpu(), corrections=corr.cpu(), theta=new.cpu())

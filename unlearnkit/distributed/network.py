@@ -10,6 +10,16 @@ Each rank holds only its own vector. Two communication patterns cover the decent
   Algorithm 2/4, digest 000). The holder updates it, sends a header and the payload to the next client;
   everyone else waits to receive from any source; the last holder sends a stop message to every other rank.
 
+- **Flooding** (:meth:`ProcessGroupNetwork.flood`): each source's message reaches every client along
+  Newton/Fisher's Algorithm 1 (digest 001 section 2.2), hop by hop on the schedule of
+  :func:`unlearnkit.graphs.flood`.
+
+The class satisfies :class:`unlearnkit.decentral.network.Network` structurally (this room does not import
+``decentral``, a room on the same floor): ``clients`` is ``(rank,)``, tensors passed to ``flood`` are this
+rank's ``(1, ...)`` block, and ``generator(rank, stream)`` is this rank's generator. So the algorithm code of
+:mod:`unlearnkit.decentral.network_steps` runs here unchanged. A dynamic topology (PDUDT) is a different
+``W`` per ``gossip_round`` call: the neighbour sets are read off each round's matrix.
+
 Every send and receive is recorded in the rank's :class:`MessageLog` (kind, source, destination, round or
 hop, bytes, wall-clock time), the raw material for per-client privacy ledgers built from actual messages.
 A dead peer surfaces as an exception after the process group's timeout, never as a hang.
