@@ -149,7 +149,7 @@ def gradient_gossip_rounds(net: Any, flat: Any, theta: Tensor, draw: Draw, netwo
     A = torch.zeros(theta.shape[0], dtype=theta.dtype, device=theta.device)
     for t in range(rounds):
         phi = theta
-        for s in range(local_steps):
+        for _ in range(local_steps):
             xs, ys = draw()
             _, g = batched_loss_and_grad(flat, phi, xs, ys, weight_decay=weight_decay)
             if local_steps > 1:
