@@ -36,7 +36,7 @@ REQUESTS = {1: [0, 1, 2], 3: [4, 7]}                              # client -> it
 TASKS = {
     "dpsgd_local": (dpsgd_task, (PROBLEM, ring(N), ROUNDS, 0.2), {"local_steps": 3}),
     "dpsgd_atc": (dpsgd_task, (PROBLEM, CHORDED, ROUNDS, 0.2), {"local_steps": 2, "order": "atc"}),
-    "pdudt": (gradient_gossip_task, (PROBLEM, SCHEDULE, ROUNDS, 0.1), {}),
+    "pdudt": (gradient_gossip_task, (PROBLEM, SCHEDULE, ROUNDS, 0.1), {"leavers": (1, 2)}),
     "pdudt_local": (gradient_gossip_task, (PROBLEM, SCHEDULE, ROUNDS, 0.1), {"local_steps": 2}),
     "newton": (newton_flood_task, (PROBLEM_WD, CHORDED, 2, 0.2, REQUESTS), {"sigma": 0.05}),
 }
@@ -91,6 +91,13 @@ def test_ranks_equal_the_simulated_network(ranks, name):
     assert _sends(ranks, name, kind) == sim["counts"][kind]      # the same messages, counted alike
     if name.startswith("pdudt"):                                 # each client's Eq. (8) normaliser, from its inbox
         assert torch.abs(_stacked(ranks, name, "A") - sim["A"]).max() < 1e-10
+    if name == "pdudt":                                          # PDUDT's sums and Eq. (9) step, per client
+        i = NAMES.index(name)
+        for key in ("S", "D"):
+            got_k = torch.cat([r[i][key] for r in ranks], dim=1)
+            assert got_k.shape == sim[key].shape and torch.abs(got_k - sim[key]).max() < 1e-10
+            assert sim[key].abs().max() > 1e-6
+        assert torch.abs(_stacked(ranks, name, "unlearned") - sim["unlearned"]).max() < 1e-10
 
 
 def test_each_rank_read_only_its_own_clients_samples(ranks):
@@ -153,10 +160,16 @@ def test_simulated_network_reproduces_todays_simulators():
     assert torch.equal(got, ref.params) and net.counts["gossip"] == ref.cost.messages
     gcfg = GradientGossipConfig(rounds=3, lr=0.1, batch_size=8, cache="running")
     ref = run_gradient_gossip(flat, fed, SCHEDULE, gcfg, generator=uk.make_generator(1))
-    smp = ClientSampler(ds64, idx, 8, generator=uk.make_generator(1))
-    got, A = gradient_gossip_rounds(SimulatedNetwork(N), flat, start, lambda: smp.sample()[:2], SCHEDULE,
-                                    rounds=3, lr=0.1)
-    assert torch.equal(got, ref.params) and torch.allclose(A, ref.extras["running"].A, rtol=0, atol=1e-12)
+    for leavers in ((), (0, 2)):
+        smp = ClientSampler(ds64, idx, 8, generator=uk.make_generator(1))
+        got, sums = gradient_gossip_rounds(SimulatedNetwork(N), flat, start, lambda: smp.sample()[:2], SCHEDULE,
+                                           rounds=3, lr=0.1, leavers=leavers)
+        assert torch.equal(got, ref.params) and torch.allclose(sums.A, ref.extras["running"].A, rtol=0, atol=1e-12)
+        for k in leavers:                                    # the per-client sums give RunningSumCache's correction
+            for scale in ("paper", "sum"):
+                want = ref.extras["running"].correction(k, scale=scale)
+                assert torch.abs(sums.correction(k, scale=scale) - want).max() < 1e-12
+                assert want.abs().max() > 1e-6
 
 
 def test_simulated_walk_is_the_reference_walk():

@@ -149,14 +149,21 @@ class SimulatedNetwork:
         return x
 
     def gossip_round(self, x: Tensor, W: Any, *, step: int = 0) -> Tensor:
-        """``W @ x`` over the client axis (the simulators' mixing); ``W`` the round's ``(N, N)`` matrix."""
+        """``W @ x`` over the client axis (the simulators' mixing); ``W`` the round's ``(N, N)`` matrix, or a
+        stack ``(K, N, N)`` of mixes of the same messages (returns ``(K, *x.shape)``)."""
         self._block(x, "x")
         Wt = torch.as_tensor(np.asarray(W, dtype=float) if not torch.is_tensor(W) else W, dtype=x.dtype,
                              device=x.device)
-        if Wt.shape != (self.n_clients, self.n_clients):
-            raise ValueError(f"W has shape {tuple(Wt.shape)}; expected ({self.n_clients}, {self.n_clients})")
-        self.counts["gossip"] += int(torch.count_nonzero(Wt) - torch.count_nonzero(Wt.diagonal()))
-        return MixingSource.mix(Wt, x.reshape(self.n_clients, -1)).reshape(x.shape)
+        if Wt.dim() not in (2, 3) or Wt.shape[-2:] != (self.n_clients, self.n_clients):
+            raise ValueError(f"W has shape {tuple(Wt.shape)}; expected ({self.n_clients}, {self.n_clients}) or "
+                             f"(K, {self.n_clients}, {self.n_clients})")
+        # one message per ordered pair i != j that any of the mixes uses
+        support = (Wt != 0).reshape(-1, self.n_clients, self.n_clients).any(0)
+        self.counts["gossip"] += int(support.sum() - support.diagonal().sum())
+        flat = x.reshape(self.n_clients, -1)
+        if Wt.dim() == 2:
+            return MixingSource.mix(Wt, flat).reshape(x.shape)
+        return torch.einsum("kij,jd->kid", Wt, flat).reshape(Wt.shape[0], *x.shape)
 
     def walk(self, route: Sequence[int], theta0: Tensor, hop: HopFn) -> SimulatedWalk:
         """The token walk in one loop: hop ``t`` at ``v = route[t]`` with client ``v``'s noise generator."""

@@ -37,9 +37,11 @@ from ..data import load, partition
 from ..graphs.mixing import MIXING_RULES
 from ..models import FlatParams, make_model
 from ._engine import MixingSource, batched_loss_and_grad
+from .correction import retrain_matrices
 from .network import flood_sources
 
-__all__ = ["LocalProblem", "dpsgd_rounds", "gradient_gossip_rounds", "flooded_correction", "local_newton_step",
+__all__ = ["LocalProblem", "CorrectionSums", "dpsgd_rounds", "gradient_gossip_rounds", "flooded_correction",
+           "local_newton_step",
            "dpsgd_task", "gradient_gossip_task", "newton_flood_task"]
 
 Draw = Callable[[], tuple[Tensor, Tensor]]
@@ -134,19 +136,54 @@ def dpsgd_rounds(net: Any, flat: Any, theta: Tensor, draw: Draw, network: Any, *
     return theta
 
 
+@dataclass(frozen=True)
+class CorrectionSums:
+    """The held clients' running sums of PDUDT's correction (digest 002, P4 (iii); Eqs. 7 to 9), each built
+    by its client from the gradients it received: ``A`` ``(k,)``, ``S`` and ``D`` ``(K, k, d)`` for the
+    candidate ``leavers`` (rows follow ``clients``), as in :class:`~unlearnkit.decentral.RunningSumCache`."""
+
+    clients: tuple[int, ...]
+    leavers: tuple[int, ...]
+    A: Tensor
+    S: Tensor
+    D: Tensor
+
+    def correction(self, leaver: int, *, scale: str = "paper") -> Tensor:
+        """``(k, d)``: ``S / A`` (``"paper"``, Eq. 9's convex weights) or ``D`` (``"sum"``); the leaver's row 0."""
+        check_choice("scale", scale, ("paper", "sum"))
+        if leaver not in self.leavers:
+            raise ValueError(f"leaver={leaver} was not among the candidate leavers {list(self.leavers)}")
+        s = self.leavers.index(leaver)
+        if scale == "sum":
+            out = self.D[s].clone()
+        else:   # a client whose every update was zero has zero residuals: weight 0, not 0/0
+            out = self.S[s] / self.A.clamp_min(torch.finfo(self.A.dtype).tiny)[:, None]
+        out[[r for r, c in enumerate(self.clients) if c == leaver]] = 0.0
+        return out
+
+
 def gradient_gossip_rounds(net: Any, flat: Any, theta: Tensor, draw: Draw, network: Any, *, rounds: int,
-                           lr: float, local_steps: int = 1, weight_decay: float = 0.0,
-                           rule: str = "metropolis") -> tuple[Tensor, Tensor]:
+                           lr: float, local_steps: int = 1, weight_decay: float = 0.0, rule: str = "metropolis",
+                           leavers: Sequence[int] = (), retrain_rule: str = "recompute"
+                           ) -> tuple[Tensor, CorrectionSums]:
     """``rounds`` of gradient gossip ``Theta <- Theta - lr W_t G_t`` (digest 002, Eq. 2): the gradients (or,
     with ``local_steps > 1``, pseudo-gradients ``(theta - sgd^s(theta)) / lr``) are what travels; ``W_t`` is
     round ``t``'s matrix of a :class:`~unlearnkit.graphs.DynamicTopology` (or a graph, ``W``, list).
 
-    Returns ``(theta, A)``: the block after the last round and each client's ``A_i`` ``(k,)``."""
+    With candidate ``leavers`` each round's one exchange is mixed ``1 + K`` ways, ``W_t`` and
+    ``W~_t^{(k)} - W_t`` (:func:`~unlearnkit.decentral.retrain_matrices`, ``retrain_rule``), so that every client
+    accumulates its own Eq. (7) residuals with no extra message. Returns the block after the last round and
+    the :class:`CorrectionSums` (``A``: each client's Eq. (8) normaliser)."""
     rounds = check_int("rounds", rounds, low=0)
     check_positive("lr", lr)
     check_int("local_steps", local_steps, low=1)
+    leavers = tuple(check_int("leavers", k, low=0, high=net.n_clients - 1) for k in leavers)
     mixing = _mixing(network, rule, False)   # gradient gossip tolerates disconnected rounds (digest 002, P6)
-    A = torch.zeros(theta.shape[0], dtype=theta.dtype, device=theta.device)
+    k_held, K = theta.shape[0], len(leavers)
+    rows = torch.as_tensor(net.clients, device="cpu")
+    A = torch.zeros(k_held, dtype=theta.dtype, device=theta.device)
+    S = torch.zeros(K, *theta.shape, dtype=theta.dtype, device=theta.device)
+    D = torch.zeros_like(S)
     for t in range(rounds):
         phi = theta
         for _ in range(local_steps):
@@ -156,10 +193,23 @@ def gradient_gossip_rounds(net: Any, flat: Any, theta: Tensor, draw: Draw, netwo
                 phi = phi - lr * g
         if local_steps > 1:
             g = (theta - phi) / lr
-        u = net.gossip_round(g.detach(), mixing.numpy(t), step=t)
-        A = A + u.pow(2).reshape(u.shape[0], -1).sum(1)
+        W = mixing.numpy(t)
+        if K:
+            Wt = torch.as_tensor(W, dtype=torch.float64, device="cpu")
+            Wtil = retrain_matrices(Wt, leavers, retrain_rule=retrain_rule, rule=rule)
+            mixes = net.gossip_round(g.detach(), torch.cat([Wt[None], Wtil - Wt[None]]).numpy(), step=t)
+            u = mixes[0]
+            alive = Wtil[:, rows, :].abs().sum(-1).gt(0).to(theta.device)  # a leaver's own row has nothing to correct
+            delta = torch.where(alive[..., None], lr * mixes[1:], torch.zeros_like(mixes[1:]))
+        else:
+            u = net.gossip_round(g.detach(), W, step=t)
+        a = u.pow(2).reshape(k_held, -1).sum(1)
+        A = A + a
+        if K:
+            S = S + a[None, :, None] * delta
+            D = D + delta
         theta = (theta - lr * u).detach()
-    return theta, A
+    return theta, CorrectionSums(tuple(net.clients), leavers, A, S, D)
 
 
 def flooded_correction(net: Any, x: Tensor, corrections: Tensor, graph: nx.Graph, *, sources: Sequence[int],
@@ -220,14 +270,16 @@ def dpsgd_task(net: Any, problem: LocalProblem, network: Any, rounds: int, lr: f
 
 
 def gradient_gossip_task(net: Any, problem: LocalProblem, network: Any, rounds: int, lr: float,
-                         local_steps: int = 1) -> dict[str, Any]:
-    """Gradient gossip (PDUDT's training) from ``problem.init()``; adds ``"A"`` (Eq. 8's normalisers)."""
+                         local_steps: int = 1, leavers: Sequence[int] = ()) -> dict[str, Any]:
+    """Gradient gossip (PDUDT's training) from ``problem.init()``; adds ``"A"``, ``"S"``, ``"D"`` (the
+    correction sums) and, with ``leavers``, ``"unlearned"``: Eq. (9)'s ``theta - S/A`` for the first leaver."""
     net.barrier()
     start = time.perf_counter()
-    theta, A = gradient_gossip_rounds(net, problem.flat(), _start(net, problem), problem.sampler(net), network,
-                                      rounds=rounds, lr=lr, local_steps=local_steps,
-                                      weight_decay=problem.weight_decay)
-    return _out(net, problem, start, theta=theta.cpu(), A=A.cpu())
+    theta, sums = gradient_gossip_rounds(net, problem.flat(), _start(net, problem), problem.sampler(net), network,
+                                         rounds=rounds, lr=lr, local_steps=local_steps,
+                                         weight_decay=problem.weight_decay, leavers=leavers)
+    extra = {"unlearned": (theta - sums.correction(leavers[0])).cpu()} if leavers else {}
+    return _out(net, problem, start, theta=theta.cpu(), A=sums.A.cpu(), S=sums.S.cpu(), D=sums.D.cpu(), **extra)
 
 
 def newton_flood_task(net: Any, problem: LocalProblem, graph: nx.Graph, rounds: int, lr: float,

@@ -159,22 +159,25 @@ class ProcessGroupNetwork:
     # ------------------------------------------------------------------ gossip
     def _check_matrix(self, W: Any) -> np.ndarray:
         W = np.asarray(W, dtype=float)
-        if W.shape != (self.n_clients, self.n_clients):
+        if W.shape[-2:] != (self.n_clients, self.n_clients) or W.ndim not in (2, 3):
             raise ValueError(f"W has shape {W.shape}; expected ({self.n_clients}, {self.n_clients}) "
-                             "(one row and column per rank)")
+                             f"(one row and column per rank) or a stack (K, {self.n_clients}, {self.n_clients})")
         return W
 
     def gossip_round(self, x: Tensor, W: Any, *, step: int = 0) -> Tensor:
         """One mixing round ``x_i <- sum_j W_ij x_j`` (D-PSGD; digest 001, section 2.1).
 
         ``W`` is the round's full ``(N, N)`` mixing matrix (every rank builds the same one); this rank sends
-        ``x`` to every ``j`` with ``W_ji > 0`` and receives from every ``j`` with ``W_ij > 0``.
+        ``x`` to every ``j`` with ``W_ji != 0`` and receives from every ``j`` with ``W_ij != 0``. A stack
+        ``(K, N, N)`` mixes the same messages ``K`` ways (one exchange; PDUDT's residuals ``(W~ - W) g``
+        beside ``W g``) and returns ``(K, *x.shape)``.
         """
         W = self._check_matrix(W)
+        Ws = W[None] if W.ndim == 2 else W
         i = self.rank
         others = [j for j in range(self.n_clients) if j != i]
-        send_to = [j for j in others if W[j, i] > 0]
-        recv_from = [j for j in others if W[i, j] > 0]
+        send_to = [j for j in others if np.any(Ws[:, j, i] != 0)]
+        recv_from = [j for j in others if np.any(Ws[:, i, j] != 0)]
         x = x.detach().contiguous()
         nbytes = x.numel() * x.element_size()
         bufs = {j: torch.empty_like(x) for j in recv_from}
@@ -186,13 +189,16 @@ class ProcessGroupNetwork:
             r.wait()
         for j in recv_from:
             self.log.add("gossip", "recv", j, i, step, nbytes)
-        out = torch.zeros_like(x)
-        for j in range(self.n_clients):
-            if j == i:
-                out = out + W[i, i] * x
-            elif j in bufs:
-                out = out + W[i, j] * bufs[j]
-        return out
+        outs = []
+        for Wk in Ws:
+            out = torch.zeros_like(x)
+            for j in range(self.n_clients):
+                if j == i:
+                    out = out + Wk[i, i] * x
+                elif j in bufs:
+                    out = out + Wk[i, j] * bufs[j]
+            outs.append(out)
+        return outs[0] if W.ndim == 2 else torch.stack(outs)
 
     # ------------------------------------------------------------------ walk token
     def _send_token(self, theta: Tensor, dst: int, hop: int) -> None:
