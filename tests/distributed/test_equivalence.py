@@ -1,7 +1,8 @@
 """Four real ranks (gloo) against the one-process simulator, under the same seed.
 
-One process group runs every check's task (:func:`unlearnkit.distributed.run_sequence`), so the start-up
-(a few seconds per rank on an idle machine) is paid once for the module.
+One process group runs every check's task (:func:`unlearnkit.distributed.run_sequence`), shared with the
+other modules of this folder (``_ranks.py``), so the start-up (a few seconds per rank on an idle machine) is
+paid once.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from unlearnkit.decentral import simulate_averaging
 import unlearnkit as uk
 from unlearnkit.data import load, partition
 from unlearnkit.decentral import TokenConfig, run_token
-from unlearnkit.distributed import (QuadraticHop, TokenSGDHop, gossip_averaging, initial_vector, run_sequence,
-                                    spawn, token_sgd_task, walk_reference, walk_task)
+from unlearnkit.distributed import (QuadraticHop, TokenSGDHop, gossip_averaging, initial_vector, token_sgd_task,
+                                    walk_reference, walk_task)
 from unlearnkit.graphs import make_schedule, ring, rrdu_route
 
-N, DIM, ROUNDS, SEED = 4, 16, 6, 7
+from _ranks import N, SEED, register, results
+
+DIM, ROUNDS = 16, 6
 FIXED_ROUTE = [0, 1, 1, 3, 0, 0, 1, 3, 3, 0]            # stays, returns, and client 2 never visited
 NOISY_HOP = QuadraticHop(seed=SEED, dim=DIM, lr=0.3, sigma=0.5, noisy=(0,))
 RRDU_ROUTE = rrdu_route(N, 0, 0.4, 25, rng=np.random.default_rng(SEED)).tolist()
@@ -27,14 +30,16 @@ SGD_HOP = TokenSGDHop(seed=SEED, n_clients=N, lr=0.3, batch_size=8)
 SGD_ROUTE = [2, 0, 0, 1, 2, 3, 0]
 
 
+register(__name__, [(gossip_averaging, (ring(N), ROUNDS, DIM), {}),
+                     (gossip_averaging, (SCHEDULE, ROUNDS, DIM), {}),
+                     (walk_task, (FIXED_ROUTE, NOISY_HOP), {}),
+                     (walk_task, (RRDU_ROUTE, NOISY_HOP), {}),
+                     (token_sgd_task, (SGD_ROUTE, SGD_HOP), {})])
+
+
 @pytest.fixture(scope="module")
 def ranks():
-    calls = [(gossip_averaging, (ring(N), ROUNDS, DIM), {}),
-             (gossip_averaging, (SCHEDULE, ROUNDS, DIM), {}),
-             (walk_task, (FIXED_ROUTE, NOISY_HOP), {}),
-             (walk_task, (RRDU_ROUTE, NOISY_HOP), {}),
-             (token_sgd_task, (SGD_ROUTE, SGD_HOP), {})]
-    return spawn(run_sequence, N, calls, seed=SEED, timeout=240, comm_timeout=60)
+    return results(__name__)
 
 
 def _X0() -> np.ndarray:

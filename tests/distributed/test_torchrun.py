@@ -30,3 +30,17 @@ def test_torchrun_walk_prints_ms_per_hop():
                            timeout=180)
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert summary["task"] == "walk" and summary["hops"] == 6 and summary["ms_per_hop"] > 0
+
+
+@pytest.mark.slow
+def test_torchrun_flood_and_dynamic_gossip(tmp_path):
+    proc = launch_torchrun(3, ["flood", "--topology", "ring", "--dim", "4", "--reduce", "mean", "--out",
+                               str(tmp_path)], timeout=180)
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["task"] == "flood" and summary["messages"] == 3 * 4   # per source 2|E| - (N - 1) = 4
+    X0 = torch.stack([initial_vector(0, r, 4) for r in range(3)])
+    for r in range(3):
+        got = torch.load(tmp_path / f"rank{r}.pt", weights_only=False)["x"]
+        assert torch.abs(got - X0.mean(0)).max() < 1e-12
+    proc = launch_torchrun(3, ["gossip", "--schedule", "random_k_out", "--rounds", "3", "--dim", "4"], timeout=180)
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["topology"] == "random_k_out"

@@ -73,3 +73,6 @@ def test_launcher_guards_and_command_line():
     assert any(c.startswith("--rdzv-endpoint=127.0.0.1:") for c in cmd)
     a = parse_args(["walk", "--route", "0,1,2", "--sigma", "0.5"])
     assert a.task == "walk" and a.route == "0,1,2" and a.sigma == 0.5 and a.backend == "gloo"
+    a = parse_args(["flood", "--sources", "0,2", "--reduce", "stack"])
+    assert a.task == "flood" and a.sources == "0,2" and a.reduce == "stack"
+    assert parse_args(["gossip", "--schedule", "random_k_out"]).schedule == "random_k_out"

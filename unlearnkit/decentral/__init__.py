@@ -8,6 +8,10 @@
   unlearner share.
 - :mod:`~unlearnkit.decentral.token`: random-walk token SGD (RR-DU's Algorithm 2) and the noisy projected
   NetDP variant (Algorithm 3), with a per-hop hook for custom steps at chosen clients.
+- :mod:`~unlearnkit.decentral.network`: the network interface (gossip round, walk, flood, per-client
+  generators) shared with :mod:`unlearnkit.distributed`, and :class:`SimulatedNetwork`, its in-process
+  implementation; :mod:`~unlearnkit.decentral.network_steps`: D-PSGD, gradient gossip and Newton/Fisher's
+  flooded correction written once against it, for either runtime.
 """
 
 from ._engine import ClientSampler, MixingSource, batched_loss_and_grad, consensus_distance
@@ -16,9 +20,13 @@ from .gradient_gossip import (GradientGossipConfig, HistoryCache, RunningSumCach
                               run_gradient_gossip)
 from .token import HopContext, TokenConfig, TokenOptimizer, netdp_sigma, run_netdp, run_token
 from .gossip import GossipConfig, gossip_step, gossip_step_loop, run_gossip, simulate_averaging
+from .network import Network, SimulatedNetwork
+from .network_steps import LocalProblem, dpsgd_rounds, flooded_correction, gradient_gossip_rounds
 
 __all__ = ["HopContext", "TokenConfig", "TokenOptimizer", "netdp_sigma", "run_netdp", "run_token",
            "GradientGossipConfig", "HistoryCache", "RunningSumCache", "paper_storage_bytes", "retrain_matrices",
            "run_gradient_gossip",
            "ClientSampler", "MixingSource", "batched_loss_and_grad", "consensus_distance",
-           "GossipConfig", "gossip_step", "gossip_step_loop", "run_gossip", "simulate_averaging"]
+           "GossipConfig", "gossip_step", "gossip_step_loop", "run_gossip", "simulate_averaging",
+           "Network", "SimulatedNetwork", "LocalProblem", "dpsgd_rounds", "gradient_gossip_rounds",
+           "flooded_correction"]

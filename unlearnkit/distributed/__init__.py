@@ -5,10 +5,15 @@ tensor. Here each client is a rank that holds only its own vector, and every exc
 
 - :mod:`~unlearnkit.distributed.network`: :class:`ProcessGroupNetwork`, this rank's view of the network:
   neighbour gossip with ``isend``/``irecv`` (one D-PSGD round ``x_i <- sum_j W_ij x_j``), the walk token
-  (send to the next client, receive from any, a clean stop) and a per-rank :class:`MessageLog`.
+  (send to the next client, receive from any, a clean stop), flooding (Newton/Fisher's broadcast) and a
+  per-rank :class:`MessageLog`. It satisfies :class:`unlearnkit.decentral.network.Network`, so the steps of
+  :mod:`unlearnkit.decentral.network_steps` (D-PSGD with local steps, PDUDT's gradient gossip over
+  per-round neighbour sets, the flooded Newton correction) run here as they run in
+  :class:`~unlearnkit.decentral.SimulatedNetwork`: ``spawn(dpsgd_task, 4, problem, graph, rounds, lr)``.
 - :mod:`~unlearnkit.distributed.seeds`: one seed -> one generator per client and stream, identical in a
   process group and in the one-process references.
-- :mod:`~unlearnkit.distributed.tasks`: gossip averaging and a token walk as rank tasks, with references.
+- :mod:`~unlearnkit.distributed.tasks`: gossip averaging, flooding and a token walk as rank tasks, with
+  references.
 - :mod:`~unlearnkit.distributed.token_sgd`: Network-SGD's hop on real data, each rank loading only its own
   client's samples; equal to :func:`unlearnkit.decentral.run_token` with the same hop rule.
 - :mod:`~unlearnkit.distributed.launch`: :func:`spawn` (from Python or a notebook) and
@@ -21,6 +26,8 @@ One machine, four ranks (``--standalone`` picks a free local rendezvous port)::
 
     torchrun --standalone --nproc-per-node=4 -m unlearnkit.distributed.run gossip --topology ring --rounds 20
     torchrun --standalone --nproc-per-node=4 -m unlearnkit.distributed.run walk --hops 50 --route-kind rrdu --u 0
+    torchrun --standalone --nproc-per-node=4 -m unlearnkit.distributed.run gossip --schedule random_k_out --rounds 20
+    torchrun --standalone --nproc-per-node=4 -m unlearnkit.distributed.run flood --topology ring --reduce mean
 
 From Python or a notebook (the task function must live in an importable module)::
 
@@ -35,15 +42,16 @@ shared job id and one reachable rendezvous endpoint (host:port of any one of the
              --rdzv-endpoint=node0.example.org:29500 -m unlearnkit.distributed.run gossip --rounds 20
 
 Ranks are numbered across machines (``RANK``, ``WORLD_SIZE`` = clients); every rank builds the same graph
-from ``--seed``. ``--backend nccl`` needs one GPU per rank and supports gossip only (NCCL has no
-receive-from-any, which the walk token uses). Each rank costs about 250 MB of memory; a send or receive
-waiting longer than ``--timeout`` seconds raises on its rank instead of hanging.
+from ``--seed``. ``--backend nccl`` needs one GPU per rank and supports gossip (flood too, untested on
+GPUs) but not the walk (NCCL has no receive-from-any, which the walk token uses). Each rank costs about
+250 MB of memory; a send or receive waiting longer than ``--timeout`` seconds raises on its rank instead of
+hanging.
 """
 
 from .launch import DistributedRunError, free_port, launch_torchrun, spawn, torchrun_command
 from .network import BACKENDS, Message, MessageLog, ProcessGroupNetwork, WalkResult, init_process_group
 from .seeds import STREAMS, initial_vector, rank_generator, rank_seed
-from .tasks import (DTYPES, QuadraticHop, gossip_averaging, round_matrix, run_sequence, walk_reference,
+from .tasks import (DTYPES, QuadraticHop, flood_task, gossip_averaging, round_matrix, run_sequence, walk_reference,
                     walk_task)
 from .token_sgd import TokenSGDHop, token_sgd_task
 
@@ -51,6 +59,7 @@ __all__ = [
     "DistributedRunError", "free_port", "launch_torchrun", "spawn", "torchrun_command",
     "BACKENDS", "Message", "MessageLog", "ProcessGroupNetwork", "WalkResult", "init_process_group",
     "STREAMS", "initial_vector", "rank_generator", "rank_seed",
-    "DTYPES", "QuadraticHop", "gossip_averaging", "round_matrix", "run_sequence", "walk_reference", "walk_task",
+    "DTYPES", "QuadraticHop", "flood_task", "gossip_averaging", "round_matrix", "run_sequence", "walk_reference",
+    "walk_task",
     "TokenSGDHop", "token_sgd_task",
 ]

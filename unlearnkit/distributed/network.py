@@ -10,6 +10,16 @@ Each rank holds only its own vector. Two communication patterns cover the decent
   Algorithm 2/4, digest 000). The holder updates it, sends a header and the payload to the next client;
   everyone else waits to receive from any source; the last holder sends a stop message to every other rank.
 
+- **Flooding** (:meth:`ProcessGroupNetwork.flood`): each source's message reaches every client along
+  Newton/Fisher's Algorithm 1 (digest 001 section 2.2), hop by hop on the schedule of
+  :func:`unlearnkit.graphs.flood`.
+
+The class satisfies :class:`unlearnkit.decentral.network.Network` structurally (this room does not import
+``decentral``, a room on the same floor): ``clients`` is ``(rank,)``, tensors passed to ``flood`` are this
+rank's ``(1, ...)`` block, and ``generator(rank, stream)`` is this rank's generator. So the algorithm code of
+:mod:`unlearnkit.decentral.network_steps` runs here unchanged. A dynamic topology (PDUDT) is a different
+``W`` per ``gossip_round`` call: the neighbour sets are read off each round's matrix.
+
 Every send and receive is recorded in the rank's :class:`MessageLog` (kind, source, destination, round or
 hop, bytes, wall-clock time), the raw material for per-client privacy ledgers built from actual messages.
 A dead peer surfaces as an exception after the process group's timeout, never as a hang.
@@ -23,19 +33,22 @@ from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import Any, Callable, Optional, Sequence
 
+import networkx as nx
 import numpy as np
 import torch
 import torch.distributed as dist
 from torch import Tensor
 
 from .._validate import check_choice, check_int, check_positive
+from ..graphs.flood import flood as flood_schedule
 from .seeds import rank_generator
 
 __all__ = ["Message", "MessageLog", "WalkResult", "ProcessGroupNetwork", "init_process_group", "BACKENDS"]
 
 BACKENDS = ("gloo", "nccl")
 # Tags keep the two patterns apart on the same pair of ranks.
-_TAG_GOSSIP, _TAG_HEADER, _TAG_PAYLOAD = 11, 12, 13
+_TAG_GOSSIP, _TAG_HEADER, _TAG_PAYLOAD, _TAG_FLOOD = 11, 12, 13, 14
+_REDUCTIONS = ("stack", "sum", "mean")
 _TOKEN, _STOP = 0, 1
 
 HopFn = Callable[[int, int, Tensor, torch.Generator], Tensor]
@@ -127,26 +140,44 @@ class ProcessGroupNetwork:
         """Empty the message log and restart this rank's noise generator from the seed (a fresh run)."""
         self.log = MessageLog(self.rank)
         self.noise = rank_generator(self.seed, self.rank, "noise")
+        self._gens: dict[str, torch.Generator] = {"noise": self.noise}
+
+    @property
+    def clients(self) -> tuple[int, ...]:
+        """The clients this rank holds: its own (the first axis of a block has length 1)."""
+        return (self.rank,)
+
+    def generator(self, client: int, stream: str = "noise") -> torch.Generator:
+        """This rank's generator for ``stream`` (:func:`~unlearnkit.distributed.rank_generator`); ``client`` must
+        be this rank: a rank draws no other client's randomness."""
+        if int(client) != self.rank:
+            raise ValueError(f"client={client}: rank {self.rank} holds only client {self.rank}'s generators")
+        if stream not in self._gens:
+            self._gens[stream] = rank_generator(self.seed, self.rank, stream)
+        return self._gens[stream]
 
     # ------------------------------------------------------------------ gossip
     def _check_matrix(self, W: Any) -> np.ndarray:
         W = np.asarray(W, dtype=float)
-        if W.shape != (self.n_clients, self.n_clients):
+        if W.shape[-2:] != (self.n_clients, self.n_clients) or W.ndim not in (2, 3):
             raise ValueError(f"W has shape {W.shape}; expected ({self.n_clients}, {self.n_clients}) "
-                             "(one row and column per rank)")
+                             f"(one row and column per rank) or a stack (K, {self.n_clients}, {self.n_clients})")
         return W
 
     def gossip_round(self, x: Tensor, W: Any, *, step: int = 0) -> Tensor:
         """One mixing round ``x_i <- sum_j W_ij x_j`` (D-PSGD; digest 001, section 2.1).
 
         ``W`` is the round's full ``(N, N)`` mixing matrix (every rank builds the same one); this rank sends
-        ``x`` to every ``j`` with ``W_ji > 0`` and receives from every ``j`` with ``W_ij > 0``.
+        ``x`` to every ``j`` with ``W_ji != 0`` and receives from every ``j`` with ``W_ij != 0``. A stack
+        ``(K, N, N)`` mixes the same messages ``K`` ways (one exchange; PDUDT's residuals ``(W~ - W) g``
+        beside ``W g``) and returns ``(K, *x.shape)``.
         """
         W = self._check_matrix(W)
+        Ws = W[None] if W.ndim == 2 else W
         i = self.rank
         others = [j for j in range(self.n_clients) if j != i]
-        send_to = [j for j in others if W[j, i] > 0]
-        recv_from = [j for j in others if W[i, j] > 0]
+        send_to = [j for j in others if np.any(Ws[:, j, i] != 0)]
+        recv_from = [j for j in others if np.any(Ws[:, i, j] != 0)]
         x = x.detach().contiguous()
         nbytes = x.numel() * x.element_size()
         bufs = {j: torch.empty_like(x) for j in recv_from}
@@ -158,13 +189,16 @@ class ProcessGroupNetwork:
             r.wait()
         for j in recv_from:
             self.log.add("gossip", "recv", j, i, step, nbytes)
-        out = torch.zeros_like(x)
-        for j in range(self.n_clients):
-            if j == i:
-                out = out + W[i, i] * x
-            elif j in bufs:
-                out = out + W[i, j] * bufs[j]
-        return out
+        outs = []
+        for Wk in Ws:
+            out = torch.zeros_like(x)
+            for j in range(self.n_clients):
+                if j == i:
+                    out = out + Wk[i, i] * x
+                elif j in bufs:
+                    out = out + Wk[i, j] * bufs[j]
+            outs.append(out)
+        return outs[0] if W.ndim == 2 else torch.stack(outs)
 
     # ------------------------------------------------------------------ walk token
     def _send_token(self, theta: Tensor, dst: int, hop: int) -> None:
@@ -230,6 +264,62 @@ class ProcessGroupNetwork:
                 continue
             self._send_token(theta, nxt, t + 1)
             holding = False
+
+    # ------------------------------------------------------------------ flooding
+    def flood(self, values: Tensor, graph: nx.Graph, *, sources: Optional[Sequence[int]] = None,
+              reduce: str = "sum", step: int = 0) -> Tensor:
+        """Flood each source's message to every client (Newton/Fisher's Algorithm 1, lines 6-12).
+
+        ``values`` is this rank's block ``(1, ...)``: its row is the message when this rank is a source, a
+        shape/dtype template otherwise. For each source in increasing order the flood runs in synchronous
+        hops, on the schedule :func:`unlearnkit.graphs.flood` computes (every rank computes the same one): at
+        hop ``h`` the clients first reached at hop ``h - 1`` send to every neighbour but the one they first
+        heard from, with ``isend``/``irecv``; a client keeps the copy from its parent and drops duplicates.
+        Each rank's sends add up to :attr:`~unlearnkit.graphs.Flood.messages` per source over the ranks.
+        Returns ``(1, S, ...)`` (``reduce="stack"``) or the ``(1, ...)`` sum or mean over sources, summed
+        in increasing source order.
+        """
+        check_choice("reduce", reduce, _REDUCTIONS)
+        if values.dim() < 1 or values.shape[0] != 1:
+            raise ValueError(f"values has shape {tuple(values.shape)}: expected this rank's block (1, ...)")
+        if graph.number_of_nodes() != self.n_clients:
+            raise ValueError(f"graph has {graph.number_of_nodes()} clients; the process group has {self.n_clients}")
+        srcs = sorted({int(v) for v in np.asarray(range(self.n_clients) if sources is None else sources,
+                                                      dtype=np.int64).reshape(-1)})
+        if any(not 0 <= v < self.n_clients for v in srcs):
+            raise ValueError(f"sources={srcs} must be clients in [0, {self.n_clients - 1}]")
+        template = values[0].detach().contiguous()
+        got = [self._flood_one(template, graph, s, step) for s in srcs]
+        if reduce == "stack":
+            return (torch.stack(got) if got else values[:0]).unsqueeze(0)
+        acc = torch.zeros_like(template)
+        for m in got:
+            acc = acc + m
+        if reduce == "mean" and got:
+            acc = acc / len(got)
+        return acc.unsqueeze(0)
+
+    def _flood_one(self, msg: Tensor, graph: nx.Graph, source: int, step: int) -> Tensor:
+        fl = flood_schedule(graph, source)
+        hops, parent, r = fl.hops, fl.parent, self.rank
+        nbrs = sorted(int(v) for v in graph.neighbors(r))
+        held = msg if r == source else None
+        nbytes = msg.numel() * msg.element_size()
+        for h in range(1, max(hops.values()) + 2):
+            bufs = {u: torch.empty_like(msg) for u in nbrs if hops[u] == h - 1 and parent[u] != r}
+            reqs = [dist.irecv(b, src=u, tag=_TAG_FLOOD) for u, b in bufs.items()]
+            if hops[r] == h - 1:
+                for v in nbrs:
+                    if v != parent[r]:
+                        reqs.append(dist.isend(held, dst=v, tag=_TAG_FLOOD))
+                        self.log.add("flood", "send", r, v, step, nbytes)
+            for q in reqs:
+                q.wait()
+            for u in bufs:
+                self.log.add("flood", "recv", u, r, step, nbytes)
+            if hops[r] == h:
+                held = bufs[parent[r]]
+        return held
 
     def barrier(self) -> None:
         dist.barrier()

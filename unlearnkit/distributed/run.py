@@ -4,7 +4,10 @@ Tasks:
 
 - ``gossip``: ``--rounds`` rounds of neighbour gossip averaging on ``--topology`` (a name from
   :data:`unlearnkit.graphs.TOPOLOGIES`, built on N clients with ``--seed``), starting from each rank's
-  ``initial_vector(seed, rank, dim)``.
+  ``initial_vector(seed, rank, dim)``; with ``--schedule NAME`` (:data:`unlearnkit.graphs.DYNAMIC_TOPOLOGIES`)
+  each round mixes over that round's neighbour sets instead (PDUDT's dynamic topologies).
+- ``flood``: each client in ``--sources`` (default: all) floods its ``initial_vector`` through ``--topology``
+  (Newton/Fisher's broadcast); every client ends with the ``--reduce`` (``sum``, ``mean`` or ``stack``).
 - ``walk``: the token walks a fixed route: ``--route 0,1,2,3`` or ``--hops H`` drawn by ``--route-kind``
   (``uniform``, or ``rrdu`` with ``--u`` and ``--p``) from ``numpy_generator(seed)``, the same on every rank;
   each hop is a :class:`~unlearnkit.distributed.QuadraticHop`, noisy at ``--u`` when ``--sigma > 0``.
@@ -33,11 +36,12 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from ..graphs.dynamic import DYNAMIC_TOPOLOGIES, make_schedule
 from ..graphs.topology import TOPOLOGIES, make_graph
 from ..graphs.walks import rrdu_route, uniform_route
 from .network import BACKENDS, ProcessGroupNetwork, init_process_group
 from .resume import resumable_walk_task
-from .tasks import DTYPES, QuadraticHop, _median_ms, gossip_averaging, walk_task
+from .tasks import DTYPES, QuadraticHop, _median_ms, flood_task, gossip_averaging, walk_task
 
 __all__ = ["parse_args", "worker_main"]
 
@@ -45,7 +49,7 @@ __all__ = ["parse_args", "worker_main"]
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     """The worker's command line (see the module docstring)."""
     ap = argparse.ArgumentParser(prog="python -m unlearnkit.distributed.run", description=__doc__.split("\n")[0])
-    ap.add_argument("task", choices=("gossip", "walk"))
+    ap.add_argument("task", choices=("gossip", "walk", "flood"))
     ap.add_argument("--backend", choices=BACKENDS, default="gloo")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dim", type=int, default=1000)
@@ -54,6 +58,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--topology", choices=tuple(TOPOLOGIES), default="ring")
     ap.add_argument("--rule", default="metropolis")
+    ap.add_argument("--schedule", choices=tuple(DYNAMIC_TOPOLOGIES), default=None,
+                    help="gossip over a dynamic topology (per-round neighbour sets) instead of --topology")
+    ap.add_argument("--sources", default=None, help="flood: comma-separated source clients (default: all)")
+    ap.add_argument("--reduce", choices=("sum", "mean", "stack"), default="mean")
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--route", default=None, help="comma-separated clients, one per hop")
     ap.add_argument("--hops", type=int, default=20)
@@ -87,9 +95,15 @@ def worker_main(argv: Optional[Sequence[str]] = None) -> int:
         net = ProcessGroupNetwork(seed=a.seed, device=f"cuda:{local}" if a.backend == "nccl" else "cpu")
         n = net.n_clients
         if a.task == "gossip":
-            res = gossip_averaging(net, make_graph(a.topology, n, seed=a.seed), a.rounds, a.dim, rule=a.rule,
-                                   dtype=a.dtype)
+            network = (make_schedule(a.schedule, n, seed=a.seed) if a.schedule
+                       else make_graph(a.topology, n, seed=a.seed))
+            res = gossip_averaging(net, network, a.rounds, a.dim, rule=a.rule, dtype=a.dtype)
             mine = {"ms_per_round": _median_ms(res["round_seconds"])}
+        elif a.task == "flood":
+            sources = None if a.sources is None else [int(v) for v in a.sources.split(",")]
+            res = flood_task(net, make_graph(a.topology, n, seed=a.seed), a.dim, sources=sources, reduce=a.reduce,
+                             dtype=a.dtype)
+            mine = {"seconds": res["seconds"]}
         else:
             route = _route(a, n)
             hop = QuadraticHop(seed=a.seed, dim=a.dim, lr=a.lr, sigma=a.sigma, noisy=(a.u,))
@@ -111,8 +125,11 @@ def worker_main(argv: Optional[Sequence[str]] = None) -> int:
                        "messages": sum(g["messages"] for g in gathered), "bytes": sum(g["bytes"] for g in gathered),
                        "peak_rss_mb_per_rank": max(g["rss_mb"] for g in gathered)}
             if a.task == "gossip":
-                summary.update(rounds=a.rounds, topology=a.topology,
+                summary.update(rounds=a.rounds, topology=a.schedule or a.topology,
                                ms_per_round=max(g["ms_per_round"] for g in gathered))
+            elif a.task == "flood":
+                summary.update(topology=a.topology, reduce=a.reduce,
+                               ms_per_flood=1e3 * max(g["seconds"] for g in gathered))
             else:
                 wall = max(g["seconds"] for g in gathered)
                 moves = sum(g["moves"] for g in gathered)

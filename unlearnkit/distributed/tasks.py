@@ -25,7 +25,8 @@ from ..graphs.mixing import MIXING_RULES, mixing_matrix, validate_mixing
 from .network import ProcessGroupNetwork
 from .seeds import initial_vector, rank_generator
 
-__all__ = ["round_matrix", "gossip_averaging", "QuadraticHop", "walk_task", "walk_reference", "run_sequence", "DTYPES"]
+__all__ = ["round_matrix", "gossip_averaging", "flood_task", "QuadraticHop", "walk_task", "walk_reference",
+           "run_sequence", "DTYPES"]
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
@@ -61,6 +62,20 @@ def gossip_averaging(net: ProcessGroupNetwork, network: Any, rounds: int, dim: i
         x = net.gossip_round(x, W, step=t)
         seconds.append(time.perf_counter() - start)
     return {"rank": net.rank, "x0": x0.cpu(), "x": x.cpu(), "round_seconds": seconds, "log": net.log.rows()}
+
+
+def flood_task(net: ProcessGroupNetwork, graph: nx.Graph, dim: int, *, sources: Sequence[int] | None = None,
+               reduce: str = "sum", dtype: str = "float64") -> dict[str, Any]:
+    """Flood every source's :func:`~unlearnkit.distributed.initial_vector` ``(seed, rank, dim)`` through
+    ``graph`` (Newton/Fisher's broadcast, :meth:`ProcessGroupNetwork.flood`); returns ``{"rank", "x0", "x"
+    (this client's delivered stack, sum or mean), "seconds", "log"}``."""
+    check_choice("dtype", dtype, tuple(DTYPES))
+    x0 = initial_vector(net.seed, net.rank, dim, dtype=DTYPES[dtype]).to(net.device)
+    net.barrier()
+    start = time.perf_counter()
+    x = net.flood(x0[None], graph, sources=sources, reduce=reduce)[0]
+    return {"rank": net.rank, "x0": x0.cpu(), "x": x.cpu(), "seconds": time.perf_counter() - start,
+            "log": net.log.rows()}
 
 
 @dataclass(frozen=True)
