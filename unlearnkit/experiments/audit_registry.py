@@ -45,7 +45,8 @@ from .._validate import check_int, check_positive, check_probability
 from ..audit import AuditConfig, audit, bonferroni, estimate
 from .audit_methods import METHOD_RECIPES, ModeNotSupported, ToyTask, toy_setup, unlearner_worlds
 
-__all__ = ["AuditRecipe", "AUDIT_RECIPES", "AUDIT_ROW_KEYS", "REGISTRY_STATISTIC", "audit_registry"]
+__all__ = ["AuditRecipe", "AUDIT_RECIPES", "AUDIT_ROW_KEYS", "REGISTRY_STATISTIC", "audit_registry",
+           "run_registry_audits"]
 
 AUDIT_ROW_KEYS = ("method", "mode", "observer", "certified_epsilon", "lower_bound", "point_estimate", "verdict",
                   "n_trials", "statistic")

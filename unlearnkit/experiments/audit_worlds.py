@@ -158,9 +158,9 @@ class PDUDTAuditTask:
 
 
 def pdudt_worlds(mode: str, epsilon: float, delta: float, task: PDUDTAuditTask | None = None):
-    """PDUDT with the ``"sum"`` correction and the certified noise (``sound``: the worst-case gradient-gossip
-    sensitivity of :mod:`unlearnkit.methods.pdudt.sound`; ``paper``: Theorem 4.9's calibration with
-    :data:`~.pdudt_frontier.PAPER_CONSTANTS`). The observer sees the final released model: the average of
+    """PDUDT with the certified noise (``sound``: the ``"sum"`` correction and the worst-case gradient-gossip
+    sensitivity of :mod:`unlearnkit.methods.pdudt.sound`; ``paper``: Algorithm 2's correction (Eq. 9's convex
+    weights) and Theorem 4.9's calibration with :data:`~.pdudt_frontier.PAPER_CONSTANTS`). The observer sees the final released model: the average of
     the ``n - 1`` remaining clients' models (covered by both scopes). World B is the certifier: gradient
     gossip retrained without the leaver (fresh minibatches), its average plus ``N(0, sigma^2 I)`` with the
     sigma of world A's certificate (the average of the clients' noises). A calibration that refuses the
@@ -192,7 +192,9 @@ def pdudt_worlds(mode: str, epsilon: float, delta: float, task: PDUDTAuditTask |
     gcfg = GradientGossipConfig(rounds=task.rounds, lr=task.lr, batch_size=task.batch_size, cache="history")
     request = Request("client", idx_k, client=k)
     sound = mode == "sound"
-    cfg = PDUDTConfig(correction_scale="sum", noise="certified", epsilon=epsilon, beta=delta,
+    # paper: Algorithm 2 as printed (Eq. 9's convex weights: the only correction Theorem 4.9 speaks of);
+    # sound: the "sum" correction that removes the leaver's contribution, with the worst-case sensitivity
+    cfg = PDUDTConfig(correction_scale="sum" if sound else "paper", noise="certified", epsilon=epsilon, beta=delta,
                       mode=mode, smoothness=GossipSmoothness.softmax_regression(1.0, bias=False) if sound else None,
                       constants=None if sound else PAPER_CONSTANTS)
     keep = [i for i in range(n) if i != k]
