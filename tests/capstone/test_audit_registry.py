@@ -103,3 +103,21 @@ def test_the_full_table_runs_for_every_method_and_mode():
     assert got["retrain", "sound"]["verdict"] == "not refuted"
     for m in ("finetune", "gradient_ascent"):
         assert got[m, "none"]["verdict"] == "no certificate"
+
+
+def test_the_page_writer_formats_rows_and_the_bench_is_registered():
+    from unlearnkit.benchmarks import available_benches
+    from unlearnkit.experiments.audit_registry_report import DOC_TRIALS, machine_line, registry_table_markdown
+
+    assert set(DOC_TRIALS) == {s.name for s in registry.METHODS}
+    assert "audit_registry" in available_benches()
+    rows = [dict(method="retrain", mode="paper", observer="o", certified_epsilon=math.inf, lower_bound=math.nan,
+                 point_estimate=math.nan, verdict="not supported: exact", n_trials=0, statistic="s"),
+            dict(method="ddp", mode="paper", observer="o", certified_epsilon=1.0, lower_bound=1.25,
+                 point_estimate=9.0, verdict="refuted", n_trials=100, statistic="s")]
+    text = registry_table_markdown(rows, [0.0, 12.0])
+    lines = text.splitlines()
+    assert len(lines) == 4 and lines[0].startswith("| method | mode | observer")
+    assert "| inf | - | - | not supported: exact | 0 | 0 |" in lines[2]
+    assert "| 1.000 | 1.250 | 9.000 | refuted | 100 | 12 |" in lines[3]
+    assert "cores" in machine_line()
