@@ -278,7 +278,9 @@ def run_registry_audits(methods=None, modes=("paper", "sound"), n_trials: Union[
         res = audit(wa, wb, delta=d, epsilon=claimed, config=replace(per, n_trials=trials[recipe.method]),
                     generator=gen, label=recipe.method, mode=mode, progress=progress,
                     chunk=0 if recipe.vectorised else 25)
-        point = estimate(res.stat_a, res.stat_b, delta=d, method="gdp", alpha=per.alpha).epsilon_point
+        point = math.nan  # the GDP estimate needs at least 20 held-out scores per world (n_trials >= 40)
+        if min(res.stat_a.size, res.stat_b.size) >= 20:
+            point = estimate(res.stat_a, res.stat_b, delta=d, method="gdp", alpha=per.alpha).epsilon_point
         if claimed is None:
             verdict = "no certificate"
         else:
@@ -319,7 +321,8 @@ def audit_registry(methods=None, modes=("paper", "sound"), n_trials: Union[int, 
     list of dict
         Keys :data:`AUDIT_ROW_KEYS`: ``certified_epsilon`` is the epsilon the mode's certificate states (the
         claim tested: a paper mode's claim is *not* a sound certificate) and ``math.inf`` when it states
-        none; ``lower_bound`` and ``point_estimate`` are ``nan`` for a mode not supported; ``verdict`` is
+        none; ``lower_bound`` and ``point_estimate`` are ``nan`` for a mode not supported (``point_estimate``
+        also below 40 trials: the GDP estimate needs 20 held-out scores per world); ``verdict`` is
         ``"refuted"``, ``"not refuted"``, ``"no certificate"`` or ``"not supported: <reason>"``.
     """
     return run_registry_audits(methods, modes, n_trials, epsilon, delta, seed, alpha, progress)[0]

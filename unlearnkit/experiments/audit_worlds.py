@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._validate import check_int, check_positive
+from .._validate import check_int, check_positive, check_range
 from ..audit import per_trial
 from .audit_methods import ModeNotSupported, ToyTask, toy_setup
 
@@ -154,7 +154,7 @@ class PDUDTAuditTask:
         check_int("rounds", self.rounds, low=1)
         check_positive("lr", self.lr)
         check_int("batch_size", self.batch_size, low=1)
-        check_positive("p_edge", self.p_edge)
+        check_range("p_edge", self.p_edge, 0.0, 1.0, low_open=True)
 
 
 def pdudt_worlds(mode: str, epsilon: float, delta: float, task: PDUDTAuditTask | None = None):
