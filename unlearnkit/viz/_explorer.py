@@ -23,6 +23,8 @@ from typing import Any, Callable, Iterator
 
 import ipywidgets as W
 
+from ._style import readable
+
 __all__ = ["Explorer", "ROW_PX", "fit_rows", "driving"]
 
 log = logging.getLogger("unlearnkit.viz")
@@ -120,6 +122,9 @@ class Explorer:
         self.n_updates += 1
         if self._box is not None:  # a redraw may have brought a figure builder's own width back
             fit_rows(self._box)
+        for w in vars(self).values():  # an update may have switched an axis to log (or copied a layout)
+            if _is_figure(w):
+                readable(w)
         return out
 
     def refresh(self) -> None:
