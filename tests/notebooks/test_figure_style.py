@@ -162,3 +162,31 @@ def test_figures_built_in_notebook_cells_are_readable(path):
     bad = [f"cell {i}: {p}" for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
            for p in _inline_figure_problems("".join(c["source"]))]
     assert bad == []
+
+
+EXPLORERS = [(n, w, b) for n, w, b in CATALOGUE if not w.startswith(("bound_", "frontier", "k_sweep", "noisy_phase",
+                                                                        "race", "accountant", "capacity",
+                                                                        "influence_animation", "correction",
+                                                                        "sigma_sweep", "pdudt_sigma", "cost",
+                                                                        "forgetting"))]
+
+
+@pytest.mark.parametrize("nb,what,build", EXPLORERS, ids=[f"{n}-{w}" for n, w, _ in EXPLORERS])
+def test_a_typed_value_out_of_range_is_refused_in_place(nb, what, build):
+    """Every slider's readout is a kernel-checked text box: a typed value out of range leaves the slider where
+    it was and says so (parameter, value, range) in the explorer's red message box."""
+    from unlearnkit.viz._typed import slider_range
+
+    ex = build()
+    sliders = {k: w for k, w in vars(ex).items() if k in ex._readouts}
+    assert all(not w.readout for w in sliders.values())
+    for key, box in ex._readouts.items():
+        s = sliders.get(key) or next(w for w in vars(ex).values() if getattr(w, "description", None) == key)
+        lo, hi = slider_range(s)
+        before, updates = s.value, ex.n_updates
+        for typed in (f"{hi + abs(hi) + 1:g}", f"{lo - abs(lo) - 1:g}", "abc"):
+            box.value = typed
+            assert ex.last_error is not None, f"{nb} {what}: {key}={typed} was accepted silently"
+            assert (s.description or key) in ex.last_error and typed in ex.last_error and "expected" in ex.last_error
+            assert s.value == before and ex.n_updates == updates
+        box.value = box.value  # nothing changes
