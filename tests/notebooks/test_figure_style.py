@@ -190,3 +190,34 @@ def test_a_typed_value_out_of_range_is_refused_in_place(nb, what, build):
             assert (s.description or key) in ex.last_error and typed in ex.last_error and "expected" in ex.last_error
             assert s.value == before and ex.n_updates == updates
         box.value = box.value  # nothing changes
+
+
+@pytest.mark.parametrize("nb,what,build", EXPLORERS, ids=[f"{n}-{w}" for n, w, _ in EXPLORERS])
+def test_the_browser_has_no_reason_to_move_a_slider(nb, what, build):
+    """The browser snaps a slider to its step grid and (with continuous_update) writes the snapped value back,
+    which moved notebook 02's defaults (q 0.04 -> 0.0398) and undid a check cell's restore (epsilon 3.02).
+    Log sliders report only on release; a linear slider's value is on its grid, and values set later are
+    snapped to it in the kernel."""
+    import ipywidgets as W
+
+    ex = build()
+    for key in ex._readouts:
+        s = getattr(ex, key, None)
+        if s is None:
+            continue
+        if isinstance(s, W.FloatLogSlider):
+            assert s.continuous_update is False, f"{nb} {what}: log slider {key} echoes snapped values"
+        elif s.continuous_update:
+            k = (s.value - s.min) / s.step
+            assert abs(k - round(k)) < 1e-6, f"{nb} {what}: {key}={s.value} is off its grid of {s.step}"
+
+
+def test_typed_value_between_steps_is_rounded_and_says_so():
+    from unlearnkit.viz import rrdu as vr
+
+    ex = vr.RRDUExplorer(None, n_clients=6, seed=0)
+    assert ex.p.value == 0.167 and ex._readouts["p"].value == "0.167"  # the default, exactly, on a finer grid
+    ex._readouts["p"].value = "0.1234"
+    assert ex.p.value == 0.123 and "between the slider's steps" in ex.last_error and "0.1234" in ex.last_error
+    ex.p.value = 0.3333333  # set from code: snapped before it reaches the browser
+    assert ex.p.value == 0.333 and ex._readouts["p"].value == "0.333"

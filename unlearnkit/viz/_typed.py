@@ -31,7 +31,12 @@ def _fmt(s: W.Widget, v: Any) -> str:
     if isinstance(s, W.IntSlider):
         return str(int(v))
     f = getattr(s, "readout_format", "") or ".3g"
-    return format(float(v), f)
+    text = format(float(v), f)
+    try:  # the box shows the value the kernel computes with, never a rounded one (0.167, not "0.17")
+        exact = abs(float(text) - float(v)) <= 1e-9 * max(abs(float(v)), 1e-300)
+    except ValueError:
+        exact = False
+    return text if exact else f"{float(v):.6g}"
 
 
 def shown_value(w: W.Widget) -> Any:
@@ -67,6 +72,42 @@ def check_typed(name: str, s: W.Widget, text: str) -> Any:
     return v
 
 
+def _on_grid(s: W.Widget, v: float) -> bool:
+    k = (v - s.min) / s.step
+    return abs(k - round(k)) < 1e-6
+
+
+def _snap(s: W.Widget, v: float) -> Any:
+    v = min(max(v, s.min), s.max)
+    out = s.min + round((v - s.min) / s.step) * s.step
+    return int(out) if isinstance(s, W.IntSlider) else round(out, 12)
+
+
+def settle(s: W.Widget) -> None:
+    """Make the browser leave slider ``s``'s value alone.
+
+    The browser snaps a slider's value to its step grid and, when ``continuous_update`` is on, sends the
+    snapped value back: q = 0.04 on a log slider with step 0.01 came back as 0.0398, and a check cell's
+    value could come back after the restore (epsilon stayed at 3.02 instead of 1). A log slider therefore
+    reports only when released (``continuous_update=False``: the kernel keeps exact values); a linear slider
+    gets a finer step when its value is off the grid, and every value the kernel sets is snapped to the grid
+    before it reaches the browser.
+    """
+    if isinstance(s, W.FloatLogSlider):
+        s.continuous_update = False
+        return
+    if not s.step:
+        return
+    for _ in range(3):
+        if _on_grid(s, s.value):
+            break
+        s.step = s.step / 10
+    if not _on_grid(s, s.value):
+        s.continuous_update = False
+        return
+    s._register_validator(lambda obj, proposal: _snap(obj, proposal["value"]), ["value"])
+
+
 def typed_readouts(root: W.Widget, names: dict[int, str], show_error: Callable[[str], None],
                    clear_error: Callable[[], None]) -> dict[str, W.Text]:
     """Pair every slider under ``root`` with a kernel-checked text box (see the module docstring).
@@ -80,6 +121,7 @@ def typed_readouts(root: W.Widget, names: dict[int, str], show_error: Callable[[
         key = names.get(id(s), s.description or "value")
         label = s.description or key
         s.readout = False
+        settle(s)
         box = W.Text(value=_fmt(s, s.value), continuous_update=False, layout=W.Layout(width="76px"))
         box.add_class(f"uk-readout-{key}")
         state = {"busy": False}
@@ -95,10 +137,13 @@ def typed_readouts(root: W.Widget, names: dict[int, str], show_error: Callable[[
             clear_error()
             state["busy"] = True
             try:
-                s.value = v  # the slider's own observers redraw
+                s.value = v  # the slider's own observers redraw (and may clear the message box)
             finally:
                 state["busy"] = False
             box.value = _fmt(s, s.value)
+            if not isinstance(s, W.FloatLogSlider) and abs(s.value - v) > 1e-9 * max(abs(v), 1.0):
+                show_error(f"{label}={change['new'].strip()} lies between the slider's steps of {s.step:g}: "
+                           f"set to {s.value:g}")
 
         def moved(change: dict) -> None:
             state["busy"] = True
