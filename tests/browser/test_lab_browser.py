@@ -94,7 +94,8 @@ _DEFAULTS_JS = """
         let v;
         if (readout) v = readout.value;
         else if (!el) v = undefined;
-        else if (el.querySelector('select')) { const s = el.querySelector('select'); v = s.options[s.selectedIndex].text; }
+        else if (el.querySelector('select')) {
+            const s = el.querySelector('select'); v = s.options[s.selectedIndex].text; }
         else if (el.querySelector('.mod-active')) v = el.querySelector('.mod-active').textContent.trim();
         else if (el.querySelector('input[type=checkbox]')) v = el.querySelector('input[type=checkbox]').checked;
         else if (el.querySelector('input')) v = el.querySelector('input').value;
