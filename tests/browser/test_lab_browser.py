@@ -3,7 +3,9 @@
 For every course notebook (picked up automatically): open it in a 1400 px window, run all cells in quick mode,
 wait for the plotly figures and the widgets, and check what is on the screen: no error box; no figure wider
 than the notebook (clipped); every graph view (a trace of client markers with their labels) has its node
-markers drawn in the DOM. Then move sliders until one changes a figure, assert it did, record the
+markers drawn in the DOM; every explorer's controls show the defaults it declares (rendered as JSON
+when first displayed, compared with the values read from the DOM); a value typed out of range into a slider's
+readout is refused with a message in place. Then move sliders until one changes a figure, assert it did, record the
 input-to-redraw latency (``artifacts/browser-latency.json``, printed in the test's report), and save a
 screenshot to ``artifacts/screenshots/``. The notebooks are copied to a temporary folder first, so Lab's autosave never
 writes outputs into the committed files.
@@ -76,6 +78,83 @@ _ERRORS_JS = """
 () => Array.from(document.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'))
         .map(e => e.textContent).filter(t => /Traceback|Error:/.test(t) && !/Warning/.test(t.split('\\n')[0]))
 """
+
+
+# every explorer's controls as the screen shows them, next to the defaults the explorer rendered when first shown
+_DEFAULTS_JS = """
+() => Array.from(document.querySelectorAll('.uk-explorer')).map((root, i) => {
+    const tag = root.querySelector('.uk-defaults');
+    if (!tag) return {explorer: i, missing: true};
+    const declared = JSON.parse(tag.getAttribute('data-defaults'));
+    const shown = {};
+    for (const key of Object.keys(declared)) {
+        if (declared[key] === null) continue;
+        const readout = root.querySelector(`.uk-readout-${key} input`);
+        const el = root.querySelector(`.uk-ctl-${key}`);
+        let v;
+        if (readout) v = readout.value;
+        else if (!el) v = undefined;
+        else if (el.querySelector('select')) {
+            const s = el.querySelector('select'); v = s.options[s.selectedIndex].text; }
+        else if (el.querySelector('.mod-active')) v = el.querySelector('.mod-active').textContent.trim();
+        else if (el.querySelector('input[type=checkbox]')) v = el.querySelector('input[type=checkbox]').checked;
+        else if (el.querySelector('input')) v = el.querySelector('input').value;
+        else if (el.querySelector('.widget-readout')) v = el.querySelector('.widget-readout').textContent.trim();
+        shown[key] = v === undefined ? null : v;
+    }
+    return {explorer: i, declared: declared, shown: shown};
+})
+"""
+
+
+def _same(declared, shown) -> bool:
+    if declared == shown or str(declared) == str(shown):
+        return True
+    try:
+        a, b = float(declared), float(shown)
+    except (TypeError, ValueError):
+        return False
+    return abs(a - b) <= 1e-6 * max(abs(a), abs(b), 1e-12)
+
+
+def _not_in_default_state(page) -> list[str]:
+    """Controls whose on-screen value differs from the explorer's declared default (after Run All)."""
+    bad = []
+    explorers = page.evaluate(_DEFAULTS_JS)
+    n = sum(len([v for v in ex.get("declared", {}).values() if v is not None]) for ex in explorers)
+    print(f"{len(explorers)} explorers, {n} controls compared with their declared defaults")
+    for ex in explorers:
+        if ex.get("missing"):
+            bad.append(f"explorer {ex['explorer']}: no rendered defaults")
+            continue
+        for key, want in ex["declared"].items():
+            if want is None:
+                continue
+            got = ex["shown"].get(key)
+            if not _same(want, got):
+                bad.append(f"explorer {ex['explorer']}: {key} shows {got!r}, its default is {want!r}")
+    return bad
+
+
+def _typed_out_of_range_is_refused(page) -> str | None:
+    """Type an out-of-range value into the first visible slider readout; return the message shown (or None),
+    then type the old value back."""
+    box = page.locator(".uk-explorer [class*='uk-readout-'] input").first
+    if box.count() == 0:
+        return None
+    box.scroll_into_view_if_needed()
+    old = box.input_value()
+    box.fill("123456789")
+    box.press("Enter")
+    msg = None
+    deadline = time.time() + 20
+    while time.time() < deadline and msg is None:
+        texts = page.locator(".uk-explorer").all_inner_texts()
+        msg = next((t for t in texts if "123456789 is out of range" in t), None)
+        time.sleep(0.1)
+    box.fill(old)
+    box.press("Enter")
+    return msg
 
 
 def _free_port() -> int:
@@ -218,6 +297,12 @@ def test_notebook_runs_and_reacts_in_the_browser(lab, notebook):
             assert not clipped, f"{notebook.name}: figures wider than the 1400 px notebook: {clipped}"
             empty = [g for g in page.evaluate(_GRAPH_NODES_JS) if g["visible"] and g["drawn"] < g["expected"]]
             assert not empty, f"{notebook.name}: graph views without their node markers drawn: {empty}"
+            wrong = _not_in_default_state(page)
+            assert not wrong, f"{notebook.name}: after Run All, explorers not in their default state: {wrong}"
+            if page.locator(".uk-explorer [class*='uk-readout-'] input").count():
+                msg = _typed_out_of_range_is_refused(page)
+                assert msg and "expected" in msg, f"{notebook.name}: a typed out-of-range value was not refused"
+                time.sleep(1.0)
             page.wait_for_selector(".widget-slider", state="attached", timeout=60_000)
             before = page.evaluate(_SNAPSHOT_JS)
             changed, latency = False, None

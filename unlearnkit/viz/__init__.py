@@ -10,8 +10,9 @@ import importlib
 import pkgutil
 
 from ._explorer import Explorer, driving
+from ._style import readable
 
-__all__ = ["Explorer", "driving"]
+__all__ = ["Explorer", "driving", "readable"]
 
 
 def __getattr__(name: str):

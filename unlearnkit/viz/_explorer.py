@@ -16,12 +16,16 @@ What it guarantees a student:
 from __future__ import annotations
 
 import html
+import json
 import logging
 import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 import ipywidgets as W
+
+from ._style import readable
+from ._typed import shown_value, typed_readouts
 
 __all__ = ["Explorer", "ROW_PX", "fit_rows", "driving"]
 
@@ -83,6 +87,7 @@ class Explorer:
         self.n_updates = 0
         self._last_draw = 0.0
         self._box: W.Widget | None = None
+        self._readouts: dict[str, W.Text] = {}
 
     # -- error handling ------------------------------------------------------------------------------------
     def show_error(self, text: str) -> None:
@@ -120,6 +125,9 @@ class Explorer:
         self.n_updates += 1
         if self._box is not None:  # a redraw may have brought a figure builder's own width back
             fit_rows(self._box)
+        for w in vars(self).values():  # an update may have switched an axis to log (or copied a layout)
+            if _is_figure(w):
+                readable(w)
         return out
 
     def refresh(self) -> None:
@@ -140,9 +148,19 @@ class Explorer:
 
     # -- display -------------------------------------------------------------------------------------------
     def _layout(self, *children: W.Widget) -> W.Widget:
-        self._box = W.VBox([*children, self.message, self.status])
+        self._defaults = W.HTML(value="", layout=W.Layout(display="none"))
+        self._box = W.VBox([*children, self.message, self.status, self._defaults])
+        self._box.add_class("uk-explorer")
+        names = {id(w): name for name, w in _controls(self)}
+        self._readouts = typed_readouts(self._box, names, self.show_error, self.clear_error)
+        for name, w in _controls(self):  # the browser test finds each control by its attribute name
+            w.add_class(f"uk-ctl-{name}")
         fit_rows(self._box)
         return self._box
+
+    def declared_defaults(self) -> dict[str, Any]:
+        """Each control's value as the explorer is first shown (what the notebook's text describes)."""
+        return {name: shown_value(w) for name, w in _controls(self)}
 
     def widget(self) -> W.Widget:
         if self._box is None:
@@ -156,6 +174,9 @@ class Explorer:
 
         for value in vars(self).values():  # a box never calls FigureWidget._repr_mimebundle_ (issue 19)
             sync_widget(value)
+        if self._box is not None and not self._defaults.value:  # rendered for the browser test to compare
+            self._defaults.value = (f"<div class='uk-defaults' data-defaults='"
+                                    f"{html.escape(json.dumps(self.declared_defaults()), quote=True)}'></div>")
         display(self.widget())
 
 

@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 from .._validate import check_choice, check_int
 from ..audit.ceiling import CEILING_STATISTICS, audit_ceiling, ceiling_curve
 from ._explorer import Explorer
+from ._style import styled
 
 __all__ = ["STATISTIC_LABELS", "ceiling_summary", "ceiling_figure", "AuditCeilingExplorer", "forgetting_figure"]
 
@@ -66,6 +67,7 @@ def _curves(grid: Sequence[int], delta: float, alpha: float) -> dict[str, np.nda
     return out
 
 
+@styled
 def ceiling_figure(n_trials: int, statistic: str, certified_epsilon: float, *, delta: float = 1e-5,
                    alpha: float = 0.05, curves: dict[str, np.ndarray] | None = None) -> go.Figure:
     """Every statistic's ceiling against the trials per world (log axis), the chosen one highlighted, a
@@ -135,6 +137,7 @@ class AuditCeilingExplorer(Explorer):
         self.info = info
 
 
+@styled
 def forgetting_figure(rows: Sequence[dict[str, Any]], *, title: str = "") -> go.Figure:
     """Forgetting scores (NeurIPS 2023 competition metric) of each run against its certificate.
 

@@ -20,6 +20,7 @@ from plotly.subplots import make_subplots
 
 from .._validate import check_choice
 from ._explorer import Explorer
+from ._style import styled
 
 __all__ = ["reproduction_table", "reproduction_figure", "frontier_figure", "cost_figure", "audit_figure",
            "audit_histogram", "CapstoneExplorer", "METRICS"]
@@ -35,6 +36,7 @@ def _fmt(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
+@styled
 def reproduction_table(rows: Sequence[Mapping[str, Any]], *, title: str = "") -> go.Figure:
     """A plotly table: where each number is (table, page), the paper's value and ours, side by side."""
     cols = ["table", "page", "dataset", "method", "metric", "unit", "paper", "ours", "our run", "note"]
@@ -51,6 +53,7 @@ def reproduction_table(rows: Sequence[Mapping[str, Any]], *, title: str = "") ->
     return fig
 
 
+@styled
 def reproduction_figure(rows: Sequence[Mapping[str, Any]], *, title: str = "") -> go.Figure:
     """Dumbbells: for every row with a number, the paper's value and ours on one line, one panel per unit."""
     rows = [r for r in rows if r.get("paper") is not None or r.get("ours") is not None]
@@ -75,6 +78,7 @@ def reproduction_figure(rows: Sequence[Mapping[str, Any]], *, title: str = "") -
     return fig
 
 
+@styled
 def frontier_figure(points: Iterable[Mapping[str, Any]], *, metric: str = "test_acc",
                     retrain: float | None = None, title: str = "") -> go.Figure:
     """Privacy-utility frontier: ``metric`` against epsilon, one line per method (log-x).
@@ -103,6 +107,7 @@ def frontier_figure(points: Iterable[Mapping[str, Any]], *, metric: str = "test_
     return fig
 
 
+@styled
 def cost_figure(rows: Iterable[Mapping[str, Any]], *, title: str = "") -> go.Figure:
     """Unlearning cost as a fraction of retraining (gradient evaluations and seconds), one bar pair per method."""
     rows = list(rows)
@@ -123,6 +128,7 @@ def cost_figure(rows: Iterable[Mapping[str, Any]], *, title: str = "") -> go.Fig
     return fig
 
 
+@styled
 def audit_figure(results: Iterable[Any], *, title: str = "") -> go.Figure:
     """The audit panel: each audit's lower bound (with its confidence) against its certified epsilon.
 
@@ -149,6 +155,7 @@ def audit_figure(results: Iterable[Any], *, title: str = "") -> go.Figure:
     return fig
 
 
+@styled
 def audit_histogram(result: Any, *, title: str = "") -> go.Figure:
     """The held-out statistic in both worlds and the threshold the audit chose."""
     fig = go.Figure([go.Histogram(x=np.asarray(result.stat_a), name="world A (unlearned)", opacity=0.6),

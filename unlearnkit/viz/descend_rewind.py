@@ -23,6 +23,7 @@ from ..coupled import CoupledRun, simulate
 from ..methods.descend_rewind import descend_rewind_sigma, diameter_cap_sigma, psgd_r2d_sensitivity
 from ..toy import TOY_REGIMES, make_toy
 from ._explorer import Explorer
+from ._style import OFF_SCALE, fmt_power, mark_bound, styled
 
 __all__ = ["contour_figure", "distance_figure", "sigma_k_figure", "bound_vs_simulated_figure",
            "k_sweep_figure", "bound_vs_simulated", "digits_k_sweep", "TrajectoryExplorer", "SigmaExplorer",
@@ -41,6 +42,7 @@ def _grid(problem, lim: float = 2.6, n: int = 60):
     return g, problem.loss(W)
 
 
+@styled
 def contour_figure(problem, run: CoupledRun, t: int, *, trial: int = 0) -> go.Figure:
     """Loss contours on D with the four trajectories up to time ``t`` (``0..T``; R2D and D2D start at T-K / T)."""
     g, Z = _grid(problem)
@@ -75,6 +77,7 @@ def contour_figure(problem, run: CoupledRun, t: int, *, trial: int = 0) -> go.Fi
     return fig
 
 
+@styled
 def distance_figure(run: CoupledRun) -> go.Figure:
     """Mean distance to the retraining run: R2D (same step) and D2D (against w'_T), log axis, with the bound."""
     T, K = run.T, run.K
@@ -86,15 +89,17 @@ def distance_figure(run: CoupledRun) -> go.Figure:
                     name="D2D: ||d_k - w'_T||", line={"color": COLORS["d2d"], "dash": "dot"})
     fig.add_scatter(x=[T], y=[max(run.mean_original_distance, 1e-12)], mode="markers", name="original ||w_T - w'_T||",
                     marker={"color": COLORS["train"], "size": 10})
-    if run.bound is not None and run.bound > 0:
-        fig.add_scatter(x=[T], y=[run.bound], mode="markers", name="PSGD-R2D bound on E||u_T - w'_T||",
-                        marker={"color": COLORS["bound"], "symbol": "triangle-down", "size": 11})
+    if run.bound is not None and run.bound > 0:  # the nonconvex bound (~3e35) would flatten the curves
+        top = max(float(np.max(tr.y)) for tr in fig.data)
+        mark_bound(fig, T, float(run.bound), name="PSGD-R2D bound on E||u_T - w'_T||", data_max=top,
+                   marker={"color": COLORS["bound"], "symbol": "triangle-down", "size": 11})
     fig.update_layout(title="distance to retraining (mean over trials)", yaxis={"type": "log", "title": "distance"},
                       xaxis={"title": "step"}, width=520, height=480, legend={"font": {"size": 10}},
                       margin={"l": 50, "r": 10, "t": 40, "b": 40})
     return fig
 
 
+@styled
 def sigma_k_figure(curves: dict[str, np.ndarray], Ks: np.ndarray, *, cap: float, K_mark: int | None = None) -> go.Figure:
     """sigma against K per regime (log y) and the diameter-cap line."""
     fig = go.Figure()
@@ -122,12 +127,20 @@ def bound_vs_simulated(regime: str, Ks: Sequence[int], *, trials: int = 40, seed
     return rows
 
 
+@styled
 def bound_vs_simulated_figure(rows: Sequence[dict[str, float]], *, title: str = "") -> go.Figure:
     K = [r["K"] for r in rows]
     fig = go.Figure()
-    fig.add_scatter(x=K, y=[max(r["bound"], 1e-12) for r in rows], mode="lines+markers", name="bound (Thm 4.5)")
-    fig.add_scatter(x=K, y=[max(r["simulated"], 1e-12) for r in rows], mode="lines+markers",
-                    name="simulated E||u_T - w'_T||")
+    sim = [max(r["simulated"], 1e-12) for r in rows]
+    bound = [max(r["bound"], 1e-12) for r in rows]
+    top = max(sim, default=0.0)
+    far = [b for b in bound if not b <= OFF_SCALE * top]  # drawn as a note: it would flatten the simulation
+    fig.add_scatter(x=K, y=[None if b in far else b for b in bound], mode="lines+markers", name="bound (Thm 4.5)")
+    fig.add_scatter(x=K, y=sim, mode="lines+markers", name="simulated E||u_T - w'_T||")
+    if far:
+        fig.add_annotation(x=0.5, y=0.98, xref="paper", yref="paper", yanchor="top", showarrow=False,
+                           text=f"bound (Thm 4.5) up to {fmt_power(max(far))} at {len(far)} of {len(bound)} K: "
+                                "off the scale", font={"size": 11, "color": COLORS["bound"]})
     fig.update_layout(title=title or "bound against the coupled simulation", yaxis={"type": "log"},
                       xaxis={"title": "K"}, width=620, height=400)
     return fig
@@ -148,6 +161,7 @@ def digits_k_sweep(state, request, Ks: Sequence[int], *, epsilon: float | None =
     return coupled_k_sweep(state, request, Ks, batches=batches, epsilon=epsilon, constants=constants, seed=seed)
 
 
+@styled
 def k_sweep_figure(rows: Sequence[dict[str, Any]], metric: str = "forget_acc") -> go.Figure:
     fig = go.Figure()
     for name, dash in (("R2D", "solid"), ("D2D", "dot")):

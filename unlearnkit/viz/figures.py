@@ -11,6 +11,8 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from ._style import styled
+
 __all__ = ["image_grid", "label_histogram", "forgetting_curves", "metrics_bars", "COLORS"]
 
 COLORS = {
@@ -25,6 +27,7 @@ _METRIC_LABELS = {"forget_acc": "forget accuracy", "test_acc": "test accuracy", 
                   "retain_acc": "retain accuracy", "backdoor_asr": "backdoor success"}
 
 
+@styled
 def image_grid(images: np.ndarray, labels: Sequence[int], *, ncols: int = 10, title: str = "",
                highlight: Optional[Sequence[bool]] = None) -> go.Figure:
     """A grid of grey-scale images ``(n, 1, H, W)`` or ``(n, H, W)`` with their labels; ``highlight`` outlines
@@ -59,6 +62,7 @@ def image_grid(images: np.ndarray, labels: Sequence[int], *, ncols: int = 10, ti
     return fig
 
 
+@styled
 def label_histogram(counts: np.ndarray, *, title: str = "labels per client") -> go.Figure:
     """Heatmap of a federation's ``(n_clients, n_classes)`` label counts: how non-IID the split is."""
     counts = np.asarray(counts)
@@ -71,6 +75,7 @@ def label_histogram(counts: np.ndarray, *, title: str = "labels per client") -> 
     return fig
 
 
+@styled
 def forgetting_curves(history: Sequence[Mapping[str, float]], *, reference: Optional[Mapping[str, float]] = None,
                       metrics: Sequence[str] = ("forget_acc", "test_acc", "mia_auc"), x: str = "grad_evals",
                       title: str = "forgetting as it happens") -> go.Figure:
@@ -93,6 +98,7 @@ def forgetting_curves(history: Sequence[Mapping[str, float]], *, reference: Opti
     return fig
 
 
+@styled
 def metrics_bars(results: Mapping[str, Mapping[str, float]], *,
                  metrics: Sequence[str] = ("test_acc", "forget_acc", "mia_auc"),
                  title: str = "after unlearning") -> go.Figure:
@@ -106,6 +112,7 @@ def metrics_bars(results: Mapping[str, Mapping[str, float]], *,
     return fig
 
 
+@styled
 def cost_bars(costs: Mapping[str, float], *, title: str = "cost (gradient evaluations)") -> go.Figure:
     """Horizontal bars of each method's cost on one axis (log scale)."""
     names = list(costs)

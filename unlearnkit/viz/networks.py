@@ -21,6 +21,7 @@ from .._validate import check_choice, check_int, check_probability
 from ..decentral.gossip import simulate_averaging
 from ._explorer import Explorer
 from ._payload import plain_figure
+from ._style import styled
 
 __all__ = [
     "graph_figure",
@@ -48,6 +49,7 @@ def _edge_xy(pos: np.ndarray, edges: Iterable[tuple[int, int]]) -> tuple[list, l
     return xs, ys
 
 
+@styled
 def graph_figure(G: nx.Graph, values: Optional[Sequence[float]] = None, *, pos: Optional[np.ndarray] = None,
                  title: str = "", highlight: Iterable[tuple[int, int]] = (), token: Optional[int] = None,
                  sizes: Optional[Sequence[float]] = None, cmin: Optional[float] = None, cmax: Optional[float] = None,
@@ -81,6 +83,7 @@ def graph_figure(G: nx.Graph, values: Optional[Sequence[float]] = None, *, pos: 
     return plain_figure(fig)
 
 
+@styled
 def mixing_heatmap_figure(W: np.ndarray, title: str = "mixing matrix W") -> go.Figure:
     """Heatmap of ``W`` (row i = the weights client i gives to everyone)."""
     W = np.asarray(W)
@@ -91,6 +94,7 @@ def mixing_heatmap_figure(W: np.ndarray, title: str = "mixing matrix W") -> go.F
     return plain_figure(fig)
 
 
+@styled
 def averaging_figure(traj: np.ndarray, slem: Optional[float] = None, *, current: Optional[int] = None,
                      title: str = "") -> go.Figure:
     """Distance to the average ``||x_t - mean||`` over rounds (log scale), with ``slem^t`` times the start
@@ -112,6 +116,7 @@ def averaging_figure(traj: np.ndarray, slem: Optional[float] = None, *, current:
     return plain_figure(fig)
 
 
+@styled
 def visits_figure(counts: np.ndarray, expected: np.ndarray, *, title: str = "") -> go.Figure:
     """Observed visit counts per client against the expected (stationary) counts. Traces: observed, expected."""
     n = len(counts)
@@ -125,6 +130,7 @@ def visits_figure(counts: np.ndarray, expected: np.ndarray, *, title: str = "") 
     return plain_figure(fig)
 
 
+@styled
 def dynamic_figure(gaps: np.ndarray, contraction: np.ndarray, static_contraction: np.ndarray, *,
                    current: int = 0, title: str = "") -> go.Figure:
     """Per-round spectral gap and the product contraction ``||W_t...W_0 - J||`` against the static graph.

@@ -26,6 +26,7 @@ from plotly.subplots import make_subplots
 from .._validate import check_choice, check_int, check_positive, check_range
 from ..experiments.newton_lab import LAB_CURVATURES, curvature_study, lab_problem, noise_study
 from ._explorer import Explorer
+from ._style import styled
 
 __all__ = ["influence_animation", "influence_decay_figure", "curvature_figure", "noise_figure", "InfluenceExplorer",
            "CurvatureExplorer", "NewtonNoiseExplorer"]
@@ -41,6 +42,7 @@ def _powers(Wm: np.ndarray, ks: Sequence[int]) -> list[np.ndarray]:
     return [influence(Wm, int(k)) for k in ks]
 
 
+@styled
 def influence_animation(Wm: np.ndarray, ks: Sequence[int] = tuple(range(0, 31)), *, title: str = "") -> go.Figure:
     """``Q^k`` as a heatmap with one animation frame per ``k`` (play button and slider).
 
@@ -72,6 +74,7 @@ def influence_animation(Wm: np.ndarray, ks: Sequence[int] = tuple(range(0, 31)),
     return fig
 
 
+@styled
 def influence_decay_figure(Wm: np.ndarray, k_max: int = 60, *, k_mark: Optional[int] = None) -> go.Figure:
     """``||Q^k - J||_2^2`` (log scale) against Lemma 1's ``rho^k``, ``rho = slem(Q)^2`` (digest 001)."""
     from ..graphs.mixing import influence_distance, slem
@@ -92,6 +95,7 @@ def influence_decay_figure(Wm: np.ndarray, k_max: int = 60, *, k_mark: Optional[
     return fig
 
 
+@styled
 def curvature_figure(study: Mapping[str, Mapping[str, float]], *, selected: Optional[str] = None) -> go.Figure:
     """Bars: cosine between each curvature's correction and ``x' - x*``; relative error ``||x_hat-x'||/||x*-x'||``."""
     names = list(study)
@@ -108,6 +112,7 @@ def curvature_figure(study: Mapping[str, Mapping[str, float]], *, selected: Opti
     return fig
 
 
+@styled
 def noise_figure(curve: Mapping[str, Sequence[float]], *, epsilon: Optional[float] = None) -> go.Figure:
     """Left: sigma per model against epsilon for the paper's and the sound calibration (log-log).
     Right: test accuracy of the noisy unlearned model against epsilon."""

@@ -22,10 +22,12 @@ import plotly.graph_objects as go
 from ..experiments.noisy_finetune_lab import calibration_summary
 from ..methods import noisy_finetune as nf
 from ._explorer import Explorer
+from ._style import styled
 
 __all__ = ["sigma_t_figure", "mc_delta_figure", "race_figure", "noisy_phase_figure", "CalibrationExplorer"]
 
 
+@styled
 def sigma_t_figure(epsilon: float, delta: float, *, C0: float, C1: float, gamma: float, lam: float,
                    T_max: int = 200, T_mark: int | None = None) -> go.Figure:
     Ts = np.unique(np.linspace(1, T_max, min(T_max, 120)).astype(int))
@@ -41,6 +43,7 @@ def sigma_t_figure(epsilon: float, delta: float, *, C0: float, C1: float, gamma:
     return fig
 
 
+@styled
 def mc_delta_figure(epsilon: float, delta: float, *, C2: float, sigma: float, T: int = 60) -> go.Figure:
     fig = go.Figure()
     for tight, name in ((True, "tight recursion (Balle 2019 Thm 1; the tables)"), (False, "Lemma A.2 as printed")):
@@ -53,6 +56,7 @@ def mc_delta_figure(epsilon: float, delta: float, *, C2: float, sigma: float, T:
     return fig
 
 
+@styled
 def race_figure(curves: Mapping[str, Mapping[str, Sequence[float]]]) -> go.Figure:
     fig = go.Figure()
     for name, c in curves.items():
@@ -62,6 +66,7 @@ def race_figure(curves: Mapping[str, Mapping[str, Sequence[float]]]) -> go.Figur
     return fig
 
 
+@styled
 def noisy_phase_figure(history: Sequence[Mapping[str, float]], *, key: str = "test_acc") -> go.Figure:
     """Accuracy (or any recorded metric) through the noisy phase (shaded) and the clean fine-tuning after it."""
     xs = [h["step"] for h in history if key in h]

@@ -26,6 +26,7 @@ import torch
 from .._validate import check_int, check_positive, check_range
 from ._explorer import Explorer
 from ._payload import plain_figure
+from ._style import styled
 
 __all__ = ["topology_figure", "correction_figure", "pdudt_sigma_figure", "sigma_sweep_figure", "accuracy_figure", "mia_figure", "time_figure",
            "TopologyExplorer", "PDUDTNoiseExplorer", "METHOD_LABELS"]
@@ -42,6 +43,7 @@ def _circle(n: int) -> np.ndarray:
     return np.stack([np.cos(a), np.sin(a)], axis=1)
 
 
+@styled
 def topology_figure(W: Any, leaver: int, *, round_index: Optional[int] = None, title: str = "") -> go.Figure:
     """The graph of one round (the support of ``W``), the leaver and its edges in red.
 
@@ -77,6 +79,7 @@ def topology_figure(W: Any, leaver: int, *, round_index: Optional[int] = None, t
     return plain_figure(fig)
 
 
+@styled
 def correction_figure(delta_norms: Any, p: Any, client: int, *, leaver: Optional[int] = None,
                       es_rounds: Optional[int] = None, title: str = "") -> go.Figure:
     """``||delta_i^t||`` per round (bars, left axis) and ``p_i^t`` (line, right axis) for ``client``.
@@ -103,6 +106,7 @@ def correction_figure(delta_norms: Any, p: Any, client: int, *, leaver: Optional
     return plain_figure(fig)
 
 
+@styled
 def pdudt_sigma_figure(manual: float, certified: Mapping[str, float], *, title: str = "") -> go.Figure:
     """Bars on a log axis: the manual sigma against each certified one (``{"paper": s, "sound": s}``)."""
     check_positive("sigma", manual, allow_zero=True)
@@ -117,6 +121,7 @@ def pdudt_sigma_figure(manual: float, certified: Mapping[str, float], *, title: 
     return plain_figure(fig)
 
 
+@styled
 def sigma_sweep_figure(sigmas: Sequence[float], accuracies: Mapping[str, Sequence[float]], *,
                        title: str = "") -> go.Figure:
     """Accuracy of the average model against the noise sigma, one line per method (paper Figure 1)."""
@@ -130,6 +135,7 @@ def sigma_sweep_figure(sigmas: Sequence[float], accuracies: Mapping[str, Sequenc
     return plain_figure(fig)
 
 
+@styled
 def accuracy_figure(curves: Mapping[str, Sequence[Mapping[str, float]]], t1: int, *, key: str = "test_acc",
                     title: str = "") -> go.Figure:
     """Accuracy per round, one line per method; the leaver goes at the dashed line ``t1``."""
@@ -144,6 +150,7 @@ def accuracy_figure(curves: Mapping[str, Sequence[Mapping[str, float]]], t1: int
     return plain_figure(fig)
 
 
+@styled
 def mia_figure(methods: Mapping[str, Mapping[str, float]], *, paper: Optional[Mapping[str, Sequence[float]]] = None,
                key: str = "mia_precision", title: str = "") -> go.Figure:
     """Membership-inference precision per method (ours; the paper's beside it when given), 50% = guessing."""
@@ -165,6 +172,7 @@ def mia_figure(methods: Mapping[str, Mapping[str, float]], *, paper: Optional[Ma
     return plain_figure(fig)
 
 
+@styled
 def time_figure(seconds: Mapping[str, float], *, paper: Optional[Mapping[str, float]] = None,
                 title: str = "") -> go.Figure:
     """Unlearning time per method (log axis): ours, and the paper's (MNIST, Table 2) when given."""

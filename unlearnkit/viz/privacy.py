@@ -22,6 +22,7 @@ from ..experiments.privacy_lab import CALIBRATION_PLOT_ORDERS, calibration_sweep
 from ..privacy import DEFAULT_ORDERS, analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, rdp_to_dp
 from ..privacy.rdp import epsilons_per_order
 from ._explorer import Explorer
+from ._style import styled
 
 __all__ = [
     "gaussian_densities_figure",
@@ -40,6 +41,7 @@ _C = {"analytic": "#1f77b4", "classic": "#d62728", "ours": "#2ca02c", "dp_accoun
 
 # -- pure figure builders ---------------------------------------------------------------------------------
 
+@styled
 def gaussian_densities_figure(epsilon: float, delta: float, sensitivity: float = 1.0) -> go.Figure:
     """The mechanism's two output distributions, without (mean 0) and with (mean Delta) one person, for the
     analytic and the classic sigma; the title compares the two sigmas."""
@@ -61,6 +63,7 @@ def gaussian_densities_figure(epsilon: float, delta: float, sensitivity: float =
     return fig
 
 
+@styled
 def privacy_profile_figure(sigmas: Mapping[str, float], sensitivity: float, target: tuple[float, float],
                            eps_max: float | None = None) -> go.Figure:
     """delta(epsilon) of the Gaussian mechanism for each named sigma (log scale), with the target point."""
@@ -80,6 +83,7 @@ def privacy_profile_figure(sigmas: Mapping[str, float], sensitivity: float, targ
     return fig
 
 
+@styled
 def rdp_curves_figure(orders: np.ndarray, curves: Mapping[str, np.ndarray]) -> go.Figure:
     """RDP curves rdp(alpha) on log-log axes (infinite entries dropped)."""
     fig = go.Figure()
@@ -94,6 +98,7 @@ def rdp_curves_figure(orders: np.ndarray, curves: Mapping[str, np.ndarray]) -> g
     return fig
 
 
+@styled
 def conversions_figure(orders: np.ndarray, rdp: np.ndarray, delta: float) -> go.Figure:
     """epsilon obtained at each order by each conversion, with the best order marked (one marker each)."""
     fig = go.Figure()
@@ -112,6 +117,7 @@ def conversions_figure(orders: np.ndarray, rdp: np.ndarray, delta: float) -> go.
     return fig
 
 
+@styled
 def calibration_figure(sigmas: np.ndarray, eps: Mapping[str, np.ndarray], target: float,
                        chosen: Mapping[str, float]) -> go.Figure:
     """epsilon(sigma) for each conversion, the target line, and the calibrated sigmas."""

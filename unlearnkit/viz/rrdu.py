@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 
 from ._explorer import Explorer
 from ._payload import plain_figure
+from ._style import styled
 
 __all__ = ["walk_figure", "ledger_figure", "curves_figure", "accountant_sigma_figure", "capacity_figure", "RRDUExplorer"]
 
@@ -30,6 +31,7 @@ def _positions(n: int) -> np.ndarray:
     return np.stack([np.cos(ang), np.sin(ang)], axis=1)
 
 
+@styled
 def walk_figure(n_clients: int, u: int, route: Sequence[int], *, upto: Optional[int] = None,
                 edges: Optional[Sequence[tuple[int, int]]] = None, pos: Optional[np.ndarray] = None) -> go.Figure:
     """The token walk on the clients: node size = visits so far, u in red, the token (green, orange when its
@@ -67,6 +69,7 @@ def walk_figure(n_clients: int, u: int, route: Sequence[int], *, upto: Optional[
     return plain_figure(fig)
 
 
+@styled
 def ledger_figure(epsilons: np.ndarray, u: int, *, target: Optional[float] = None) -> go.Figure:
     """Per-client epsilon of what each client observed (bars); u is not an observer (drawn empty)."""
     eps = np.nan_to_num(np.asarray(epsilons, dtype=float), nan=0.0)
@@ -79,6 +82,7 @@ def ledger_figure(epsilons: np.ndarray, u: int, *, target: Optional[float] = Non
     return plain_figure(fig)
 
 
+@styled
 def curves_figure(curves: dict[str, dict], *, start: Optional[int] = None,
                   references: Optional[dict[str, dict]] = None) -> go.Figure:
     """Clean accuracy (solid) and backdoor success (dashed) against the hop, one colour per method;
@@ -103,6 +107,7 @@ def curves_figure(curves: dict[str, dict], *, start: Optional[int] = None,
     return plain_figure(fig)
 
 
+@styled
 def accountant_sigma_figure(*, delta: float, n_clients: int, p: float, T_unlearn: int, L: float, m: int = 1,
                  eps_grid: Optional[np.ndarray] = None, mark: Optional[float] = None) -> go.Figure:
     """sigma against epsilon for accountants A-D (flat in m) and DDP (Algorithm 3 and group privacy in m)."""
@@ -126,6 +131,7 @@ def accountant_sigma_figure(*, delta: float, n_clients: int, p: float, T_unlearn
     return plain_figure(fig)
 
 
+@styled
 def capacity_figure(*, epsilon: float, delta: float, n_clients: int, d: int, T_unlearn: int, L: float, rho: float, p: float,
                     s: int, gamma: float = 1.0, T: int = 100, R: float = 10.0) -> go.Figure:
     """Deletion capacity: RR-DU's m* against n_u (zero until A < gamma, then linear) and DDP's m against N."""
