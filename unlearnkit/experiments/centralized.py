@@ -73,8 +73,22 @@ def centralized_setup(profile: "str | CentralProfile" = "quick", *, seed: int = 
     """Load data, build the model, train it and make the forget request.
 
     Returns ``(state, request)``: a :class:`~unlearnkit.core.TrainedState` (with checkpoints) and a
-    :class:`~unlearnkit.core.Request`.
+    :class:`~unlearnkit.core.Request`. Without a ``callback``, a second call with the same profile, seed and
+    device returns a copy of the first call's world instead of training again (:mod:`.memo`).
     """
+    prof = CENTRAL_PROFILES[check_choice("profile", profile, tuple(CENTRAL_PROFILES))] if isinstance(profile, str) \
+        else profile
+    if callback is not None:  # a callback expects training's events: train afresh for it
+        return _train_setup(prof, seed=seed, progress=progress, device=device, callback=callback)
+    from .. import device as default_device
+    from .memo import memoized
+
+    where = str(device) if device is not None else f"default:{default_device()}"
+    return memoized("centralized_setup", (prof, int(seed), where),
+                    lambda: _train_setup(prof, seed=seed, progress=progress, device=device, callback=None))
+
+
+def _train_setup(prof: CentralProfile, *, seed: int, progress: bool, device, callback):
     import numpy as np
 
     from .. import data as D
@@ -83,8 +97,6 @@ def centralized_setup(profile: "str | CentralProfile" = "quick", *, seed: int = 
     from ..models import FlatParams, make_model
     from ..train import train_sgd
 
-    prof = CENTRAL_PROFILES[check_choice("profile", profile, tuple(CENTRAL_PROFILES))] if isinstance(profile, str) \
-        else profile
     ds = D.load(prof.dataset, device=device, seed=seed, **dict(prof.dataset_kwargs))
     backdoor = None
     if prof.request == "backdoor":

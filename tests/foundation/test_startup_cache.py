@@ -1,0 +1,113 @@
+"""Start-up shortcuts never change a number.
+
+- The in-session memo of trained worlds (:mod:`unlearnkit.experiments.memo`) hands out deep copies, so a
+  memoised world is bitwise the world a fresh training run produces, and mutating one copy leaves the next
+  untouched.
+- ``FlatParams.grad`` skips ``torch.func`` (whose first call imports ``torch._dynamo``) outside functorch
+  transforms; the plain-autograd path must give bitwise the gradients ``torch.func.grad`` gives, and the
+  ``torch.func`` path must still be taken inside ``vmap``/``jvp``.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.func import grad as func_grad
+from torch.func import grad_and_value
+
+from unlearnkit.evaluate import report
+from unlearnkit.experiments import CentralProfile, centralized_setup
+from unlearnkit.experiments.memo import clear_memo, memo_stats, memoized
+from unlearnkit.models import FlatParams, cnn, logreg, mlp
+from unlearnkit.train import SGDConfig
+
+TINY = CentralProfile(train=SGDConfig(steps=40, lr=0.5, batch_size=32, weight_decay=1e-4, checkpoint_every=20))
+KEYS = ("test_acc", "retain_acc", "forget_acc", "mia_auc")
+
+
+def _same_world(a, b) -> None:
+    (sa, ra), (sb, rb) = a, b
+    assert torch.equal(sa.params, sb.params)
+    assert sa.checkpoints.keys() == sb.checkpoints.keys()
+    assert all(torch.equal(sa.checkpoints[k], sb.checkpoints[k]) for k in sa.checkpoints)
+    assert (ra.indices == rb.indices).all()
+    ma = report(sa.flat, sa.params, sa.dataset, ra)
+    mb = report(sb.flat, sb.params, sb.dataset, rb)
+    assert {k: ma[k] for k in KEYS} == {k: mb[k] for k in KEYS}
+
+
+def test_memoised_world_is_bitwise_the_fresh_one(monkeypatch):
+    clear_memo()
+    monkeypatch.setenv("UNLEARNKIT_MEMO", "0")
+    fresh = centralized_setup(TINY, seed=3)
+    assert memo_stats()["entries"] == 0
+    monkeypatch.setenv("UNLEARNKIT_MEMO", "1")
+    first = centralized_setup(TINY, seed=3)
+    first[0].params.add_(1.0)  # a caller mutating its copy must not reach the memo
+    second = centralized_setup(TINY, seed=3)
+    assert memo_stats() == {"hits": 1, "misses": 1, "entries": 1}
+    _same_world(fresh, second)
+    assert second[0].params is not first[0].params
+
+
+def test_memo_keys_on_every_field_and_the_seed():
+    clear_memo()
+    centralized_setup(TINY, seed=0)
+    centralized_setup(TINY, seed=1)
+    other = CentralProfile(train=SGDConfig(steps=40, lr=0.25, batch_size=32, weight_decay=1e-4, checkpoint_every=20))
+    centralized_setup(other, seed=0)
+    assert memo_stats() == {"hits": 0, "misses": 3, "entries": 3}
+
+
+def test_callback_bypasses_the_memo():
+    clear_memo()
+    centralized_setup(TINY, seed=0)
+    events = []
+    centralized_setup(TINY, seed=0, callback=events.append)
+    assert events, "a caller with a callback gets training's events, so it must train afresh"
+    assert memo_stats()["hits"] == 0
+
+
+def test_memoized_returns_copies():
+    clear_memo()
+    built = []
+    value = memoized("t", ("k",), lambda: built.append(1) or {"x": [1]})
+    value["x"].append(2)
+    assert memoized("t", ("k",), lambda: built.append(1) or {"x": [0]}) == {"x": [1]}
+    assert built == [1]
+    clear_memo()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("make,shape", [(lambda: logreg((16,), 5), (16,)),
+                                        (lambda: mlp((16,), 5, hidden=(8, 6)), (16,)),
+                                        (lambda: cnn((1, 6, 6), 5, channels=(4, 8), groups=2), (1, 6, 6))])
+def test_plain_autograd_gradient_is_bitwise_torch_func(make, shape, dtype):
+    g = torch.Generator(device="cpu").manual_seed(0)
+    fp = FlatParams(make().to(dtype))
+    theta = fp.init() + 0.1 * torch.randn(fp.d, generator=g, dtype=dtype, device="cpu")
+    x = torch.randn(20, *shape, generator=g, dtype=dtype, device="cpu")
+    y = torch.randint(0, 5, (20,), generator=g, device="cpu")
+    for wd in (0.0, 0.01):
+        want_g, want_v = grad_and_value(lambda t: fp.loss(t, x, y, weight_decay=wd))(theta)
+        assert torch.equal(fp.grad(theta, x, y, weight_decay=wd), want_g)
+        v, gr = fp.value_and_grad(theta, x, y, weight_decay=wd)
+        assert torch.equal(gr, want_g) and torch.equal(v, want_v)
+        assert not gr.requires_grad
+
+
+def test_torch_func_path_kept_inside_transforms_and_for_differentiable_theta():
+    fp = FlatParams(mlp((4,), 3, hidden=(5,)))
+    g = torch.Generator(device="cpu").manual_seed(1)
+    x = torch.randn(6, 4, generator=g, device="cpu")
+    y = torch.randint(0, 3, (6,), generator=g, device="cpu")
+    thetas = fp.init().repeat(2, 1)
+    xs, ys = x.repeat(2, 1, 1), y.repeat(2, 1)
+    batched = fp.batched_grad(thetas, xs, ys)  # vmap over grad: must not take the eager path
+    assert torch.allclose(batched[0], fp.grad(thetas[0], x, y))
+    v = torch.randn(fp.d, generator=g, device="cpu")
+    hv = fp.hvp(thetas[0], x, y, v)  # jvp over grad
+    assert hv.shape == (fp.d,) and torch.isfinite(hv).all()
+    theta = thetas[0].clone().requires_grad_(True)  # second-order use: the gradient stays differentiable
+    gg = func_grad(lambda t: fp.grad(t, x, y).pow(2).sum())(theta)
+    assert gg.shape == (fp.d,) and torch.isfinite(gg).all()
