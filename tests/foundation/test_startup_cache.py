@@ -111,3 +111,69 @@ def test_torch_func_path_kept_inside_transforms_and_for_differentiable_theta():
     theta = thetas[0].clone().requires_grad_(True)  # second-order use: the gradient stays differentiable
     gg = func_grad(lambda t: fp.grad(t, x, y).pow(2).sum())(theta)
     assert gg.shape == (fp.d,) and torch.isfinite(gg).all()
+
+
+def _state_fields_equal(a, b) -> None:
+    import numpy as np
+
+    assert torch.equal(a.params, b.params) and a.params.dtype == b.params.dtype
+    assert np.array_equal(a.train_indices, b.train_indices) and a.train_indices.dtype == b.train_indices.dtype
+    assert a.config == b.config and a.history == b.history
+    # the cost is what training measured; its seconds differ between two trainings, not between copies
+    assert (a.cost.grad_evals, a.cost.messages, a.cost.memory_bytes) == (b.cost.grad_evals, b.cost.messages,
+                                                                         b.cost.memory_bytes)
+    assert a.checkpoints.keys() == b.checkpoints.keys()
+    assert all(torch.equal(a.checkpoints[k], b.checkpoints[k]) for k in a.checkpoints)
+    assert torch.equal(a.extras["init"], b.extras["init"])
+    assert len(a.extras["batches"]) == len(b.extras["batches"])
+    assert all(torch.equal(x, y) for x, y in zip(a.extras["batches"], b.extras["batches"]))
+
+
+def test_disk_cache_world_is_bitwise_the_trained_one(tmp_path, monkeypatch):
+    """Train with the cache off, then fill the cache, then load from it (memo off throughout): every field of
+    the state, and the metrics of the model, are identical; the file holds tensors only."""
+    from unlearnkit.experiments.world_cache import world_cache_dir
+
+    monkeypatch.setenv("UNLEARNKIT_MEMO", "0")
+    monkeypatch.delenv("UNLEARNKIT_CACHE", raising=False)
+    assert world_cache_dir() is None
+    prof = CentralProfile(train=SGDConfig(steps=30, lr=0.5, batch_size=32, weight_decay=1e-4, checkpoint_every=10,
+                                          eval_every=10))
+    fresh = centralized_setup(prof, seed=5)
+    monkeypatch.setenv("UNLEARNKIT_CACHE", str(tmp_path))
+    filled = centralized_setup(prof, seed=5)
+    files = list(tmp_path.glob("train_sgd-*.pt"))
+    assert len(files) == 1
+    torch.load(files[0], weights_only=True)  # loads under the safe loader: plain tensors only
+    import unlearnkit.train
+
+    def no_training(*a, **k):
+        raise AssertionError("a cache hit must not train")
+
+    with monkeypatch.context() as m:
+        m.setattr(unlearnkit.train, "train_sgd", no_training)
+        hit = centralized_setup(prof, seed=5)
+    for got in (filled, hit):
+        _state_fields_equal(fresh[0], got[0])
+        _same_world(fresh, got)
+    assert hit[0].cost == filled[0].cost  # the loaded world reports the cost measured when it was trained
+    assert fresh[0].history, "the profile logs its loss, so the history round-trip is exercised"
+    other = centralized_setup(prof, seed=6)  # another key: another file
+    assert len(list(tmp_path.glob("train_sgd-*.pt"))) == 2
+    assert not torch.equal(other[0].params, hit[0].params)
+
+
+def test_disk_cache_survives_a_corrupt_file(tmp_path, monkeypatch):
+    from unlearnkit.experiments.world_cache import cached_tensors
+
+    monkeypatch.setenv("UNLEARNKIT_CACHE", str(tmp_path))
+    calls = []
+    compute = lambda: calls.append(1) or {"w": torch.arange(3, device="cpu")}  # noqa: E731
+    assert torch.equal(cached_tensors("t", 1, compute)["w"], torch.arange(3, device="cpu"))
+    (f,) = tmp_path.glob("t-*.pt")
+    f.write_bytes(b"not a tensor file")
+    assert torch.equal(cached_tensors("t", 1, compute)["w"], torch.arange(3, device="cpu"))
+    assert torch.equal(cached_tensors("t", 1, compute)["w"], torch.arange(3, device="cpu"))
+    assert calls == [1, 1]
+    with pytest.raises(TypeError, match="only tensors"):
+        cached_tensors("t", 2, lambda: {"w": [1, 2]})

@@ -96,6 +96,7 @@ def _train_setup(prof: CentralProfile, *, seed: int, progress: bool, device, cal
     from ..core import Request
     from ..models import FlatParams, make_model
     from ..train import train_sgd
+    from .world_cache import train_sgd_cached
 
     ds = D.load(prof.dataset, device=device, seed=seed, **dict(prof.dataset_kwargs))
     backdoor = None
@@ -112,7 +113,11 @@ def _train_setup(prof: CentralProfile, *, seed: int, progress: bool, device, cal
     n_out = 1 if prof.loss == "logistic" else ds.n_classes
     flat = FlatParams(make_model(prof.model, ds.input_shape, n_out, generator=gen, **dict(prof.model_kwargs)),
                       loss=prof.loss).to(ds.device)
-    state = train_sgd(flat, ds, None, prof.train, generator=gen, progress=progress, callback=callback)
+    if callback is None:  # the disk cache, when UNLEARNKIT_CACHE turns it on (world_cache: tensors only)
+        state = train_sgd_cached(flat, ds, prof.train, generator=gen, key=(prof, seed, str(ds.device)),
+                                 progress=progress)
+    else:
+        state = train_sgd(flat, ds, None, prof.train, generator=gen, progress=progress, callback=callback)
     if prof.request == "class":
         request = D.forget_class(ds, prof.label)
     elif prof.request == "backdoor":
