@@ -53,3 +53,33 @@ def test_import_unlearnkit_loads_no_heavy_module():
         " if m in sys.modules)))\n"
     )
     assert r == []
+
+
+def test_privacy_calculators_do_not_import_torch():
+    """Notebook 02's calculators (the Gaussian, Renyi and calibration explorers) are pure numpy/scipy: importing
+    them must not import torch through ``unlearnkit.experiments`` (its profiles need torch), nor torch.func."""
+    r = _fresh(
+        "import sys, json\n"
+        "import unlearnkit.privacy\n"
+        "from unlearnkit.viz.privacy import GaussianExplorer\n"
+        "GaussianExplorer(epsilon=1.0, log10_delta=-5, sensitivity=1.0)\n"
+        "import unlearnkit.experiments as E\n"
+        "before = 'torch' in sys.modules\n"
+        "E.centralized_setup  # the lazy names still resolve\n"
+        "print(json.dumps([before, 'torch' in sys.modules, sorted(E.__all__) == sorted(dir(E)) or "
+        "set(E.__all__) <= set(dir(E))]))\n"
+    )
+    assert r == [False, True, True]
+
+
+def test_first_gradient_does_not_import_dynamo():
+    """Training (plain gradients, outside ``vmap``) must not import ``torch._dynamo`` (seconds on 2 cores)."""
+    r = _fresh(
+        "import sys, json, torch\n"
+        "from unlearnkit.models import FlatParams, mlp\n"
+        "fp = FlatParams(mlp((4,), 3, hidden=(5,)))\n"
+        "x = torch.zeros(2, 4, device='cpu'); y = torch.zeros(2, dtype=torch.long, device='cpu')\n"
+        "fp.grad(fp.init(), x, y); fp.value_and_grad(fp.init(), x, y, weight_decay=0.1)\n"
+        "print(json.dumps('torch._dynamo' in sys.modules))\n"
+    )
+    assert r is False
