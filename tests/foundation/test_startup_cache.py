@@ -177,3 +177,50 @@ def test_disk_cache_survives_a_corrupt_file(tmp_path, monkeypatch):
     assert calls == [1, 1]
     with pytest.raises(TypeError, match="only tensors"):
         cached_tensors("t", 2, lambda: {"w": [1, 2]})
+
+
+def test_memoized_on_needs_the_same_objects():
+    """Work on live objects hits only for the very same objects (identity), and the key by value."""
+    from unlearnkit.experiments.memo import memoized_on
+
+    clear_memo()
+    a, b = torch.zeros(2, device="cpu"), torch.zeros(2, device="cpu")
+    calls = []
+    build = lambda: calls.append(1) or {"v": torch.ones(1, device="cpu")}  # noqa: E731
+    memoized_on((a,), "w", ("s", 1), build)
+    memoized_on((a,), "w", ("s", 1), build)
+    memoized_on((b,), "w", ("s", 1), build)  # equal content, another object: a miss
+    memoized_on((a,), "w", ("s", 2), build)  # another setting: a miss
+    assert calls == [1, 1, 1]
+    clear_memo()
+
+
+def test_rrdu_runs_memoised_are_identical_and_follow_the_setup(monkeypatch):
+    """The RR-DU lab's runs on one world (a frontier's sound run, an explorer's DDP run) are computed once, give
+    the numbers a fresh run gives, and a swapped ``world.setup`` (the explorer does that) is a different key."""
+    import dataclasses
+
+    from unlearnkit.experiments.rrdu_frontier import sound_run
+    from unlearnkit.experiments.rrdu_lab import BackdoorSetup, build_world, run_method
+
+    world = build_world(BackdoorSetup(m=50, T_train=12, T_unlearn=12, local_steps=2, hidden=(16,), eval_every=4),
+                        seed=0)
+    monkeypatch.setenv("UNLEARNKIT_MEMO", "0")
+    fresh_ddp = run_method(world, "ddp", seed=0)
+    fresh_sound = sound_run(world, "rrdu_exact", 1.0, seed=0)
+    monkeypatch.setenv("UNLEARNKIT_MEMO", "1")
+    clear_memo()
+    for _ in range(2):
+        ddp, sound = run_method(world, "ddp", seed=0), sound_run(world, "rrdu_exact", 1.0, seed=0)
+        assert ddp["final"] == fresh_ddp["final"] and torch.equal(ddp["params"], fresh_ddp["params"])
+        assert sound["final"] == fresh_sound["final"] and torch.equal(sound["params"], fresh_sound["params"])
+        assert sound["certificate"] == fresh_sound["certificate"]
+    assert memo_stats()["hits"] == 2
+    old = world.setup
+    world.setup = dataclasses.replace(old, epsilon=old.epsilon * 4)
+    try:
+        run_method(world, "ddp", seed=0)
+    finally:
+        world.setup = old
+    assert memo_stats()["misses"] == 3
+    clear_memo()

@@ -18,7 +18,7 @@ import os
 from collections import OrderedDict
 from typing import Any, Callable, Hashable
 
-__all__ = ["memoized", "clear_memo", "memo_enabled", "memo_stats"]
+__all__ = ["memoized", "memoized_on", "clear_memo", "memo_enabled", "memo_stats"]
 
 _MAX_ENTRIES = 16  # digits-sized worlds are a few MB each; an LRU bound keeps a long session's memory flat
 _STORE: "OrderedDict[tuple[str, str], Any]" = OrderedDict()
@@ -46,6 +46,30 @@ def memoized(kind: str, key: Hashable, build: Callable[[], Any]) -> Any:
     _STATS["misses"] += 1
     value = build()
     _STORE[k] = copy.deepcopy(value)
+    while len(_STORE) > _MAX_ENTRIES:
+        _STORE.popitem(last=False)
+    return value
+
+
+def memoized_on(owners: tuple, kind: str, key: Hashable, build: Callable[[], Any]) -> Any:
+    """:func:`memoized` for work on live objects (a trained world): a hit needs the *same* objects.
+
+    ``owners`` are the objects the work reads (a world's model, data, trained state...); they are compared by
+    identity (``is``) and kept alive by the entry, so an id cannot be reused by another object while the entry
+    lives. ``key`` holds everything else, by value (``repr``): the settings, including any mutable setting
+    of the owners (a world's ``setup`` can be swapped in place, so it belongs in ``key``).
+    """
+    if not memo_enabled():
+        return build()
+    k = (kind, repr((tuple(id(o) for o in owners), key)))
+    entry = _STORE.get(k)
+    if entry is not None and len(entry[0]) == len(owners) and all(a is b for a, b in zip(entry[0], owners)):
+        _STORE.move_to_end(k)
+        _STATS["hits"] += 1
+        return copy.deepcopy(entry[1])
+    _STATS["misses"] += 1
+    value = build()
+    _STORE[k] = (tuple(owners), copy.deepcopy(value))
     while len(_STORE) > _MAX_ENTRIES:
         _STORE.popitem(last=False)
     return value

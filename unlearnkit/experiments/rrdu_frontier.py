@@ -42,7 +42,8 @@ from ..privacy import analytic_gaussian_sigma, visit_count_bound
 from ..privacy.linear_rdp import linear_rdp_slope
 from ..evaluate import report
 from .contract import Released, finish_result
-from .rrdu_lab import RRDU_PROFILES, BackdoorSetup, BackdoorWorld, build_world, run_method, run_rrdu
+from .memo import memoized_on
+from .rrdu_lab import RRDU_PROFILES, BackdoorSetup, BackdoorWorld, build_world, run_method, run_rrdu, world_parts
 
 __all__ = ["RRDU_EPSILONS", "SOUND_METHODS", "PAPER_METHODS", "QUICK_CERTIFIED", "split_train_sigma", "sound_run",
            "rrdu_frontier", "run_rrdu_certified"]
@@ -109,6 +110,15 @@ def sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float = 1
     (lightweight at ``p = 0.05``) or ``"ddp"``. The exact variant's u-steps need no budget, so its training takes
     all of it (``split = 1``).
     """
+    settings = (world.setup, world.seed, method, epsilon, L, lr, split, R, accountant, realised_route, seed,
+                changes)
+    return memoized_on(world_parts(world), "rrdu_sound_run", settings,
+                       lambda: _sound_run(world, method, epsilon, L=L, lr=lr, split=split, R=R, accountant=accountant,
+                                          realised_route=realised_route, seed=seed, **changes))
+
+
+def _sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float, lr: float, split: float, R: float,
+               accountant: str, realised_route: bool, seed: int, **changes: Any) -> dict:
     presets = {"rrdu_exact": {"variant": "exact"}, "rrdu_light": {"variant": "lightweight", "p": 0.05}}
     if method in presets:
         changes = {**presets[method], **changes}
