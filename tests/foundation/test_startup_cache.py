@@ -224,3 +224,24 @@ def test_rrdu_runs_memoised_are_identical_and_follow_the_setup(monkeypatch):
         world.setup = old
     assert memo_stats()["misses"] == 3
     clear_memo()
+
+
+def test_pdudt_certified_world_memoised_is_identical(monkeypatch):
+    """Notebook 08's certified run and frontier share one trained world; the copy gives the same release."""
+    from unlearnkit.experiments.pdudt_frontier import CertifiedPDUDT, certified_world, release
+
+    exp = CertifiedPDUDT(t1=20, seed=0)
+    monkeypatch.setenv("UNLEARNKIT_MEMO", "0")
+    fresh = certified_world(exp)
+    monkeypatch.setenv("UNLEARNKIT_MEMO", "1")
+    clear_memo()
+    first = certified_world(exp)
+    first["state"].params.add_(1.0)  # mutating a copy must not reach the memo
+    again = certified_world(exp)
+    assert memo_stats()["hits"] == 1
+    for key in ("state", "retrain"):
+        assert torch.equal(again[key].params, fresh[key].params)
+    a, b = release(again), release(fresh)
+    assert {k: a[k] for k in ("test_acc", "backdoor_asr", "dist_to_retrain", "sigma")} == \
+        {k: b[k] for k in ("test_acc", "backdoor_asr", "dist_to_retrain", "sigma")}
+    clear_memo()
