@@ -222,7 +222,7 @@ def test_rrdu_runs_memoised_are_identical_and_follow_the_setup(monkeypatch):
         run_method(world, "ddp", seed=0)
     finally:
         world.setup = old
-    assert memo_stats()["misses"] == 3
+    assert memo_stats()["misses"] == 4  # ddp, the sound run, its noisy start; then ddp under the swapped setup
     clear_memo()
 
 
@@ -244,4 +244,23 @@ def test_pdudt_certified_world_memoised_is_identical(monkeypatch):
     a, b = release(again), release(fresh)
     assert {k: a[k] for k in ("test_acc", "backdoor_asr", "dist_to_retrain", "sigma")} == \
         {k: b[k] for k in ("test_acc", "backdoor_asr", "dist_to_retrain", "sigma")}
+    clear_memo()
+
+
+def test_rrdu_frontier_shares_noisy_starts_and_keeps_every_number(monkeypatch):
+    """RR-DU's exact variant and DDP calibrate the same training sigma: the frontier trains that noisy start
+    once, and its rows are those of a run without the memo."""
+    from unlearnkit.experiments.rrdu_frontier import rrdu_frontier
+    from unlearnkit.experiments.rrdu_lab import BackdoorSetup, build_world
+
+    world = build_world(BackdoorSetup(m=50, T_train=12, T_unlearn=12, local_steps=2, hidden=(16,), eval_every=4),
+                        seed=0)
+    monkeypatch.setenv("UNLEARNKIT_MEMO", "0")
+    off = rrdu_frontier((1.0,), world=world, paper=False)
+    monkeypatch.setenv("UNLEARNKIT_MEMO", "1")
+    clear_memo()
+    on = rrdu_frontier((1.0,), world=world, paper=False)
+    assert on["sound"] == off["sound"]
+    assert on["sound"]["rrdu_exact"][0]["sigma_train"] == on["sound"]["ddp"][0]["sigma_train"]
+    assert memo_stats()["hits"] >= 1
     clear_memo()

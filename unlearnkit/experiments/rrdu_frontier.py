@@ -91,6 +91,15 @@ def split_train_sigma(*, epsilon: float, delta: float, L: float, hops: int, n_cl
 
 
 def _noisy_start(world: BackdoorWorld, sigma: float, *, L: float, lr: float, R: float, seed: int) -> Any:
+    # RR-DU's exact variant (split = 1) and DDP on the realised route calibrate the same training sigma, so a
+    # frontier trains each noisy start once; the key holds the setup fields the training reads
+    st = world.setup
+    used = (st.batch_size, st.s, st.T_train, st.local_steps, st.delta, float(sigma), L, lr, R, seed, world.seed)
+    return memoized_on(world_parts(world), "rrdu_noisy_start", used,
+                       lambda: _train_noisy_start(world, sigma, L=L, lr=lr, R=R, seed=seed))
+
+
+def _train_noisy_start(world: BackdoorWorld, sigma: float, *, L: float, lr: float, R: float, seed: int) -> Any:
     st = world.setup
     token = TokenConfig(lr=lr, batch_size=st.batch_size, local_batches=st.s, optimizer="sgd")
     cfg = NoisyWalkConfig(token=token, hops=st.T_train, local_steps=st.local_steps, delta=st.delta, L=L,
