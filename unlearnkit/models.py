@@ -285,10 +285,14 @@ class FlatParams:
     # -- derivatives ---------------------------------------------------------------------------------------
     def grad(self, theta: Tensor, x: Tensor, y: Tensor, *, weight_decay: float = 0.0) -> Tensor:
         """Gradient of :meth:`loss` with respect to ``theta``."""
+        if _plain_autograd_ok(theta):
+            return _eager_value_and_grad(lambda t: self.loss(t, x, y, weight_decay=weight_decay), theta)[1]
         return grad(lambda t: self.loss(t, x, y, weight_decay=weight_decay))(theta)
 
     def value_and_grad(self, theta: Tensor, x: Tensor, y: Tensor, *, weight_decay: float = 0.0):
         """``(loss, grad)`` in one pass."""
+        if _plain_autograd_ok(theta):
+            return _eager_value_and_grad(lambda t: self.loss(t, x, y, weight_decay=weight_decay), theta)
         from torch.func import grad_and_value
 
         g, v = grad_and_value(lambda t: self.loss(t, x, y, weight_decay=weight_decay))(theta)
@@ -321,6 +325,26 @@ class FlatParams:
         client. One ``vmap`` call steps the whole network.
         """
         return vmap(lambda t, x, y: self.grad(t, x, y, weight_decay=weight_decay))(thetas, xs, ys)
+
+
+def _plain_autograd_ok(theta: Tensor) -> bool:
+    """True when a gradient may skip ``torch.func``: no functorch transform (vmap, jvp, grad) is active and
+    ``theta`` is not itself being differentiated.
+
+    Why: ``torch.func.grad`` touches ``torch._dynamo`` on every call, so the first gradient of a session imports
+    it (about 2 s on 2 CPU cores, before any notebook's first training step). Plain ``torch.autograd.grad``
+    with ``create_graph=True`` runs the same backward kernels as ``torch.func.grad`` (which also builds the
+    graph), so the numbers are bitwise the same (``tests/foundation/test_startup_cache.py``).
+    """
+    return torch._C._functorch.peek_interpreter_stack() is None and not theta.requires_grad
+
+
+def _eager_value_and_grad(fn: Callable[[Tensor], Tensor], theta: Tensor) -> tuple[Tensor, Tensor]:
+    t = theta.detach().requires_grad_(True)
+    with torch.enable_grad():
+        value = fn(t)
+        (g,) = torch.autograd.grad(value, t, create_graph=True)
+    return value.detach(), g.detach()
 
 
 def project_l2_ball(theta: Tensor, center: Tensor | None = None, radius: float = float("inf")) -> Tensor:

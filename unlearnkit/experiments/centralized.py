@@ -73,8 +73,22 @@ def centralized_setup(profile: "str | CentralProfile" = "quick", *, seed: int = 
     """Load data, build the model, train it and make the forget request.
 
     Returns ``(state, request)``: a :class:`~unlearnkit.core.TrainedState` (with checkpoints) and a
-    :class:`~unlearnkit.core.Request`.
+    :class:`~unlearnkit.core.Request`. Without a ``callback``, a second call with the same profile, seed and
+    device returns a copy of the first call's world instead of training again (:mod:`.memo`).
     """
+    prof = CENTRAL_PROFILES[check_choice("profile", profile, tuple(CENTRAL_PROFILES))] if isinstance(profile, str) \
+        else profile
+    if callback is not None:  # a callback expects training's events: train afresh for it
+        return _train_setup(prof, seed=seed, progress=progress, device=device, callback=callback)
+    from .. import device as default_device
+    from .memo import memoized
+
+    where = str(device) if device is not None else f"default:{default_device()}"
+    return memoized("centralized_setup", (prof, int(seed), where),
+                    lambda: _train_setup(prof, seed=seed, progress=progress, device=device, callback=None))
+
+
+def _train_setup(prof: CentralProfile, *, seed: int, progress: bool, device, callback):
     import numpy as np
 
     from .. import data as D
@@ -82,9 +96,8 @@ def centralized_setup(profile: "str | CentralProfile" = "quick", *, seed: int = 
     from ..core import Request
     from ..models import FlatParams, make_model
     from ..train import train_sgd
+    from .world_cache import train_sgd_cached
 
-    prof = CENTRAL_PROFILES[check_choice("profile", profile, tuple(CENTRAL_PROFILES))] if isinstance(profile, str) \
-        else profile
     ds = D.load(prof.dataset, device=device, seed=seed, **dict(prof.dataset_kwargs))
     backdoor = None
     if prof.request == "backdoor":
@@ -100,7 +113,11 @@ def centralized_setup(profile: "str | CentralProfile" = "quick", *, seed: int = 
     n_out = 1 if prof.loss == "logistic" else ds.n_classes
     flat = FlatParams(make_model(prof.model, ds.input_shape, n_out, generator=gen, **dict(prof.model_kwargs)),
                       loss=prof.loss).to(ds.device)
-    state = train_sgd(flat, ds, None, prof.train, generator=gen, progress=progress, callback=callback)
+    if callback is None:  # the disk cache, when UNLEARNKIT_CACHE turns it on (world_cache: tensors only)
+        state = train_sgd_cached(flat, ds, prof.train, generator=gen, key=(prof, seed, str(ds.device)),
+                                 progress=progress)
+    else:
+        state = train_sgd(flat, ds, None, prof.train, generator=gen, progress=progress, callback=callback)
     if prof.request == "class":
         request = D.forget_class(ds, prof.label)
     elif prof.request == "backdoor":

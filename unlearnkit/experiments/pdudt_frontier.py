@@ -128,7 +128,17 @@ def certified_world(exp: CertifiedPDUDT, *, dataset: Any = None) -> dict:
 
     Returns a dict with ``flat``, ``dataset`` (preprocessed, poisoned), ``backdoor`` (triggered test set
     preprocessed), ``federation``, ``state`` (training), ``retrain`` (retraining), ``request`` and ``smooth``.
+    Without a ``dataset``, a second call with an equal ``exp`` returns a copy of the first call's world
+    (:mod:`.memo`: the notebook's certified run and its frontier train the same world).
     """
+    if dataset is None:
+        from .memo import memoized
+
+        return memoized("pdudt_certified_world", exp, lambda: _certified_world(exp, None))
+    return _certified_world(exp, dataset)
+
+
+def _certified_world(exp: CertifiedPDUDT, dataset: Any) -> dict:
     import unlearnkit as uk
 
     raw = dataset if dataset is not None else load("digits", device="cpu", seed=exp.seed)

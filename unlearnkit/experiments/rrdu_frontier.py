@@ -42,7 +42,8 @@ from ..privacy import analytic_gaussian_sigma, visit_count_bound
 from ..privacy.linear_rdp import linear_rdp_slope
 from ..evaluate import report
 from .contract import Released, finish_result
-from .rrdu_lab import RRDU_PROFILES, BackdoorSetup, BackdoorWorld, build_world, run_method, run_rrdu
+from .memo import memoized_on
+from .rrdu_lab import RRDU_PROFILES, BackdoorSetup, BackdoorWorld, build_world, run_method, run_rrdu, world_parts
 
 __all__ = ["RRDU_EPSILONS", "SOUND_METHODS", "PAPER_METHODS", "QUICK_CERTIFIED", "split_train_sigma", "sound_run",
            "rrdu_frontier", "run_rrdu_certified"]
@@ -97,6 +98,15 @@ def split_train_sigma(*, epsilon: float, delta: float, L: float, hops: int, n_cl
 
 
 def _noisy_start(world: BackdoorWorld, sigma: float, *, L: float, lr: float, R: float, seed: int) -> Any:
+    # RR-DU's exact variant (split = 1) and DDP on the realised route calibrate the same training sigma, so a
+    # frontier trains each noisy start once; the key holds the setup fields the training reads
+    st = world.setup
+    used = (st.batch_size, st.s, st.T_train, st.local_steps, st.delta, float(sigma), L, lr, R, seed, world.seed)
+    return memoized_on(world_parts(world), "rrdu_noisy_start", used,
+                       lambda: _train_noisy_start(world, sigma, L=L, lr=lr, R=R, seed=seed))
+
+
+def _train_noisy_start(world: BackdoorWorld, sigma: float, *, L: float, lr: float, R: float, seed: int) -> Any:
     st = world.setup
     token = TokenConfig(lr=lr, batch_size=st.batch_size, local_batches=st.s, optimizer="sgd")
     cfg = NoisyWalkConfig(token=token, hops=st.T_train, local_steps=st.local_steps, delta=st.delta, L=L,
@@ -116,6 +126,15 @@ def sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float = 1
     (lightweight at ``p = 0.05``) or ``"ddp"``. The exact variant's u-steps need no budget, so its training takes
     all of it (``split = 1``). ``composition`` (accountant ``"S"`` only): ``"gaussian"`` (exact) or ``"rdp"``.
     """
+    settings = (world.setup, world.seed, method, epsilon, L, lr, split, R, accountant, realised_route, seed,
+                changes)
+    return memoized_on(world_parts(world), "rrdu_sound_run", settings,
+                       lambda: _sound_run(world, method, epsilon, L=L, lr=lr, split=split, R=R, accountant=accountant,
+                                          realised_route=realised_route, seed=seed, **changes))
+
+
+def _sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float, lr: float, split: float, R: float,
+               accountant: str, realised_route: bool, seed: int, **changes: Any) -> dict:
     presets = {"rrdu_exact": {"variant": "exact"}, "rrdu_light": {"variant": "lightweight", "p": 0.05}}
     if method in presets:
         changes = {**presets[method], **changes}

@@ -27,9 +27,10 @@ from ..methods.rrdu import (DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, 
                             RRDU, RetrainWalk, RRDUConfig, WalkConfig)
 from ..models import FlatParams, make_model
 from .contract import Released, finish_result, json_safe
+from .memo import memoized_on
 
 __all__ = ["BackdoorSetup", "BackdoorWorld", "RRDU_PROFILES", "BACKDOOR_METHODS", "build_world", "history_curve",
-           "run_method", "sweep", "backdoor_experiment", "run_rrdu", "run_ddp", "run_dp_sgd_walk"]
+           "run_method", "sweep", "backdoor_experiment", "run_rrdu", "run_ddp", "run_dp_sgd_walk", "world_parts"]
 
 # ----------------------------------------------------------------------------------------------------------
 # The backdoor experiment (digest 000 sections 4-5; Figure 1, Table 3, Tables 14-16)
@@ -191,6 +192,20 @@ def run_method(world: BackdoorWorld, method: str, *, seed: int = 0, callback: Op
     asr_all}, "certificate", "sigma", "cost"}``.
     """
     check_choice("method", method, BACKDOOR_METHODS)
+    if callback is None:  # the same run on the same world (a frontier's, then an explorer's): computed once
+        return memoized_on(world_parts(world), "rrdu_run_method", (world.setup, world.seed, method, seed, changes),
+                           lambda: _run_method(world, method, seed=seed, callback=None, **changes))
+    return _run_method(world, method, seed=seed, callback=callback, **changes)
+
+
+def world_parts(world: BackdoorWorld) -> tuple:
+    """The objects a run reads from ``world`` (compared by identity by the memo; ``setup`` goes by value)."""
+    return (world.flat, world.backdoor, world.federation, world.request, world.original, world.retrained,
+            world.x_trig_all)
+
+
+def _run_method(world: BackdoorWorld, method: str, *, seed: int, callback: Optional[Callback],
+                **changes: Any) -> dict[str, Any]:
     st = world.setup
     extras: dict[str, Any] = {}
     if method == "retrain":

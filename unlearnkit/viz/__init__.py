@@ -9,8 +9,12 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ._explorer import Explorer, driving
-from ._style import readable
+from ._startup import skip_iri_grammar
+
+skip_iri_grammar()  # before anything imports plotly's renderers (see _startup: about 2 s saved per notebook)
+
+from ._explorer import Explorer, driving  # noqa: E402
+from ._style import readable  # noqa: E402
 
 __all__ = ["Explorer", "driving", "readable"]
 

@@ -35,7 +35,6 @@ import math
 from typing import Optional
 
 import numpy as np
-from scipy import stats
 
 from ..._validate import check_choice, check_int, check_positive, check_probability, check_range
 from ...privacy import Certificate, capped_epsilon, mixture_epsilon, mixture_sigma
@@ -50,6 +49,8 @@ def rrdu_visit_pmf(T_unlearn: int, p: float) -> np.ndarray:
     """``P(M_u = k)``, ``M_u ~ Bin(T_unlearn, p)``: the u-visits an observer of every model sees (k = 0..T)."""
     check_int("T_unlearn", T_unlearn, low=1)
     check_probability("p", p)
+    from scipy import stats  # here, not at the top: scipy.stats costs about a second to import
+
     return stats.binom.pmf(np.arange(T_unlearn + 1), T_unlearn, p)
 
 
@@ -61,6 +62,8 @@ def observer_visit_pmf(T_unlearn: int, p: float, n_clients: int) -> np.ndarray:
     check_int("T_unlearn", T_unlearn, low=1)
     check_probability("p", p)
     check_int("n_clients", n_clients, low=2)
+    from scipy import stats
+
     q = (1 - p) / (n_clients - 1)
     ks = np.arange(T_unlearn + 1)
     out = np.zeros(T_unlearn + 1)
