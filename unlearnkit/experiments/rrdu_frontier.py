@@ -127,14 +127,16 @@ def sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float = 1
     all of it (``split = 1``). ``composition`` (accountant ``"S"`` only): ``"gaussian"`` (exact) or ``"rdp"``.
     """
     settings = (world.setup, world.seed, method, epsilon, L, lr, split, R, accountant, realised_route, seed,
-                changes)
+                composition, changes)
     return memoized_on(world_parts(world), "rrdu_sound_run", settings,
                        lambda: _sound_run(world, method, epsilon, L=L, lr=lr, split=split, R=R, accountant=accountant,
-                                          realised_route=realised_route, seed=seed, **changes))
+                                          realised_route=realised_route, seed=seed, composition=composition,
+                                          **changes))
 
 
 def _sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float, lr: float, split: float, R: float,
-               accountant: str, realised_route: bool, seed: int, **changes: Any) -> dict:
+               accountant: str, realised_route: bool, seed: int, composition: str = "gaussian",
+               **changes: Any) -> dict:
     presets = {"rrdu_exact": {"variant": "exact"}, "rrdu_light": {"variant": "lightweight", "p": 0.05}}
     if method in presets:
         changes = {**presets[method], **changes}
