@@ -108,7 +108,8 @@ _DEFAULTS_JS = """
 
 
 def _same(declared, shown) -> bool:
-    if declared == shown or str(declared) == str(shown):
+    # the browser renders spaces in dropdown labels as no-break spaces
+    if declared == shown or str(declared) == str(shown).replace("\xa0", " "):
         return True
     try:
         a, b = float(declared), float(shown)

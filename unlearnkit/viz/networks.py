@@ -269,7 +269,8 @@ class WalkExplorer(Explorer):
         self.hops = W.IntSlider(value=hops, min=10, max=2000, step=10, description="hops T")
         self.seed = seed
         self.hop = W.IntSlider(value=hops, min=0, max=hops, description="hop t")
-        self.play = W.Play(value=0, min=0, max=hops, interval=150, description="play")
+        # at the end like hop t (play restarts from 0): value=0 made the browser link pull hop t to 0
+        self.play = W.Play(value=hops, min=0, max=hops, interval=150, description="play")
         W.jslink((self.play, "value"), (self.hop, "value"))
         self.info = W.HTML()
         G0 = _g.ring(4)
