@@ -10,6 +10,9 @@ input-to-redraw latency (``artifacts/browser-latency.json``, printed in the test
 screenshot to ``artifacts/screenshots/``. The notebooks are copied to a temporary folder first, so Lab's autosave never
 writes outputs into the committed files.
 
+Quick mode by default (what CI and Binder run); ``UNLEARNKIT_BROWSER_MODE=full`` runs the notebooks in full mode
+(screenshots and latencies then carry a ``-full`` suffix).
+
 Needs ``/usr/bin/chromium`` (``.ci/run`` installs it); never ``playwright install``. Skipped locally when
 Chromium is missing, but a failure in CI (``CI`` set).
 """
@@ -36,6 +39,8 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
 TOKEN = "unlearnkit-browser-test"
+FULL = os.environ.get("UNLEARNKIT_BROWSER_MODE", "quick").strip().lower() == "full"
+SUFFIX = "-full" if FULL else ""
 CHROME_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                "--disable-sync", "--no-first-run", "--disable-quic", "--disable-dev-shm-usage"]
 RUN_TIMEOUT_S = float(os.environ.get("UNLEARNKIT_BROWSER_TIMEOUT", "420"))
@@ -180,7 +185,7 @@ def lab():
     from unlearnkit._labsettings import write as write_lab_settings
 
     write_lab_settings()  # no news toast over the screenshots (make lab writes the same file)
-    env = {**os.environ, "UNLEARNKIT_QUICK": "1", "JUPYTER_CONFIG_DIR": str(work / "cfg"),
+    env = {**os.environ, "UNLEARNKIT_QUICK": "0" if FULL else "1", "JUPYTER_CONFIG_DIR": str(work / "cfg"),
            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
            f"--ServerApp.token={TOKEN}", f"--ServerApp.root_dir={root}", "--allow-root",
@@ -269,7 +274,7 @@ def _record_latency(name: str, seconds: float) -> None:
     every 20 ms; it includes the kernel round trip). Reported, not asserted: it depends on the machine's load."""
     path = ROOT / "artifacts" / "browser-latency.json"
     data = json.loads(path.read_text()) if path.exists() else {}
-    data[name] = round(seconds * 1000.0, 1)
+    data[name + SUFFIX] = round(seconds * 1000.0, 1)
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     print(f"{name}: slider input to redraw {seconds * 1000:.0f} ms")
 
@@ -336,7 +341,7 @@ def test_notebook_runs_and_reacts_in_the_browser(lab, notebook):
                     time.sleep(1.0)
                     page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
                     break
-            page.screenshot(path=str(SHOTS / f"{notebook.stem}.png"))
+            page.screenshot(path=str(SHOTS / f"{notebook.stem}{SUFFIX}.png"))
             assert changed, f"{notebook.name}: no slider changed any plotly figure"
             _record_latency(notebook.name, latency)
         finally:
