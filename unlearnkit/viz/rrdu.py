@@ -227,6 +227,9 @@ class RRDUExplorer(Explorer):
                        T_unlearn=self.T_unlearn, L=self.L)
         self.sigma_text.value = (f"<b>sigma = {self.sigma:.4g}</b> (accountant {cfg.accountant}, "
                                  f"certificate mode '{cert.mode}')<br><small>{cert.note}</small>")
+        if cfg.p == 0:  # not a clamp: the accountant's answer, said in words so it does not read as one
+            self.sigma_text.value += ("<br><b>p = 0: the walk never routes to u, so u takes no corrective step: "
+                                      "no noise to calibrate (sigma = 0) and nothing is forgotten.</b>")
         self.route = rrdu_route(self.n_clients, self.u, cfg.p, self.T_unlearn, rng=np.random.default_rng(self.seed))
         self._draw_walk(len(self.route))
         self._draw_ledger(self.route)

@@ -76,3 +76,12 @@ def test_explorer_runs_live_on_a_tiny_world(tiny_world):
     assert len(ex.curve_fig.data) > n_before
     assert "backdoor" in ex.status.value
     assert ex.walk_fig.layout.title.text.startswith("hop 12")
+
+
+def test_p_zero_says_why_sigma_is_zero():
+    """p = 0 gives sigma = 0 (u is never visited): the explorer says so in words, so it never reads as a clamp."""
+    ex = RRDUExplorer(n_clients=6, u=1, T_unlearn=40)
+    assert "p = 0" not in ex.sigma_text.value
+    ex.p.value = 0.0
+    assert ex.last_error is None and ex.sigma == 0
+    assert "p = 0: the walk never routes to u" in ex.sigma_text.value
