@@ -286,7 +286,7 @@ def audit_methods(*, epsilon: float = 1.0, delta: float = 1e-5, modes: tuple[str
                   methods: Optional[tuple[str, ...]] = None, task: ToyTask | None = None,
                   config: AuditConfig | None = None, seed: int = 0, progress: bool = False,
                   include_gaussian: bool = True, fresh_training: bool = True,
-                  worst_case_starts: bool = False) -> dict[str, Any]:
+                  worst_case_starts: bool = False, vectorised: bool = False) -> dict[str, Any]:
     """Audit every method in :data:`METHOD_RECIPES` (in paper and sound mode) at one (epsilon, delta).
 
     Returns ``{"results": [AuditResult, ...], "skipped": {label: reason}, "alpha_family", "alpha_per_audit",
@@ -305,6 +305,11 @@ def audit_methods(*, epsilon: float = 1.0, delta: float = 1e-5, modes: tuple[str
     what makes the audit valid for every certificate (see the module docstring). ``False`` trains once only
     where that is valid (certifier ``"unlearn_retrained"``: output perturbation, noisy fine-tuning); the
     others are still retrained in every trial, and ``extras["fresh_training"]`` records what each audit did.
+
+    **Vectorised.** ``vectorised=True`` runs the freshly trained audits of the methods in
+    :data:`~.audit_vectorised.VECTORISED_METHODS` with all trials of a chunk batched
+    (:func:`~.audit_vectorised.audit_recipe_vectorised`): the same seeds, the same samples up to float32
+    rounding, about ten times faster; the others run as before.
 
     **Skipping.** Only a mode a recipe cannot audit (:class:`ModeNotSupported`, or a method config that
     rejects ``mode=...``) lands in ``skipped``; any other error raises.
@@ -355,11 +360,17 @@ def audit_methods(*, epsilon: float = 1.0, delta: float = 1e-5, modes: tuple[str
                                       generator=gen, label="Gaussian, calibrated"))
         results.append(audit_gaussian(sensitivity=1.0, sigma=sig / 8, epsilon=epsilon, delta=delta, config=gcfg,
                                       generator=gen, label="Gaussian, 1/8 of the noise"))
+    if vectorised:
+        from .audit_vectorised import VECTORISED_METHODS, audit_recipe_vectorised
     for name, mode, fn, cfg, certifier in planned:
         fresh = fresh_training or certifier not in _FIXED_START_OK
-        res = audit_unlearner(fn, cfg, task=task, certifier=certifier, config_audit=per, generator=gen,
-                              label=name, progress=progress, fresh_training=fresh,
-                              worst_case_starts=worst_case_starts and certifier in _FIXED_START_OK)
+        if vectorised and fresh and not worst_case_starts and name in VECTORISED_METHODS:
+            res = audit_recipe_vectorised(name, mode, epsilon=epsilon, delta=delta, task=task, config_audit=per,
+                                          generator=gen, label=name, progress=progress)
+        else:
+            res = audit_unlearner(fn, cfg, task=task, certifier=certifier, config_audit=per, generator=gen,
+                                  label=name, progress=progress, fresh_training=fresh,
+                                  worst_case_starts=worst_case_starts and certifier in _FIXED_START_OK)
         res.mode = res.mode or mode
         res.extras["requested_mode"] = mode
         results.append(res)

@@ -38,7 +38,6 @@ retraining baseline and the exact convex oracle are in :mod:`unlearnkit.methods.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, replace
 from typing import Mapping, Optional, Sequence
 
@@ -53,10 +52,11 @@ from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, Tra
 from ...core import checked_unlearn
 from ...data.federated import Federation
 from ...decentral.gossip import run_gossip
-from ...graphs.flood import Flood, check_flood_network, flood, relay_messages, remove_client
+from ...graphs.flood import Flood, check_flood_network, flood, remove_client
 from ...privacy.noise import gaussian_noise
 from .certify import newton_certificate, step_bounds
-from .steps import _Curv, _is_linear, _requesters, _stat_size, newton_model_constants
+from .step_cache import noise_free_step
+from .steps import _is_linear, _requesters, newton_model_constants
 from .training import _train_config
 
 __all__ = ["NewtonConfig", "Newton"]
@@ -231,67 +231,14 @@ class Newton:
         # point a sound certificate is about; scope="global" also computes the step there
         keep_rows = [i for i in range(N) if i != request.client] if client_kind else list(range(N))
         x_bar = X[keep_rows].mean(0)
-        use_bar = config.scope == "global"
-        evals = 0
-        messages = 0
         history: list[dict[str, float]] = []
-        x_delta: dict[int, Tensor] = {}
-        converged = True
-        fractions: dict[int, tuple[int, int]] = {}
-        local_seconds: dict[int, float] = {}
+        weight = (1.0 if config.clientwise_weight == "1" else 1.0 / N) if client_kind else 1.0 / N
         with Stopwatch() as sw:
-            if client_kind:
-                c = request.client
-                weight = 1.0 if config.clientwise_weight == "1" else 1.0 / N
-                parts = [(x_bar if use_bar else X[i], *xy(fed.client_indices[i])) for i in range(N) if i != c]
-                curv = _Curv(flat, config, wd, parts)
-                at = x_bar if use_bar else X[c]
-                xc, yc = xy(fed.client_indices[c])
-                g = flat.grad(at, xc, yc, weight_decay=wd)  # eq. (6): the full local gradient of client c
-                evals += xc.shape[0]
-                x_delta[c] = curv.solve(g) / (N - 1)
-                fractions[c] = (xc.shape[0], xc.shape[0])
-                relay = relay_messages(G, c)
-                messages += (2 * relay * curv.iterations if config.curvature.startswith("cg_")
-                             else relay * _stat_size(config, d))
-            else:
-                weight = 1.0 / N
-                shared = None
-                if use_bar:
-                    parts = [(x_bar, *xy(request.retain(fed.client_indices[i]) if i in reqs
-                                         else fed.client_indices[i])) for i in range(N)]
-                    shared = _Curv(flat, config, wd, parts)
-                for c, U in reqs.items():
-                    t_c = time.perf_counter()
-                    at = x_bar if use_bar else X[c]
-                    xu, yu = xy(U)
-                    keep = fed.client_indices[c][~np.isin(fed.client_indices[c], U)]
-                    xr, yr = xy(keep)
-                    m, n = xu.shape[0], fed.client_indices[c].size
-                    g = flat.per_sample_grads(at, xu, yu, chunk_size=config.chunk_size).sum(0) + m * wd * at
-                    evals += m
-                    if config.center_gradient:
-                        xa, ya = xy(fed.client_indices[c])
-                        g = g - m * flat.grad(at, xa, ya, weight_decay=wd)
-                        evals += n
-                    if shared is not None:
-                        before = shared.iterations
-                        z = shared.solve(g)
-                        relay = relay_messages(G, c)
-                        messages += (2 * relay * (shared.iterations - before) if config.curvature.startswith("cg_")
-                                     else relay * _stat_size(config, d))
-                    else:
-                        local = _Curv(flat, config, wd, [(at, xr, yr)])
-                        z = local.solve(g)
-                        evals += local.evals
-                        converged &= local.converged
-                    x_delta[c] = z / (n - m)  # eq. (3): note the plus sign when applied, and the 1/(n_c - m_c)
-                    fractions[c] = (m, n)
-                    local_seconds[c] = time.perf_counter() - t_c
-                curv = shared
-            if curv is not None:
-                evals += curv.evals
-                converged &= curv.converged
+            # the corrections, before clipping and noise: they do not depend on the privacy settings, so a
+            # sweep over epsilon solves each system once (step_cache; the stored seconds count in the cost)
+            step = noise_free_step(state, request, config, reqs=reqs, wd=wd, xy=xy, x_bar=x_bar)
+            x_delta, fractions, local_seconds = step.x_delta, step.fractions, step.local_seconds
+            evals, messages, converged = step.evals, step.messages, step.converged
 
             constants = None
             if _is_linear(flat) and wd > 0:
@@ -361,10 +308,12 @@ class Newton:
                 new = ft_state.params
                 evals += ft_state.cost.grad_evals
                 messages += ft_state.cost.messages
-        cost = Cost(grad_evals=evals, messages=messages, seconds=sw.seconds)
+        # a reused step still costs its solve: the stored solve time replaces the lookup's
+        seconds = sw.seconds + (step.seconds if step.cached else 0.0)
+        cost = Cost(grad_evals=evals, messages=messages, seconds=seconds)
         # requesters compute their corrections in parallel on their own devices: the network waits for the
         # slowest one, not for the sum this single-process simulation spends
-        par = (sw.seconds - sum(local_seconds.values()) + max(local_seconds.values())) if local_seconds else sw.seconds
+        par = (seconds - sum(local_seconds.values()) + max(local_seconds.values())) if local_seconds else seconds
         train_idx = np.sort(np.concatenate([np.asarray(ix) for ix in fed_after.client_indices]))
         extras = {**state.extras, **(ft_state.extras if ft_state is not None else {})}
         new_state = state.replace(params=new, federation=fed_after, network=G_after, train_indices=train_idx,
@@ -373,7 +322,7 @@ class Newton:
         return Result(params=new, certificate=cert, history=history, cost=cost,
                       extras={"state": new_state, "floods": floods, "x_delta": x_delta, "sigmas": sigmas,
                               "weight": weight, "grad_norm": grad_norm, "clipped": clipped,
-                              "start": x_bar, "constants": constants, "parallel_seconds": par,
+                              "start": x_bar, "constants": constants, "parallel_seconds": par, "step_cached": step.cached,
                               "removed_client": request.client if client_kind else None})
 
     def unlearn_sequence(self, state: TrainedState, requests: Sequence[Request],
