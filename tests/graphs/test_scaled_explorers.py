@@ -74,3 +74,25 @@ def test_seeds_slider_follows_the_limits():
         scaled.seeds_slider(9, demo_limits("cpu"))
     with pytest.raises(TypeError, match="limits"):
         scaled.explorer_limits("cuda")
+
+
+def test_large_pictures_thin_only_beyond_the_cpu_ranges():
+    small = _g.make_graph("complete", 40, seed=0)  # the densest graph the CPU ranges allow
+    assert scaled.drawn_edges(small) == list(small.edges)
+    W = _g.mixing_matrix(small)
+    shown, title = scaled.heatmap_view(W, "W")
+    assert np.array_equal(shown, W) and title == "W"
+    big = _g.make_graph("complete", 300, seed=0)
+    drawn = scaled.drawn_edges(big, cap=500)
+    assert len(drawn) == 500 and set(drawn) <= set(big.edges) and drawn == scaled.drawn_edges(big, cap=500)
+    Wb = _g.mixing_matrix(_g.make_graph("ring", 300, seed=0))
+    shown, title = scaled.heatmap_view(Wb, "W")
+    assert shown.shape == (100, 100) and "3 x 3 blocks" in title  # ceil(300/128) = 3
+    np.testing.assert_allclose(shown.sum(axis=1), 1.0 / 3)  # block means of a doubly stochastic matrix
+
+
+def test_a_gpu_sized_network_explorer_answers_on_the_cpu():
+    net = NetworkExplorer(topology="ring", n=12, limits=CUDA)
+    net.n.value = 300
+    assert net.last_error is None and net.current["traj"].shape == (41, 300)
+    assert len(net.heat_fig.data[0].z) == 100 and "blocks" in net.heat_fig.layout.title.text

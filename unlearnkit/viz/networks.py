@@ -22,7 +22,7 @@ from ..experiments.device_limits import DemoLimits
 from ._explorer import Explorer
 from ._payload import plain_figure
 from ._style import styled
-from .scaled import averaging_on_device, edge_xy as _edge_xy, explorer_limits
+from .scaled import averaging_on_device, drawn_edges, edge_xy as _edge_xy, explorer_limits, heatmap_view
 
 __all__ = [
     "graph_figure",
@@ -54,7 +54,7 @@ def graph_figure(G: nx.Graph, values: Optional[Sequence[float]] = None, *, pos: 
     pos = _g.positions(G) if pos is None else np.asarray(pos)
     vals = np.zeros(n) if values is None else np.asarray(values, dtype=float)
     sz = np.full(n, 16.0) if sizes is None else np.asarray(sizes, dtype=float)
-    ex, ey = _edge_xy(pos, G.edges)
+    ex, ey = _edge_xy(pos, drawn_edges(G))  # every edge up to 20,000: all of them in the CPU ranges
     hx, hy = _edge_xy(pos, highlight)
     fig = go.Figure([
         go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#bbb", width=1), hoverinfo="skip", name="edges"),
@@ -222,7 +222,7 @@ class NetworkExplorer(Explorer):
         v = self.compute()
         self.current = v
         G = v["G"]
-        _sync(self.heat_fig, mixing_heatmap_figure(v["W"], f"W ({self.rule.value})"), attrs=())
+        _sync(self.heat_fig, mixing_heatmap_figure(*heatmap_view(v["W"], f"W ({self.rule.value})")), attrs=())
         _sync(self.avg_fig, averaging_figure(v["traj"], v["slem"], current=self.round.value,
                                              title=f"consensus: gap {v['gap']:.3f}"))
         bridge = G.graph.get("bridge")

@@ -20,7 +20,14 @@ import torch
 from .._validate import check_int
 from ..experiments.device_limits import DemoLimits, demo_limits
 
-__all__ = ["explorer_limits", "averaging_on_device", "edge_xy", "seeds_slider"]
+__all__ = ["explorer_limits", "averaging_on_device", "edge_xy", "drawn_edges", "heatmap_view", "seeds_slider"]
+
+#: edges a graph picture draws at most: a complete graph on 40 clients (the CPU range) has 780, one on
+#: 1,024 clients half a million, which take seconds to validate and more to render for a grey blur
+MAX_DRAWN_EDGES = 20_000
+#: cells per side a mixing-matrix heatmap shows at most (block means beyond: a 1,024 x 1,024 matrix is a
+#: million cells, 10 s of payload on the CPU, and a screen shows about 400 pixels of it)
+MAX_HEATMAP_SIDE = 128
 
 
 def explorer_limits(limits: Optional[DemoLimits] = None) -> DemoLimits:
@@ -74,6 +81,33 @@ def edge_xy(pos: np.ndarray, edges: Iterable[tuple[int, int]]) -> tuple[list, li
         coords[2::3] = None
         out.append(coords.tolist())
     return out[0], out[1]
+
+
+def drawn_edges(G: Any, cap: int = MAX_DRAWN_EDGES) -> list:
+    """The edges a picture of ``G`` draws: all of them up to ``cap`` (every graph the CPU ranges allow), else
+    ``cap`` of them drawn uniformly with a fixed seed (the same picture every time). Only the grey edge layer
+    thins; nodes, values and highlighted edges are all drawn, and the explorers state the true edge count."""
+    edges = list(G.edges)
+    if len(edges) <= cap:
+        return edges
+    keep = np.sort(np.random.default_rng(0).choice(len(edges), size=cap, replace=False))
+    return [edges[i] for i in keep]
+
+
+def heatmap_view(W: Any, title: str, side: int = MAX_HEATMAP_SIDE) -> tuple[np.ndarray, str]:
+    """``(matrix, title)`` to show for ``W``: ``W`` itself up to ``side`` clients (every CPU range), else the
+    means of ``ceil(N / side)``-sized blocks of clients, the title saying so. Block means keep what the
+    picture teaches (where the weight sits: the band of a ring, the two blocks of two clusters)."""
+    W = np.asarray(W, dtype=float)
+    n = W.shape[0]
+    if n <= side:
+        return W, title
+    b = -(-n // side)
+    m = -(-n // b)
+    pad = np.full((m * b, m * b), np.nan)
+    pad[:n, :n] = W
+    blocks = np.nanmean(pad.reshape(m, b, m, b), axis=(1, 3))
+    return blocks, f"{title}: means of {b} x {b} blocks"
 
 
 def seeds_slider(value: int = 1, limits: Optional[DemoLimits] = None, *, description: str = "seeds") -> Any:
