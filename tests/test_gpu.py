@@ -99,3 +99,49 @@ def test_gossip_step_agrees_across_devices():
     assert got.device.type == "cuda"
     torch.testing.assert_close(got.cpu(), ref, rtol=1e-10, atol=1e-12)
     torch.testing.assert_close(got_loss.cpu(), ref_loss, rtol=1e-10, atol=1e-12)
+
+
+# -- the live demos at GPU sizes (notebook 05; unlearnkit.viz.scaled) ------------------------------------
+
+def test_gossip_trajectory_on_cuda_matches_the_cpu():
+    from unlearnkit import graphs as _g
+    from unlearnkit.viz.networks import initial_values
+    from unlearnkit.viz.scaled import averaging_on_device
+
+    G = _g.make_graph("two_clusters", 1024, seed=0)
+    W = _g.mixing_matrix(G)
+    x0 = initial_values(G, "halves")
+    ref = averaging_on_device(W, x0, 40, device="cpu")
+    got = averaging_on_device(W, x0, 40, device="cuda")
+    assert got.shape == (41, 1024)
+    assert abs(got - ref).max() < 1e-10
+
+
+def test_explorers_offer_gpu_ranges_and_answer_at_1024_clients(monkeypatch):
+    import time
+
+    from unlearnkit.viz.networks import NetworkExplorer, WalkExplorer
+
+    monkeypatch.delenv("UNLEARNKIT_DEVICE", raising=False)  # unlearnkit.device() picks CUDA
+    net = NetworkExplorer(topology="two_clusters", n=12)
+    walk = WalkExplorer()
+    assert net.n.max == 1024 and walk.n.max == 1024 and walk.hops.max == 20000
+    assert net.n.value == 12 and walk.n.value == 10  # the defaults stay the CPU's
+    t0 = time.perf_counter()
+    net.n.value = 1024
+    net_s = time.perf_counter() - t0
+    assert net.last_error is None and net.current["traj"].shape == (41, 1024)
+    t0 = time.perf_counter()
+    walk.n.value, walk.hops.value = 1024, 20000
+    walk_s = time.perf_counter() - t0
+    assert walk.last_error is None and walk.current["T"] == 20000
+    print(f"N=1024 redraw: gossip explorer {net_s:.2f} s, walk explorer (20,000 hops) {walk_s:.2f} s")
+
+
+def test_bench_puts_cpu_and_gpu_side_by_side(monkeypatch):
+    from unlearnkit.benchmarks import bench_devices, run_benches
+
+    monkeypatch.delenv("UNLEARNKIT_DEVICE", raising=False)
+    assert bench_devices() == ["cpu", "cuda"]
+    rows = run_benches(["gossip"], quick=True, echo=lambda s: None)["benchmarks"]["gossip"]["rows"]
+    assert [r["device"] for r in rows[:2]] == ["cpu", "cuda"]

@@ -3,6 +3,13 @@
 Speed and memory targets live here, never in timed unit tests. Each module in this package registers one
 or more benchmarks with :func:`register_bench`; a benchmark returns a list of row dicts (one per measured
 configuration) that the harness prints as a table and writes as JSON next to machine and device info.
+
+Every benchmark's output names its device. A benchmark registered ``per_device=True`` (the default: it
+computes on :func:`unlearnkit.device`) runs once per device of :func:`bench_devices`, with
+``UNLEARNKIT_DEVICE`` set for the run: on a machine with CUDA that is the CPU and the GPU, and the table
+shows them side by side (a leading ``device`` column, row ``i`` of each device next to the other's).
+A benchmark that does not compute on the device (the accountant) or that compares devices itself (the
+audit) registers ``per_device=False`` and runs once.
 """
 
 from __future__ import annotations
@@ -14,11 +21,13 @@ import platform
 import pkgutil
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator
 
 from .._validate import check_choice
 
-__all__ = ["register_bench", "available_benches", "run_benches", "machine_info", "format_table", "timeit"]
+__all__ = ["register_bench", "available_benches", "run_benches", "machine_info", "format_table", "timeit",
+           "bench_devices"]
 
 BenchFn = Callable[..., list[dict[str, Any]]]
 
@@ -28,17 +37,19 @@ class BenchSpec:
     name: str
     fn: BenchFn
     description: str = ""
+    per_device: bool = True
 
 
 _BENCHES: dict[str, BenchSpec] = {}
 _DISCOVERED = False
 
 
-def register_bench(name: str, *, description: str = "") -> Callable[[BenchFn], BenchFn]:
-    """Decorator: ``fn(quick: bool) -> list[dict]`` becomes ``python -m unlearnkit bench NAME``."""
+def register_bench(name: str, *, description: str = "", per_device: bool = True) -> Callable[[BenchFn], BenchFn]:
+    """Decorator: ``fn(quick: bool) -> list[dict]`` becomes ``python -m unlearnkit bench NAME``; with
+    ``per_device`` it runs once per device of :func:`bench_devices` (see the module docstring)."""
 
     def deco(fn: BenchFn) -> BenchFn:
-        _BENCHES[name] = BenchSpec(name, fn, description)
+        _BENCHES[name] = BenchSpec(name, fn, description, bool(per_device))
         return fn
 
     return deco
@@ -117,6 +128,42 @@ def format_table(rows: Iterable[dict[str, Any]]) -> str:
     return f"{line}\n{sep}\n{body}"
 
 
+def bench_devices() -> list[str]:
+    """The devices a per-device benchmark runs on: the one ``UNLEARNKIT_DEVICE`` names when it is set (a
+    deliberate choice), else the CPU and, when torch sees CUDA, the GPU as well."""
+    import torch
+
+    from .. import device
+
+    if os.environ.get("UNLEARNKIT_DEVICE"):
+        return [str(device())]
+    return ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@contextmanager
+def _on_device(dev: str) -> Iterator[None]:
+    """``UNLEARNKIT_DEVICE=dev`` for the duration (notebook kernels started inside inherit it), then restored."""
+    old = os.environ.get("UNLEARNKIT_DEVICE")
+    os.environ["UNLEARNKIT_DEVICE"] = dev
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("UNLEARNKIT_DEVICE", None)
+        else:
+            os.environ["UNLEARNKIT_DEVICE"] = old
+
+
+def _side_by_side(per_device: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Rows of several devices interleaved (row i of each device together), each led by its ``device``."""
+    out: list[dict[str, Any]] = []
+    for i in range(max(len(rows) for rows in per_device.values())):
+        for dev, rows in per_device.items():
+            if i < len(rows):
+                out.append({"device": dev, **{k: v for k, v in rows[i].items() if k != "device"}})
+    return out
+
+
 def run_benches(names: Iterable[str] | None = None, *, quick: bool = False, out: str | os.PathLike | None = None,
                 echo: Callable[[str], None] = print) -> dict[str, Any]:
     """Run the named benchmarks (all when ``names`` is empty), print tables, optionally write JSON."""
@@ -126,10 +173,20 @@ def run_benches(names: Iterable[str] | None = None, *, quick: bool = False, out:
         check_choice("bench", n, tuple(benches))
     report: dict[str, Any] = {"machine": machine_info(), "quick": quick, "benchmarks": {}}
     for n in names:
-        echo(f"\n== bench {n}: {benches[n].description}")
+        spec = benches[n]
+        devices = bench_devices() if spec.per_device else [report["machine"]["device"]]
+        where = "device " + " and ".join(devices) + ("" if spec.per_device else " (the benchmark picks its own)")
+        echo(f"\n== bench {n}: {spec.description} [{where}]")
         t0 = time.perf_counter()
-        rows = benches[n].fn(quick=quick)
-        report["benchmarks"][n] = {"rows": rows, "seconds": time.perf_counter() - t0}
+        if len(devices) == 1:  # one device: the rows as the benchmark returns them, the device in the header
+            rows = spec.fn(quick=quick)
+        else:
+            runs = {}
+            for dev in devices:
+                with _on_device(dev):
+                    runs[dev] = spec.fn(quick=quick)
+            rows = _side_by_side(runs)
+        report["benchmarks"][n] = {"rows": rows, "seconds": time.perf_counter() - t0, "devices": devices}
         echo(format_table(rows))
     if out is not None:
         from .._io import atomic_write_text, ensure_writable_file

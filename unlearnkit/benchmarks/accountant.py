@@ -122,8 +122,9 @@ def _opacus(rows: list[dict[str, Any]], repeat: int, warmup: int) -> None:
                      "epsilon": float(acc.get_epsilon(delta=DELTA)), "sigma": s})
 
 
-@register_bench("accountant", description="epsilon of 1e4 subsampled-Gaussian steps and sigma calibration: "
-                                          "unlearnkit vs dp_accounting vs Opacus")
+@register_bench("accountant", per_device=False,  # pure float math: no device to compare
+                description="epsilon of 1e4 subsampled-Gaussian steps and sigma calibration: "
+                            "unlearnkit vs dp_accounting vs Opacus")
 def bench_accountant(*, quick: bool = False) -> list[dict[str, Any]]:
     repeat, warmup = (1, 0) if quick else (3, 1)
     rows: list[dict[str, Any]] = []

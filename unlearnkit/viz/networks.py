@@ -18,10 +18,11 @@ import plotly.graph_objects as go
 
 from .. import graphs as _g
 from .._validate import check_choice, check_int, check_probability
-from ..decentral.gossip import simulate_averaging
+from ..experiments.device_limits import DemoLimits
 from ._explorer import Explorer
 from ._payload import plain_figure
 from ._style import styled
+from .scaled import averaging_on_device, drawn_edges, edge_xy as _edge_xy, explorer_limits, heatmap_view
 
 __all__ = [
     "graph_figure",
@@ -40,15 +41,6 @@ _GRAPH_KW = dict(seed=0)
 
 # -- pure figure builders ---------------------------------------------------------------------------------
 
-def _edge_xy(pos: np.ndarray, edges: Iterable[tuple[int, int]]) -> tuple[list, list]:
-    xs: list = []
-    ys: list = []
-    for a, b in edges:
-        xs += [pos[a, 0], pos[b, 0], None]
-        ys += [pos[a, 1], pos[b, 1], None]
-    return xs, ys
-
-
 @styled
 def graph_figure(G: nx.Graph, values: Optional[Sequence[float]] = None, *, pos: Optional[np.ndarray] = None,
                  title: str = "", highlight: Iterable[tuple[int, int]] = (), token: Optional[int] = None,
@@ -62,7 +54,7 @@ def graph_figure(G: nx.Graph, values: Optional[Sequence[float]] = None, *, pos: 
     pos = _g.positions(G) if pos is None else np.asarray(pos)
     vals = np.zeros(n) if values is None else np.asarray(values, dtype=float)
     sz = np.full(n, 16.0) if sizes is None else np.asarray(sizes, dtype=float)
-    ex, ey = _edge_xy(pos, G.edges)
+    ex, ey = _edge_xy(pos, drawn_edges(G))  # every edge up to 20,000: all of them in the CPU ranges
     hx, hy = _edge_xy(pos, highlight)
     fig = go.Figure([
         go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#bbb", width=1), hoverinfo="skip", name="edges"),
@@ -192,12 +184,14 @@ class NetworkExplorer(Explorer):
     to watch them diffuse), the mixing matrix, and the distance to consensus against ``slem(W)^t``."""
 
     def __init__(self, topology: str = "ring", n: int = 12, rule: str = "metropolis", initial: str = "halves",
-                 rounds: int = 40) -> None:
+                 rounds: int = 40, limits: Optional[DemoLimits] = None) -> None:
         super().__init__()
         import ipywidgets as W
 
+        self.limits = explorer_limits(limits)  # slider ranges follow the device; the defaults do not
+
         self.topology = W.Dropdown(options=sorted(_g.TOPOLOGIES), value=topology, description="topology")
-        self.n = W.IntSlider(value=n, min=3, max=40, description="N")
+        self.n = W.IntSlider(value=n, min=3, max=self.limits.max_clients, description="N")
         self.rule = W.Dropdown(options=list(_g.MIXING_RULES), value=rule, description="rule")
         self.initial = W.Dropdown(options=["spike", "halves", "ramp"], value=initial, description="start")
         self.rounds = check_int("rounds", rounds, low=1)
@@ -220,7 +214,7 @@ class NetworkExplorer(Explorer):
         n = check_int("N", self.n.value, low=2)
         G = _g.make_graph(self.topology.value, n, **_GRAPH_KW)
         W = _g.mixing_matrix(G, self.rule.value)
-        traj = simulate_averaging(W, initial_values(G, self.initial.value), self.rounds)
+        traj = averaging_on_device(W, initial_values(G, self.initial.value), self.rounds)  # one matmul a round
         return {"G": G, "W": W, "traj": traj, "gap": _g.spectral_gap(W), "slem": _g.slem(W),
                 "mixing_time": _g.mixing_time(W, 1e-3)}
 
@@ -228,7 +222,7 @@ class NetworkExplorer(Explorer):
         v = self.compute()
         self.current = v
         G = v["G"]
-        _sync(self.heat_fig, mixing_heatmap_figure(v["W"], f"W ({self.rule.value})"), attrs=())
+        _sync(self.heat_fig, mixing_heatmap_figure(*heatmap_view(v["W"], f"W ({self.rule.value})")), attrs=())
         _sync(self.avg_fig, averaging_figure(v["traj"], v["slem"], current=self.round.value,
                                              title=f"consensus: gap {v['gap']:.3f}"))
         bridge = G.graph.get("bridge")
@@ -257,16 +251,18 @@ class WalkExplorer(Explorer):
     Node colour = visits so far; the bars compare them with the stationary expectation."""
 
     def __init__(self, topology: str = "ring", n: int = 10, routing: str = "rrdu", p: float = 0.1, u: int = 0,
-                 hops: int = 200, seed: int = 0) -> None:
+                 hops: int = 200, seed: int = 0, limits: Optional[DemoLimits] = None) -> None:
         super().__init__()
         import ipywidgets as W
 
+        self.limits = lim = explorer_limits(limits)  # slider ranges follow the device; the defaults do not
+
         self.topology = W.Dropdown(options=sorted(_g.TOPOLOGIES), value=topology, description="topology")
-        self.n = W.IntSlider(value=n, min=3, max=40, description="N")
+        self.n = W.IntSlider(value=n, min=3, max=lim.max_clients, description="N")
         self.routing = W.Dropdown(options=["simple", "rrdu", "rrdu_graph"], value=routing, description="routing")
         self.p = W.FloatSlider(value=p, min=0.0, max=1.0, step=0.01, description="p")
-        self.u = W.IntSlider(value=u, min=0, max=39, description="u")
-        self.hops = W.IntSlider(value=hops, min=10, max=2000, step=10, description="hops T")
+        self.u = W.IntSlider(value=u, min=0, max=lim.max_clients - 1, description="u")
+        self.hops = W.IntSlider(value=hops, min=10, max=lim.max_hops, step=10, description="hops T")
         self.seed = seed
         self.hop = W.IntSlider(value=hops, min=0, max=hops, description="hop t")
         # at the end like hop t (play restarts from 0): value=0 made the browser link pull hop t to 0
