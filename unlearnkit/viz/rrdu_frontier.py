@@ -72,9 +72,14 @@ class FrontierExplorer(Explorer):
         self.run_button = W.Button(description="re-run live", button_style="primary",
                                    tooltip=f"recompute the frontier at epsilon = {list(self.epsilons)}")
         self.run_button.on_click(lambda _b: self.guard(self.run))
-        n = len(precomputed["epsilons"])
-        self.status.value = (f"precomputed: {n} budgets, seed {precomputed.get('precomputed', {}).get('seed', '?')}; "
-                             f"<b>re-run live</b> recomputes {len(self.epsilons)} of them here")
+        n, made = len(precomputed["epsilons"]), precomputed.get("precomputed", {})
+        self.matches = (made.get("setup") == repr(getattr(world, "setup", None))
+                        and made.get("seed") == getattr(world, "seed", None))
+        self.status.value = (f"precomputed: {n} budgets, seed {made.get('seed', '?')}; <b>re-run live</b> recomputes "
+                             f"{len(self.epsilons)} of them here")
+        if not self.matches:  # a changed SETUP or SEED: the stored points are another world's
+            self.status.value = ("<b>the precomputed frontier was computed for another setup or seed than this "
+                                 "world's: press re-run live</b>")
         self._layout(W.HBox([self.run_button]), self.fig)
 
     def update(self) -> None:

@@ -60,6 +60,9 @@ def test_explorer_shows_the_file_then_streams_a_live_run(world):
     ex = FrontierExplorer(fr, world, epsilons=(1.0,), seed=0)
     n_traces = len(rrdu_frontier_figure(fr).data)
     assert len(ex.fig.data) == n_traces and "precomputed" in ex.fig.layout.title.text
+    assert ex.matches and "another setup" not in ex.status.value
+    other = {**fr, "precomputed": {**fr["precomputed"], "seed": 1}}
+    assert "another setup" in FrontierExplorer(other, world, epsilons=(1.0,)).status.value
     seen = []
     ex.status.observe(lambda ch: seen.append(ch["new"]), names="value")
     live = ex.run()
