@@ -46,7 +46,8 @@ from .memo import memoized_on
 from .rrdu_lab import RRDU_PROFILES, BackdoorSetup, BackdoorWorld, build_world, run_method, run_rrdu, world_parts
 
 __all__ = ["RRDU_EPSILONS", "SOUND_METHODS", "PAPER_METHODS", "QUICK_CERTIFIED", "split_train_sigma", "sound_run",
-           "rrdu_frontier", "run_rrdu_certified"]
+           "rrdu_frontier", "run_rrdu_certified",
+           "PRECOMPUTED_FRONTIER", "load_precomputed_frontier", "write_precomputed_frontier"]
 
 RRDU_EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 SOUND_METHODS = ("rrdu_exact", "rrdu_light", "ddp")
@@ -256,3 +257,50 @@ def run_rrdu_certified(*, profile: str, seed: int = 0, progress: bool = False, d
                            "plain_original_model": world.metrics(world.original.params)}}
     return finish_result(out, Released(run["params"], world.flat, world.dataset, world.request, world.backdoor),
                          config=run["config"])
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Notebook 06 draws the full frontier from a committed JSON file and re-runs it live on request
+# ----------------------------------------------------------------------------------------------------------
+
+PRECOMPUTED_FRONTIER = "rrdu_frontier_full.json"
+"""``unlearnkit/experiments/data/rrdu_frontier_full.json``: :func:`rrdu_frontier` over :data:`RRDU_EPSILONS` on the
+quick world (``BackdoorSetup()``, seed 0, default settings), computed on a CPU with :func:`write_precomputed_frontier`.
+Every number comes from the same code a live run executes; ``tests/methods/rrdu/test_precomputed_frontier.py``
+recomputes a budget and compares."""
+
+
+def _frontier_path() -> Any:
+    from pathlib import Path
+
+    return Path(__file__).resolve().parent / "data" / PRECOMPUTED_FRONTIER
+
+
+def load_precomputed_frontier() -> dict:
+    """The committed full-grid frontier (:data:`PRECOMPUTED_FRONTIER`), read with :mod:`json` (plain data, no code).
+
+    Returns the dict :func:`rrdu_frontier` returns, plus ``"precomputed": {"seed", "setup", "epsilons", ...}``
+    saying what it was computed with."""
+    import json
+
+    with open(_frontier_path(), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def write_precomputed_frontier(path: Optional[str] = None, *, seed: int = 0) -> dict:
+    """Recompute :data:`PRECOMPUTED_FRONTIER` (about 20 CPU seconds) and write it to ``path`` (default: the
+    package's data file). Run ``python -c "from unlearnkit.experiments.rrdu_frontier import
+    write_precomputed_frontier as w; w()"`` after a change to RR-DU's code."""
+    import json
+
+    import torch
+
+    setup = RRDU_PROFILES["quick"]
+    fr = rrdu_frontier(RRDU_EPSILONS, setup=setup, seed=seed)
+    fr["precomputed"] = {"seed": seed, "setup": repr(setup), "epsilons": list(RRDU_EPSILONS),
+                         "torch": torch.__version__, "numpy": np.__version__, "device": "cpu"}
+    target = _frontier_path() if path is None else path
+    with open(target, "w", encoding="utf-8") as fh:
+        json.dump(fr, fh, indent=1)
+        fh.write("\n")
+    return fr
