@@ -66,3 +66,21 @@ def test_ci_sized_scores_control_near_its_floor_and_finetune_remembers():
     fig = forgetting_figure(list(rows.values()))
     assert len(fig.data) == 2 and "no certificate" in fig.data[0].x[-1]
     assert payload_problems(fig, "forgetting_digits") == []
+
+
+def test_epsilon_sweep_and_its_figure():
+    from unlearnkit.experiments.audit_forgetting_digits import digits_epsilon_sweep
+    from unlearnkit.viz._payload import payload_problems
+    from unlearnkit.viz.forgetting_digits import forgetting_vs_epsilon_figure
+
+    rows = digits_epsilon_sweep([1.0, 1e4], method="r2d", n_models=16, n_repeats=2, config=TINY)
+    assert [r["certified_epsilon"] for r in rows] == [1.0, 1e4]
+    assert rows[1]["sigma"] < rows[0]["sigma"]
+    control = digits_forgetting_scores(n_models=16, n_repeats=2, config=TINY, methods=("retrain",))[0]
+    fig = forgetting_vs_epsilon_figure(rows, control=control)
+    assert len(fig.data) == 3 and fig.layout.xaxis.type == "log"
+    assert payload_problems(fig, "forgetting_vs_epsilon") == []
+    with pytest.raises(ValueError, match="method"):
+        digits_epsilon_sweep([1.0], method="finetune")
+    with pytest.raises(ValueError, match="certified_epsilon"):
+        forgetting_vs_epsilon_figure([dict(certified_epsilon=math.inf)])

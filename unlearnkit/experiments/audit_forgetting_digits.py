@@ -46,7 +46,7 @@ from ..methods.descend_rewind.bounds import descend_rewind_sigma, gd_d2d_sensiti
 from ..methods.noisy_finetune.bounds import gc_sigma, op_sigma
 
 __all__ = ["DIGITS_FORGET_METHODS", "DigitsForgetConfig", "digits_problem", "method_sigmas", "run_batch",
-           "digits_forgetting_scores", "digits_forgetting_bench_rows"]
+           "digits_forgetting_scores", "digits_epsilon_sweep", "digits_forgetting_bench_rows"]
 
 DIGITS_FORGET_METHODS = ("retrain", "output_perturbation", "noisy_finetune", "r2d", "d2d", "finetune")
 _STREAMS = {"init": 1, "retrain_init": 2, "output_perturbation": 3, "noisy_finetune": 4, "r2d": 5, "d2d": 6}
@@ -202,15 +202,21 @@ def run_batch(seeds: Sequence[int], config: DigitsForgetConfig, problem: dict[st
     xk, yk = x[keep], y1[keep]
     eta, lam, R, shape = p["eta"], config.lam, config.radius, (65, 10)
     sig = method_sigmas(config, p["n"])
-    init = lambda stream: _clip(_normal(seeds, stream, shape, dev) * (config.init_norm / math.sqrt(650)), R)  # noqa: E731
+    scale = config.init_norm / math.sqrt(650)  # entries N(0, scale^2): ||W_0|| about init_norm
+
+    def init(stream: int) -> torch.Tensor:
+        return _clip(_normal(seeds, stream, shape, dev) * scale, R)
+
     out = {"retrained": _gd(init(_STREAMS["retrain_init"]), xk, yk, config.T, eta, lam, R)[0]}
+    if "retrain" in methods:
+        out["retrain"] = out["retrained"]
     if set(methods) <= {"retrain"}:
         return out
     w_T, w_mid = _gd(init(_STREAMS["init"]), x, y1, config.T, eta, lam, R, keep_at=config.T - config.K)
     noise = lambda name, *extra: _normal(seeds, _STREAMS[name], (*extra, *shape), dev) * sig[name]  # noqa: E731
     for name in methods:
         if name == "retrain":
-            out[name] = out["retrained"]
+            continue
         elif name == "finetune":
             out[name] = _gd(w_T, xk, yk, config.K, eta, lam, R)[0]
         elif name == "output_perturbation":
@@ -276,6 +282,21 @@ def digits_forgetting_scores(*, n_models: int = 256, n_repeats: int = 4, seed: i
                          test_accuracy=float(np.mean(acc[name])), n_models=n_models, n_repeats=n_repeats,
                          m=config.m, seconds=seconds, config=asdict(config)))
     return rows
+
+
+def digits_epsilon_sweep(epsilons: Sequence[float], *, method: str = "r2d", n_models: int = 256,
+                         n_repeats: int = 4, seed: int = 0, config: DigitsForgetConfig | None = None,
+                         device=None) -> list[dict[str, Any]]:
+    """:func:`digits_forgetting_scores` of one certified ``method`` at each certified ``epsilon`` (the score
+    against the certificate: where, if anywhere, a sound certificate's noise falls below retraining's spread)."""
+    from dataclasses import replace
+
+    if method not in DIGITS_FORGET_METHODS or method in ("retrain", "finetune"):
+        raise ValueError(f"method={method!r} is out of range: expected a noise-certified method, one of "
+                         f"{DIGITS_FORGET_METHODS[1:5]}")
+    base = config or DigitsForgetConfig()
+    return [digits_forgetting_scores(n_models=n_models, n_repeats=n_repeats, seed=seed, methods=(method,),
+                                     config=replace(base, epsilon=float(e)), device=device)[0] for e in epsilons]
 
 
 def digits_forgetting_bench_rows(*, quick: bool = False) -> list[dict[str, Any]]:
