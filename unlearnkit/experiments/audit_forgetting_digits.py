@@ -5,8 +5,9 @@ gives them: pixels / 16, flattened, a bias feature, rows divided by sqrt(65) so 
 once: full-batch projected gradient descent on a ``(B, 65, 10)`` parameter tensor with batched matmuls. Each
 model has its own seed: its random initialisation (``||W_0|| ~ init_norm``) and every noise draw of every
 method come from per-model generators, so model ``b`` of a batch equals the same seed run alone
-(:func:`run_batch` with one seed; the tests check it). Training stops after ``T`` steps, before the
-initialisation is forgotten, so retraining has a spread of its own (the randomness the score compares with).
+(:func:`run_batch` with one seed; the tests check it). Retraining's only randomness is that initialisation,
+shrunk by about ``(1 - mu/L)^T`` (0.003 at the defaults: margins spread by about 1e-4), so any noise a
+certificate adds is visible against plain retraining; hence the second reference below.
 
 Methods (one forget request of ``m`` training examples; certificates at ``(epsilon, delta)``, default (1, 1e-5);
 ``unlearnkit.methods`` formulas, all ``mode="sound"``):
