@@ -14,6 +14,7 @@ works. If ``jsonschema`` is already imported, or ``UNLEARNKIT_FULL_JSONSCHEMA=1`
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -30,7 +31,7 @@ def skip_iri_grammar() -> bool:
         return False
     sys.modules[_OPTIONAL] = None  # type: ignore[assignment]  # makes `import rfc3987_syntax` raise ImportError
     try:
-        import jsonschema  # noqa: F401  (its _format module is imported with it)
+        importlib.import_module("jsonschema")  # its _format module is imported with it
     except ImportError:  # jsonschema not installed: plotly does without nbformat validation
         return False
     finally:
