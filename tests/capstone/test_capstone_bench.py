@@ -56,6 +56,22 @@ def test_notebook_bench_on_a_tiny_notebook(tmp_path):
     assert rows[0]["ok"] and rows[0]["seconds"] > 0 and rows[0]["peak_mb"] > 1
     assert not rows[1]["ok"] and "boom" in rows[1]["error"]
     assert nbformat.read(good, as_version=4).cells[-1].source.startswith("import os")  # file untouched
+    assert rows[0]["mode"] == "quick" and rows[0]["meets_goal"] == (rows[0]["seconds"] < 10)
+    assert not rows[1]["meets_goal"]
+
+
+def test_notebook_bench_full_mode_and_bad_mode(tmp_path):
+    from unlearnkit.benchmarks.notebooks import notebook_rows
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import os\nassert os.environ['UNLEARNKIT_QUICK'] == '0'")]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "00_full.ipynb"
+    nbformat.write(nb, path)
+    (row,) = notebook_rows([path], timeout=120, modes=("full",))
+    assert row["ok"] and row["mode"] == "full"
+    with pytest.raises(ValueError, match="mode='fast' is out of range"):
+        notebook_rows([path], modes=("fast",))
 
 
 def test_rows_of_runners_with_their_own_profile_say_so():
