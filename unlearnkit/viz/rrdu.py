@@ -144,8 +144,15 @@ def capacity_figure(*, epsilon: float, delta: float, n_clients: int, d: int, T_u
     ddp = [ddp_capacity(gamma=gamma, epsilon=epsilon, delta=delta, n_clients=n_clients, d=d, T=T, R=R, L=L, s=s,
                         floor=False) * n / n_clients for n in n_u]
     fig = go.Figure()
-    fig.add_scatter(x=n_u, y=rr, name="RR-DU m* (local data n_u)")
+    # a log axis cannot draw m* = 0: leave those points out and say in words where the capacity is zero
+    fig.add_scatter(x=n_u, y=[m if m > 0 else None for m in rr], name="RR-DU m* (local data n_u)")
     fig.add_scatter(x=n_u, y=ddp, name="DDP m (Thm 3.5; grows only with N)", line=dict(dash="dot"))
+    zero = [int(n) for n, m in zip(n_u, rr) if not m > 0]
+    if zero:
+        where = ("for every n_u shown" if len(zero) == len(n_u) else f"for n_u up to {max(zero):,}")
+        fig.add_annotation(text=f"RR-DU m* = 0 {where}: its risk bound exceeds gamma there", xref="paper",
+                           yref="paper", x=0.02, y=0.98, xanchor="left", yanchor="top", showarrow=False,
+                           font=dict(color="#1f77b4", size=11))
     fig.update_layout(title=f"deletion capacity (gamma={gamma:g}, d={d})", xaxis_type="log", yaxis_type="log",
                       xaxis_title="n_u (DDP: scaled by n_u/N for comparison)", yaxis_title="deletions m",
                       height=340, width=520, margin=dict(l=40, r=10, t=40, b=40))

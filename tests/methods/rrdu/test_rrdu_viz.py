@@ -33,9 +33,9 @@ def test_explorer_sliders_recalibrate_and_redraw():
     ex.p.value = 0.6
     assert ex.last_error is None and np.mean(ex.route == 1) > 0.4
     ex.p.value, ex.epsilon.value = 0.05, 20.0
-    cap0 = list(ex.capacity_fig.data[0].y)
+    cap0 = [y or 0.0 for y in ex.capacity_fig.data[0].y]  # m* = 0 is left out of the log plot (None)
     ex.rho.value = 0.32  # a small trust ball leaves the variance-limited regime: capacity appears
-    assert ex.last_error is None and max(ex.capacity_fig.data[0].y) > max(cap0)
+    assert ex.last_error is None and max(y or 0.0 for y in ex.capacity_fig.data[0].y) > max(cap0)
 
 
 def test_explorer_shows_errors_in_place():
@@ -85,3 +85,12 @@ def test_p_zero_says_why_sigma_is_zero():
     ex.p.value = 0.0
     assert ex.last_error is None and ex.sigma == 0
     assert "p = 0: the walk never routes to u" in ex.sigma_text.value
+
+
+def test_capacity_figure_says_where_rrdu_capacity_is_zero():
+    """m* = 0 cannot be drawn on the log axis: the points are left out and an annotation says where."""
+    from unlearnkit.viz.rrdu import capacity_figure
+
+    fig = capacity_figure(epsilon=1.0, delta=1e-5, n_clients=10, d=650, T_unlearn=100, L=1.0, rho=10.0, p=0.1, s=1)
+    assert all(y is None or y > 0 for y in fig.data[0].y)
+    assert any("RR-DU m* = 0" in a.text for a in fig.layout.annotations)
