@@ -5,6 +5,8 @@ import struct
 import tarfile
 
 import numpy as np
+import dataclasses
+
 import pytest
 import torch
 
@@ -37,10 +39,36 @@ def test_synthetic_rows_in_unit_ball(synthetic):
     assert synthetic.info["lipschitz_logistic"] == 1.0 and synthetic.info["smoothness_logistic"] == 0.25
 
 
-def test_scale_to_unit_ball(digits):
-    s = D.scale_to_unit_ball(digits)
-    assert abs(float(s.x_train.reshape(s.n_train, -1).norm(dim=1).max()) - 1.0) < 1e-5
+@pytest.mark.parametrize("center", [False, True])
+def test_scale_to_unit_ball_is_a_public_map(digits, center):
+    s = D.scale_to_unit_ball(digits, center=center)
+    assert float(s.x_train.reshape(s.n_train, -1).norm(dim=1).max()) <= 1.0 + 1e-5
     assert float(s.x_test.reshape(s.n_test, -1).norm(dim=1).max()) <= 1.0 + 1e-5
+    # the bound is the largest norm of any image in [0, 1]^64 (centred: [-1/2, 1/2]^64), not of a training row
+    assert s.info["unit_ball_scale"] == (4.0 if center else 8.0)
+    assert s.info["unit_ball_center"] == (0.5 if center else 0.0)
+    # removing rows (the largest-norm one included) before the map changes no other row: a forget request
+    # cannot move the preprocessing
+    norms = digits.x_train.reshape(digits.n_train, -1).norm(dim=1)
+    keep = torch.ones(digits.n_train, dtype=torch.bool)
+    keep[int(norms.argmax())] = False
+    smaller = dataclasses.replace(digits, x_train=digits.x_train[keep], y_train=digits.y_train[keep])
+    s2 = D.scale_to_unit_ball(smaller, center=center)
+    assert torch.equal(s2.x_train, s.x_train[keep]) and torch.equal(s2.x_test, s.x_test)
+
+
+def test_synthetic_scaling_is_per_row():
+    """The synthetic loader scales each row by a public constant and clips it alone: the same rows whatever
+    other rows are drawn (n_train changes only how many rows there are)."""
+    a = D.load("synthetic", device="cpu", seed=3, n_train=50, n_test=10)
+    assert float(a.x_train.norm(dim=1).max()) <= 1.0 + 1e-6
+    assert D.unit_ball_map(a) == (0.0, 1.0)
+
+
+def test_unit_ball_map_needs_a_public_range(digits):
+    no_range = dataclasses.replace(digits, info={k: v for k, v in digits.info.items() if k != "feature_range"})
+    with pytest.raises(ValueError, match="feature_range"):
+        D.scale_to_unit_ball(no_range)
 
 
 def test_mnist_offline_raises_with_fix(tmp_path):

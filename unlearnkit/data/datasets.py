@@ -10,6 +10,7 @@ says where to put the files. Downloads are checked against the published MD5 dig
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import tarfile
 import urllib.request
@@ -31,7 +32,6 @@ __all__ = [
     "load",
     "available",
     "data_root",
-    "scale_to_unit_ball",
     "DATASETS",
 ]
 
@@ -207,7 +207,7 @@ def _load_digits(device, seed: int, test_fraction: float = 0.25) -> Dataset:
     tr, te = np.flatnonzero(~test), np.flatnonzero(test)
     return Dataset("digits", *_tensors(x[tr], y[tr], x[te], y[te], device), n_classes=10, input_shape=(1, 8, 8),
                    info={"source": "scikit-learn load_digits (UCI optdigits test set), bundled, offline",
-                         "scaling": "pixel / 16 -> [0, 1]", "seed": seed})
+                         "scaling": "pixel / 16 -> [0, 1]", "feature_range": (0.0, 1.0), "seed": seed})
 
 
 _MAX_SYNTHETIC = 50_000_000  # features of a synthetic dataset (400 MB in float64 while it is drawn)
@@ -216,6 +216,10 @@ _MAX_SYNTHETIC = 50_000_000  # features of a synthetic dataset (400 MB in float6
 def _load_synthetic(device, seed: int, n_train: int = 2000, n_test: int = 1000, dim: int = 20,
                     separation: float = 1.0, flip: float = 0.05) -> Dataset:
     """Two Gaussian classes, features scaled into the unit ball, a fraction ``flip`` of labels flipped.
+
+    The scaling is public: every row (train and test) is divided by ``sqrt(dim) + 1.5 separation + 3`` and
+    then clipped to norm 1 on its own, so no row's features depend on another row (a forget request removes
+    rows without changing the rest).
 
     Every row satisfies ``||x|| <= 1``, so binary logistic loss has Lipschitz constant (in theta) at most 1
     and smoothness at most 1/4, known analytically (the convex theory of digests 003 and 001 needs them).
@@ -236,8 +240,10 @@ def _load_synthetic(device, seed: int, n_train: int = 2000, n_test: int = 1000, 
     x = rng.standard_normal((n, dim)) + np.outer(2 * y - 1, direction) * separation * 1.5
     flipped = rng.random(n) < flip
     y = np.where(flipped, 1 - y, y)
-    x /= np.linalg.norm(x[:n_train], axis=1).max()
-    x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1.0)  # test rows too
+    # a public scale (sqrt(dim) plus the class offset plus 3: a row's norm exceeds it with probability about
+    # 1e-4), then a per-row clip: no training statistic, so removing rows leaves every other row unchanged
+    x /= math.sqrt(dim) + 1.5 * separation + 3.0
+    x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1.0)
     return Dataset("synthetic", *_tensors(x[:n_train], y[:n_train], x[n_train:], y[n_train:], device),
                    n_classes=2, input_shape=(dim,),
                    info={"source": "Gaussian mixture, unlearnkit.data.load('synthetic')", "max_norm": 1.0,
@@ -269,7 +275,8 @@ def _load_mnist(device, root: Path, download: bool) -> Dataset:
     x_tr = arrays["x_train"].astype(np.float32)[:, None] / 255.0
     x_te = arrays["x_test"].astype(np.float32)[:, None] / 255.0
     return Dataset("mnist", *_tensors(x_tr, arrays["y_train"], x_te, arrays["y_test"], device), n_classes=10,
-                   input_shape=(1, 28, 28), info={"source": str(folder), "scaling": "pixel / 255 -> [0, 1]"})
+                   input_shape=(1, 28, 28), info={"source": str(folder), "scaling": "pixel / 255 -> [0, 1]",
+                                                         "feature_range": (0.0, 1.0)})
 
 
 def _read_cifar_batches(archive: Path, unpacked: Path, names: list[str]) -> tuple[dict, dict]:
@@ -329,7 +336,10 @@ def _load_cifar10(device, root: Path, download: bool) -> Dataset:
     x_te = (xs["test_batch"].astype(np.float32) / 255.0 - mean) / std
     x_tr = (x_tr - mean) / std
     return Dataset("cifar10", *_tensors(x_tr, y_tr, x_te, ys["test_batch"], device), n_classes=10,
-                   input_shape=(3, 32, 32), info={"source": str(folder), "scaling": "per-channel standardised"})
+                   input_shape=(3, 32, 32), info={"source": str(folder),
+                                                         "scaling": "per-channel standardised with the training "
+                                                                    "split's mean and std (not public: no "
+                                                                    "certified profile uses it)"})
 
 
 def load(name: str = "digits", *, device=None, seed: int = 0, download: bool = False,
@@ -369,18 +379,3 @@ def load(name: str = "digits", *, device=None, seed: int = 0, download: bool = F
     if name == "mnist":
         return _load_mnist(device, base, download)
     return _load_cifar10(device, base, download)
-
-
-def scale_to_unit_ball(dataset: Dataset) -> Dataset:
-    """Scale all features by the largest training-row norm, so every training row has ``||x|| <= 1``.
-
-    Test rows are scaled by the same factor and then clipped to the unit ball. The convex theory's
-    constants (Lipschitz, smoothness) assume bounded features; this makes the bound 1.
-    """
-    flat_tr = dataset.x_train.reshape(dataset.n_train, -1)
-    scale = float(flat_tr.norm(dim=1).max().clamp_min(1e-12))
-    x_tr = dataset.x_train / scale
-    x_te = dataset.x_test / scale
-    norms = x_te.reshape(dataset.n_test, -1).norm(dim=1).clamp_min(1.0)
-    x_te = x_te / norms.view(-1, *([1] * (x_te.dim() - 1)))
-    return replace(dataset, x_train=x_tr, x_test=x_te, info={**dataset.info, "max_norm": 1.0, "unit_ball_scale": scale})

@@ -180,7 +180,8 @@ def add_backdoor(dataset: Dataset, indices: Sequence[int] | np.ndarray, *, targe
     ``indices`` are usually m samples of one client (``federation.client_indices[u][:m]``). The triggered
     test set holds every test image whose true label is not ``target``, triggered and labelled ``target``:
     the fraction the model classifies as ``target`` is the attack success rate. ``value`` defaults to the
-    largest pixel value of the data (white).
+    top of the dataset's public feature range (white; ``info["feature_range"]``), else the largest pixel
+    value of the data.
     """
     if len(dataset.input_shape) != 3:
         raise ValueError(f"add_backdoor needs image data, got input_shape={dataset.input_shape}")
@@ -190,7 +191,10 @@ def add_backdoor(dataset: Dataset, indices: Sequence[int] | np.ndarray, *, targe
     idx = np.unique(np.asarray(indices, dtype=np.int64))
     if idx.size == 0 or idx[0] < 0 or idx[-1] >= dataset.n_train:
         raise ValueError(f"indices must be non-empty training indices in [0, {dataset.n_train - 1}]")
-    value = float(dataset.x_train.max()) if value is None else float(value)
+    if value is None:  # public when the loader records its range: the trigger does not read the training rows
+        rng = (dataset.info or {}).get("feature_range")
+        value = float(rng[1]) if rng is not None else float(dataset.x_train.max())
+    value = float(value)
     x_tr = dataset.x_train.clone()
     y_tr = dataset.y_train.clone()
     t_idx = torch.as_tensor(idx, device=x_tr.device)

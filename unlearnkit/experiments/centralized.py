@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from .._validate import check_choice
 from .contract import Released, finish_result
 
-__all__ = ["CentralProfile", "CENTRAL_PROFILES", "centralized_setup", "centralized_backdoor_setup", "describe_request",
+__all__ = ["CentralProfile", "CENTRAL_PROFILES", "centralized_setup", "centralized_backdoor_setup", "preprocess", "describe_request",
            "run_centralized", "run_retrain", "run_finetune", "run_gradient_ascent"]
 
 
@@ -29,9 +29,10 @@ class CentralProfile:
     random training samples whose label is not ``target``, relabels them ``target``, and forgets exactly
     those: the original model answers ``target`` on triggered test images, retraining does not, so the
     attack success (``backdoor_asr``) and the accuracy on the forget set measure forgetting where a random
-    sample request has no signal. ``unit_ball=True`` scales features into the unit ball (the convex
-    theory's assumption), after the trigger is stamped, and the triggered test set by the same factor;
-    ``center=True`` first subtracts the training rows' mean from every row (both statistics are treated as public).
+    sample request has no signal. ``unit_ball=True`` maps features into the unit ball (the convex
+    theory's assumption) by a public affine map, after the trigger is stamped, and the triggered test set by
+    the same map; ``center=True`` also centres at the midpoint of the public pixel range (:func:`preprocess`).
+    Neither reads a training statistic, so the certificates' neighbouring relation covers the preprocessing.
     """
 
     dataset: str = "digits"
@@ -103,12 +104,7 @@ def _train_setup(prof: CentralProfile, *, seed: int, progress: bool, device, cal
     if prof.request == "backdoor":
         backdoor = _plant_backdoor(ds, prof, seed=seed)
         ds = backdoor.dataset
-    if prof.center:
-        ds, backdoor = _center(ds, backdoor)
-    if prof.unit_ball:
-        ds = D.scale_to_unit_ball(ds)
-        if backdoor is not None:
-            backdoor = _scale_backdoor(backdoor, ds)
+    ds, backdoor = preprocess(ds, backdoor, prof)
     gen = make_generator(seed)
     n_out = 1 if prof.loss == "logistic" else ds.n_classes
     flat = FlatParams(make_model(prof.model, ds.input_shape, n_out, generator=gen, **dict(prof.model_kwargs)),
@@ -154,29 +150,30 @@ def _plant_backdoor(ds, prof: CentralProfile, *, seed: int):
     return D.add_backdoor(ds, poisoned, target=prof.target, patch=prof.patch)
 
 
-def _center(ds, backdoor):
-    """Subtract the training rows' mean from every row (train, test, triggered test): without it a linear
-    model under strong L2 scores every class mostly along the shared mean direction of nonnegative pixels,
-    and the poisoned samples' weight on the target class makes it win everywhere."""
+def preprocess(ds, backdoor, prof: CentralProfile):
+    """The profile's preprocessing, a public map (:func:`unlearnkit.data.scale_to_unit_ball`): with
+    ``prof.unit_ball``, ``x -> (x - c) / B`` where ``c`` is the midpoint of the public pixel range when
+    ``prof.center`` (without it a linear model under strong L2 scores every class mostly along the shared
+    direction of nonnegative pixels, and the poisoned samples' weight on the target class makes it win
+    everywhere) and ``B`` the largest norm a row in that range can have. No training statistic is read, so the
+    same pipeline run on D minus a forget set applies the same map. The triggered test rows get the same map
+    and the same clip to the unit ball as every test row."""
     from dataclasses import replace
 
-    mean = ds.x_train.mean(dim=0, keepdim=True)
-    ds = replace(ds, x_train=ds.x_train - mean, x_test=ds.x_test - mean, info={**ds.info, "centered": True})
-    if backdoor is not None:
-        backdoor = replace(backdoor, dataset=ds, x_test_triggered=backdoor.x_test_triggered - mean)
-    return ds, backdoor
+    from .. import data as D
 
-
-def _scale_backdoor(backdoor, scaled):
-    """The backdoor on the unit-ball-scaled dataset: triggered test rows get the training scale, then the
-    same clip to the unit ball as every test row (:func:`unlearnkit.data.scale_to_unit_ball`)."""
-    from dataclasses import replace
-
-    x = backdoor.x_test_triggered / scaled.info["unit_ball_scale"]
+    if prof.center and not prof.unit_ball:
+        raise ValueError("center=True needs unit_ball=True: the public centre comes with the public unit-ball map")
+    if not prof.unit_ball:
+        return ds, backdoor
+    scaled = D.scale_to_unit_ball(ds, center=prof.center)
+    if backdoor is None:
+        return scaled, None
+    c, scale = scaled.info["unit_ball_center"], scaled.info["unit_ball_scale"]
+    x = (backdoor.x_test_triggered - c) / scale
     norms = x.reshape(x.shape[0], -1).norm(dim=1).clamp_min(1.0)
     x = x / norms.view(-1, *([1] * (x.dim() - 1)))
-    return replace(backdoor, dataset=scaled, x_test_triggered=x,
-                   value=backdoor.value / scaled.info["unit_ball_scale"])
+    return scaled, replace(backdoor, dataset=scaled, x_test_triggered=x, value=(backdoor.value - c) / scale)
 
 
 def run_centralized(method, config, *, profile: "str | CentralProfile" = "quick", seed: int = 0,

@@ -65,6 +65,9 @@ class FrontierSetting:
         The ring's size and the D-PSGD training before the Newton polish.
     grad_tol:
         The public bound ``tau`` on ``||grad f(x_s)||`` (the polish reaches about 1e-9; checked on each run).
+    center:
+        Centre the pixels at the midpoint of their public range before the public unit-ball map
+        (:func:`unlearnkit.data.scale_to_unit_ball`); no training statistic either way.
     seed:
         Partition, initialisation and training seed.
     """
@@ -76,6 +79,7 @@ class FrontierSetting:
     rounds: int = 100
     lr: float = 1.0
     grad_tol: float = 1e-6
+    center: bool = True
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -105,8 +109,9 @@ def frontier_world(setting: FrontierSetting = NEWTON_SOUND_SETTING) -> dict[str,
     ds0 = load("digits", seed=s.seed)
     fed0 = partition(ds0, s.n_clients, "iid", seed=s.seed)
     bd = add_backdoor(ds0, fed0.client_indices[0][:s.m], target=0, patch=s.patch)
-    ds = scale_to_unit_ball(bd.dataset)  # after the stamp: triggered rows are inside the unit ball too
-    xt = bd.x_test_triggered / ds.info["unit_ball_scale"]
+    # a public map, after the stamp (triggered rows are inside the unit ball too)
+    ds = scale_to_unit_ball(bd.dataset, center=s.center)
+    xt = (bd.x_test_triggered - ds.info["unit_ball_center"]) / ds.info["unit_ball_scale"]
     xt = xt / xt.reshape(len(xt), -1).norm(dim=1).clamp_min(1.0).view(-1, 1, 1, 1)
     # float64: the Newton polish and the CG solve reach their tolerances
     ds = dataclasses.replace(ds, x_train=ds.x_train.double(), x_test=ds.x_test.double())

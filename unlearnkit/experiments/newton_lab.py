@@ -198,7 +198,7 @@ def run_newton_experiment(*, profile: str = "quick", seed: int = 0, progress: bo
     if prof.sound_setting is not None:
         return run_sound_profile(setting=replace(prof.sound_setting, n_clients=prof.n_clients), epsilon=prof.epsilon,
                                  delta=prof.delta, profile=profile, seed=seed)
-    ds = scale_to_unit_ball(load(prof.dataset, seed=seed))
+    ds = scale_to_unit_ball(load(prof.dataset, seed=seed), center=True)  # public map: no training statistic
     rows = []
     grid = [(t, p) for t in prof.topologies for p in prof.partitions]
     bar = None

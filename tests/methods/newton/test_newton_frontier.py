@@ -1,8 +1,9 @@
 """The shipped sound Newton setting meets its target, and the frontier behaves as theory says.
 
-Numbers measured on a 2-core CPU box (no GPU), seed 0: exact retraining 0.807 test accuracy, the certified
-release 0.804 at epsilon = 1 and 0.782 at epsilon = 0.25, unlearning 9,559 gradient evaluations against
-retraining's 134,600 (D-PSGD rounds only; the polish is not counted, which favours retraining).
+Numbers measured on a 2-core CPU box (no GPU), seed 0, the public preprocessing (pixels centred at 1/2 and
+divided by 4, no training statistic): exact retraining 0.804 test accuracy, the certified release 0.798 at
+epsilon = 1 and 0.780 at epsilon = 0.25 (mean of 4 noise draws), unlearning 0.071 of retraining's gradient
+evaluations (D-PSGD rounds only; the polish is not counted, which favours retraining).
 """
 
 import math
@@ -19,13 +20,13 @@ def world():
 
 
 def test_shipped_setting_meets_target_under_the_sound_certificate(world):
-    rows = newton_frontier((0.25, 1.0), modes=("sound",), world=world, draws=2)
+    rows = newton_frontier((0.25, 1.0), modes=("sound",), world=world, draws=4)
     for r in rows:
         assert r["certified"] and r["mode"] == "sound"
         assert r["cost_ratio"] <= 0.2  # measured 0.071
-        assert r["test_acc"] >= r["retrain_test_acc"] - 0.03, r  # measured 0.782 / 0.804 vs 0.807
-    assert rows[1]["test_acc"] == pytest.approx(0.804, abs=0.02)
-    assert rows[0]["retrain_test_acc"] == pytest.approx(0.807, abs=0.02)
+        assert r["test_acc"] >= r["retrain_test_acc"] - 0.03, r  # measured 0.780 / 0.798 vs 0.804
+    assert rows[1]["test_acc"] == pytest.approx(0.798, abs=0.02)
+    assert rows[0]["retrain_test_acc"] == pytest.approx(0.804, abs=0.02)
     assert smallest_epsilon(rows) == 0.25
 
 
