@@ -182,9 +182,12 @@ class Newton:
     :func:`train_dpsgd` (``params`` ``(N, d)``, ``federation``, ``network``). Returns a :class:`Result`
     whose ``extras["state"]`` is the state after the request (for sequential requests), ``extras["floods"]``
     the per-requester :class:`Flood` and ``extras["x_delta"]`` the noise-free corrections.
+
+    Requests: samples (of one or several clients, each keeping data), a class, or a whole client (section IV-C).
     """
 
     name = "newton"
+    request_kinds = ("samples", "class", "client")
 
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: NewtonConfig = NewtonConfig(), *,

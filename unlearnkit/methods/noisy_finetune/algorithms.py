@@ -203,13 +203,18 @@ class _NoisyFinetuneMethod:
     """The shared constructor: ``eval_fn(x) -> dict`` adds metrics to every noisy step's history row."""
 
     name = ""
+    request_kinds = ("samples", "class")
 
     def __init__(self, *, eval_fn: Optional[EvalFn] = None) -> None:
         self.eval_fn = eval_fn
 
 
 class GradientClipping(_NoisyFinetuneMethod):
-    """Unlearn by gradient clipping (eq. 3), then clean fine-tuning (Theorem 4.1 / Theorem A.9)."""
+    """Unlearn by gradient clipping (eq. 3), then clean fine-tuning (Theorem 4.1 / Theorem A.9).
+
+    Requests: samples or a class (centralized): the noisy phase reads only the retain set, so the certificate
+    holds for any forget set.
+    """
 
     name = "gradient_clipping"
 
@@ -233,7 +238,11 @@ class GradientClipping(_NoisyFinetuneMethod):
 
 
 class ModelClipping(_NoisyFinetuneMethod):
-    """Unlearn by model clipping (eq. 4), then clean fine-tuning (Theorem 4.2)."""
+    """Unlearn by model clipping (eq. 4), then clean fine-tuning (Theorem 4.2).
+
+    Requests: samples or a class (centralized): the noisy phase reads only the retain set, so the certificate
+    holds for any forget set.
+    """
 
     name = "model_clipping"
 
@@ -259,7 +268,11 @@ class ModelClipping(_NoisyFinetuneMethod):
 
 
 class OutputPerturbation(_NoisyFinetuneMethod):
-    """Output perturbation (eq. 1), then clean fine-tuning."""
+    """Output perturbation (eq. 1), then clean fine-tuning.
+
+    Requests: samples or a class (centralized): the noisy phase reads only the retain set, so the certificate
+    holds for any forget set.
+    """
 
     name = "output_perturbation"
 
