@@ -45,3 +45,18 @@ def test_pdudt_hand_set_constants_give_no_certificate():
     cert = P.pdudt_certificate(lr=1e-3, t1=100, n=10, constants=C, mode="sound", epsilon=1.0, beta=1e-5)
     assert not cert.certified and cert.mode == "none" and math.isinf(cert.epsilon)
     assert cert.sigma > 0 and "set by hand" in cert.note and cert.constants["epsilon_target"] == 1.0
+
+
+def test_headline_rows_carry_epsilon_and_delta():
+    import copy
+
+    from unlearnkit.experiments import capstone_table as ct
+
+    results = ct.load_measured()["results"]
+    rows = {r["method"]: r for r in ct.capstone_rows(results)}
+    assert rows["dp_sgd"]["epsilon"] == 50.0 and rows["dp_sgd"]["delta"] == 1e-5
+    assert "(50, 1e-05)" in rows["dp_sgd"]["guarantee"] and rows["dp_sgd"]["test_acc"] is not None
+    old = copy.deepcopy(results["dp_sgd"])
+    del old["guarantee"]  # a file written before the guarantee block: derived from the certificate
+    row = ct.method_row("dp_sgd", old)
+    assert row["epsilon"] == 50.0 and row["delta"] == 1e-5 and row["certified"]
