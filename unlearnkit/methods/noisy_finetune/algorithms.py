@@ -165,13 +165,14 @@ class ModelClippingConfig:
         tr = mc_delta_trace(self.epsilon, C2=self.C2, sigma=self.sigma, T=T, C0=self.C0, sigma0=self.sigma0,
                             tight=self.tight)
         d = float(tr[-1])
-        return at_requested_delta(Certificate(epsilon=self.epsilon, delta=min(max(d, 0.0), 1.0), sigma=self.sigma, mode="sound",
+        cert = Certificate(epsilon=self.epsilon, delta=min(max(d, 0.0), 1.0), sigma=self.sigma, mode="sound",
                            mechanism="noisy projected SGD, hockey-stick contraction",
                            source=f"{SOURCE}, Thm 4.2" + (" with Balle et al. 2019 Thm 1 (tight)" if self.tight
                                                           else " / Lemma A.2 as printed"),
                            constants={"C2": self.C2, "C0": self.C0, "sigma0": self.sigma0, "T": T,
                                       "theta": theta_eps(self.epsilon, 2 * self.C2 / self.sigma)},
-                           note=f"delta after {T} steps = {d:.3g} (target {self.delta:g})"), self.delta)
+                           note=f"delta after {T} steps = {d:.3g} (target {self.delta:g})")
+        return at_requested_delta(cert, self.delta)
 
 
 @dataclass(frozen=True, kw_only=True)
