@@ -196,22 +196,42 @@ def check_generator(generator: Any, *, where: str) -> Any:
     return generator
 
 
+def _request_indices(request: Any, n_train: int, where: str) -> np.ndarray:
+    """``request.indices`` checked on the array itself: non-empty, each in ``[0, n_train - 1]``, each once.
+
+    Neither sortedness nor the checks of :class:`~unlearnkit.core.Request` are assumed, so an object whose
+    indices were swapped after construction is re-validated here.
+    """
+    idx = check_index_array("request.indices", request.indices)
+    if idx.size == 0:
+        raise ValueError(f"{where}: request.indices is empty: a forget request must name at least one training "
+                         "sample")
+    lo, hi = int(idx.min()), int(idx.max())
+    if lo < 0 or hi >= n_train:
+        bad = lo if lo < 0 else hi
+        raise ValueError(f"{where}: request.indices contains {bad}, out of range: expected training indices in "
+                         f"[0, {n_train - 1}] (the dataset has n_train={n_train})")
+    uniq, counts = np.unique(idx, return_counts=True)
+    if uniq.size != idx.size:
+        raise ValueError(f"{where}: request.indices contains {idx.size - uniq.size} duplicate entries (e.g. "
+                         f"{uniq[counts > 1][:5].tolist()}): a forget request must name each training sample once")
+    return idx
+
+
 def check_request_fits(request: Any, *, n_train: int, train_indices: Any = None, labels: Any = None,
                        n_classes: int | None = None, client_indices: Any = None, where: str = "request") -> Any:
     """Check a forget ``request`` against the data it applies to; return it unchanged.
 
     Checks (each error names the request field, its value and the valid range): every index in
-    ``[0, n_train - 1]``; at least one index among ``train_indices`` (a request that removes nothing gets no
-    result, so no certificate); something left to train on afterwards; for ``kind="class"`` a ``label`` in
-    ``[0, n_classes - 1]`` that every forgotten sample carries (``labels``: all training labels); for a
-    federation (``client_indices``: one index array per client) a ``client`` in range that holds every
-    forgotten sample (``kind="client"`` or a ``"samples"`` request that names its client).
+    ``[0, n_train - 1]`` and named once (checked on the array, whatever its order); at least one index among
+    ``train_indices`` (a request that removes nothing gets no result, so no certificate); something left to
+    train on afterwards; for ``kind="class"`` a ``label`` in ``[0, n_classes - 1]`` that every forgotten sample
+    carries (``labels``: all training labels); for a federation (``client_indices``: one index array per
+    client) a ``client`` in range that holds every forgotten sample (``kind="client"`` or a ``"samples"``
+    request that names its client), and for ``kind="client"`` every sample of that client.
     """
-    idx = np.asarray(request.indices, dtype=np.int64)
     n_train = int(n_train)
-    if idx[-1] >= n_train:
-        raise ValueError(f"{where}: request.indices contains {int(idx[-1])}, out of range: expected training "
-                         f"indices in [0, {n_train - 1}] (the dataset has n_train={n_train})")
+    idx = _request_indices(request, n_train, where)
     trained = np.arange(n_train) if train_indices is None else np.asarray(train_indices, dtype=np.int64)
     hit = np.isin(idx, trained)
     if not hit.any():
@@ -237,10 +257,58 @@ def check_request_fits(request: Any, *, n_train: int, train_indices: Any = None,
         if c is None or isinstance(c, bool) or not 0 <= int(c) < n_clients:
             raise ValueError(f"{where}: request.client={_fmt(c)} is out of range: expected a client in "
                              f"[0, {n_clients - 1}] (the federation has n_clients={n_clients})")
-        foreign = idx[~np.isin(idx, np.asarray(client_indices[int(c)], dtype=np.int64))]
+        own = np.asarray(client_indices[int(c)], dtype=np.int64)
+        foreign = idx[~np.isin(idx, own)]
         if foreign.size:
             raise ValueError(f"{where}: request.client={int(c)} does not hold {foreign.size} of request.indices "
                              f"(e.g. {int(foreign[0])}): a client request must name samples that client holds")
+        left = np.setdiff1d(own, idx)
+        if request.kind == "client" and left.size:
+            raise ValueError(f"{where}: request.kind='client' names {idx.size} of the {own.size} samples that "
+                             f"client {int(c)} holds (e.g. {int(left[0])} is missing): a client request must name "
+                             f"every sample of its client (federation.client_indices[{int(c)}]); use "
+                             "kind='samples' for part of a client's data")
+    return request
+
+
+def check_request_scope(request: Any, *, kinds: Iterable[str] | None = None, client_scope: str | None = None,
+                        client_indices: Any = None, where: str = "request") -> Any:
+    """Check that a method supports this kind of request; return it unchanged.
+
+    ``kinds``: the request kinds the method supports (``None``: any). ``client_scope``: ``None`` (no
+    constraint), ``"part"`` (the request names one client and part of its data, so the client keeps at least
+    one sample) or ``"whole"`` (the request names one client and every sample it holds: the method's
+    certificate is for a whole client leaving). ``client_indices``: one index array per client. Run after
+    :func:`check_request_fits`, which has checked the client is in range and holds the samples.
+    """
+    if kinds is not None:
+        kinds = tuple(kinds)
+        if request.kind not in kinds:
+            raise ValueError(f"{where}: request.kind={request.kind!r} is not supported: expected one of "
+                             f"{', '.join(map(repr, kinds))} (the request kinds this method supports)")
+    if client_scope is None:
+        return request
+    check_choice("client_scope", client_scope, ("part", "whole"))
+    c = request.client
+    what = ("unlearns a whole client (its certificate is for a client leaving)" if client_scope == "whole" else
+            "deletes part of one client's data (its certificate is for samples of one client)")
+    if client_indices is None:
+        raise ValueError(f"{where}: the state has no federation (state.federation.client_indices): this method "
+                         f"{what} and needs the partition of the data among clients")
+    if c is None:
+        raise ValueError(f"{where}: request.kind={request.kind!r} without a client (request.client=None): this "
+                         f"method {what}; expected request.client in [0, {len(client_indices) - 1}]")
+    own = np.asarray(client_indices[int(c)], dtype=np.int64)
+    named = int(np.isin(own, np.asarray(request.indices, dtype=np.int64)).sum())
+    if client_scope == "whole" and named < own.size:
+        raise ValueError(f"{where}: the request names {named} of the {own.size} samples of client {int(c)}: this "
+                         f"method {what}, so it would remove all {own.size} and certify more than was asked; "
+                         f"a partial-client request is refused (pass every sample, federation.client_indices"
+                         f"[{int(c)}], or use a method that certifies sample requests)")
+    if client_scope == "part" and named >= own.size:
+        raise ValueError(f"{where}: the request names all {own.size} samples of client {int(c)}: this method {what} "
+                         "and the client must keep at least one sample (expected 1 to "
+                         f"{own.size - 1} of its samples); a client that leaves needs a method for client requests")
     return request
 
 
@@ -248,14 +316,18 @@ def _numpy(x: Any) -> np.ndarray:
     return np.asarray(x.detach().cpu()) if hasattr(x, "detach") else np.asarray(x)
 
 
-def check_request(state: Any, request: Any, *, where: str = "request") -> Any:
-    """:func:`check_request_fits` with everything read from a :class:`~unlearnkit.core.TrainedState`."""
+def check_request(state: Any, request: Any, *, where: str = "request", kinds: Iterable[str] | None = None,
+                  client_scope: str | None = None) -> Any:
+    """:func:`check_request_fits` then :func:`check_request_scope`, with everything read from a
+    :class:`~unlearnkit.core.TrainedState`."""
     ds = state.dataset
     fed = getattr(state, "federation", None)
-    return check_request_fits(
+    clients = getattr(fed, "client_indices", None)
+    check_request_fits(
         request, n_train=ds.n_train, train_indices=state.train_indices,
         labels=_numpy(ds.y_train) if request.kind == "class" else None, n_classes=getattr(ds, "n_classes", None),
-        client_indices=getattr(fed, "client_indices", None), where=where)
+        client_indices=clients, where=where)
+    return check_request_scope(request, kinds=kinds, client_scope=client_scope, client_indices=clients, where=where)
 
 
 def check_state_tensors(state: Any, *, where: str) -> None:
@@ -272,12 +344,13 @@ def check_state_tensors(state: Any, *, where: str) -> None:
                          "expected one device (load the data with device=... or move the parameters)")
 
 
-def check_unlearn_call(state: Any, request: Any, generator: Any, *, where: str) -> None:
+def check_unlearn_call(state: Any, request: Any, generator: Any, *, where: str, kinds: Iterable[str] | None = None,
+                       client_scope: str | None = None) -> None:
     """The checks at the start of every method's ``unlearn``: an explicit generator, parameters that match the
-    data's dtype and device, and a request that fits."""
+    data's dtype and device, and a request that fits, of a kind (and client scope) the method supports."""
     check_generator(generator, where=where)
     check_state_tensors(state, where=where)
-    check_request(state, request, where=where)
+    check_request(state, request, where=where, kinds=kinds, client_scope=client_scope)
 
 
 def check_result(result: Any, *, where: str, setting: Any = None) -> Any:
@@ -290,7 +363,9 @@ def checked_unlearn(unlearn: Any) -> Any:
     """Decorate a method's ``unlearn``: :func:`check_unlearn_call` before it runs, :func:`check_result` after.
 
     So every method refuses a missing generator or a request that does not fit its state before any work, and
-    never returns (or certifies) non-finite parameters. The signature is kept (``inspect.signature`` follows
+    never returns (or certifies) non-finite parameters. The request's kind and client scope are checked against
+    the method class's ``request_kinds`` (a tuple of kinds; required) and ``client_scope`` (``None``, ``"part"``
+    or ``"whole"``; see :func:`check_request_scope`). The signature is kept (``inspect.signature`` follows
     ``__wrapped__``), so ``tests/test_calling_shape.py`` sees the method's own.
     """
     sig = inspect.signature(unlearn)
@@ -307,7 +382,13 @@ def checked_unlearn(unlearn: Any) -> Any:
         if isinstance(expected, type) and not isinstance(a["config"], expected):  # another method's config
             raise TypeError(f"{where}: config={_setting(a['config'])} is not a {expected.__name__}: pass the "
                             f"config of this method ({expected.__name__})")
-        check_unlearn_call(a["state"], a["request"], a["generator"], where=where)
+        cls = type(self)
+        kinds = getattr(cls, "request_kinds", None)
+        if kinds is None:  # every method states what it unlearns: a missing declaration is a bug, not "any"
+            raise TypeError(f"{where}: {cls.__name__}.request_kinds is not set: a method class must state the "
+                            "request kinds it supports")
+        check_unlearn_call(a["state"], a["request"], a["generator"], where=where, kinds=kinds,
+                           client_scope=getattr(cls, "client_scope", None))
         return check_result(unlearn(self, *args, **kwargs), where=where, setting=a.get("config"))
 
     return wrapper

@@ -112,8 +112,9 @@ class Request:
         ``"samples"`` (some samples, usually of one client), ``"class"`` (every training sample of one label)
         or ``"client"`` (every sample a client holds).
     indices:
-        Indices into the *training set* of the samples to forget, each once (stored sorted; a duplicate is
-        refused with a ``ValueError``).
+        Indices into the *training set* of the samples to forget, each once (a duplicate is refused with a
+        ``ValueError``). Stored as a private sorted copy that is read-only: a request cannot change after it
+        was validated (``request.indices[0] = 5`` raises ``ValueError``).
     client:
         The client holding them, for decentralized methods (``None`` when centralized).
     label:
@@ -140,6 +141,8 @@ class Request:
                              "a forget request must name each training sample once; pass np.unique(indices)")
         if idx[0] < 0:
             raise ValueError(f"indices contains a negative index ({idx[0]})")
+        idx = np.array(idx, dtype=np.int64, copy=True)  # private: the caller's array may change later
+        idx.flags.writeable = False
         object.__setattr__(self, "indices", idx)
 
     @property

@@ -83,7 +83,7 @@ class Dataset:
 
     def train_subset(self, indices: Sequence[int] | np.ndarray | Tensor) -> tuple[Tensor, Tensor]:
         """``(x, y)`` of the given training indices."""
-        idx = torch.as_tensor(np.asarray(indices, dtype=np.int64), device=self.x_train.device)
+        idx = torch.as_tensor(np.array(indices, dtype=np.int64), device=self.x_train.device)
         return self.x_train[idx], self.y_train[idx]
 
     def to(self, device) -> "Dataset":

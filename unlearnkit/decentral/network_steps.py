@@ -237,7 +237,7 @@ def local_newton_step(flat: Any, theta: Tensor, x: Tensor, y: Tensor, forget: An
     (n - m)``, ``H_keep`` the exact Hessian of the retained local loss with ``weight_decay``, ``F`` the
     regularised per-sample loss; ``forget`` indexes the client's own samples ``(x, y)``."""
     mask = torch.zeros(x.shape[0], dtype=torch.bool, device=x.device)
-    mask[torch.as_tensor(np.asarray(forget, dtype=np.int64), device=x.device)] = True
+    mask[torch.as_tensor(np.array(forget, dtype=np.int64), device=x.device)] = True
     m, n = int(mask.sum()), x.shape[0]
     if not 0 < m < n:
         raise ValueError(f"forget holds {m} of the client's {n} samples: expected 1 <= m < n")

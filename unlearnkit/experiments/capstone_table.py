@@ -36,7 +36,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .._io import atomic_write_text
 from .._validate import check_choice, check_int
-from .contract import RELEASED_KEY, json_safe
+from .contract import RELEASED_KEY, guarantee, json_safe
 from .registry import METHODS, get_method
 
 __all__ = ["SETTING", "FORGET_TOL", "UTILITY_TOL", "MEASURED_PATH", "AUDIT_PATH", "measure", "load_measured",
@@ -180,9 +180,13 @@ def _reading(method: str, certified: bool, epsilon: float, useful: Optional[bool
 
 def method_row(name: str, result: Mapping[str, Any], audit_rows: Optional[Iterable[Mapping[str, Any]]] = None
                ) -> dict[str, Any]:
-    """One row of the table from one runner result (the released model's metrics, the contract's guarantee)."""
+    """One row of the table from one runner result (the released model's metrics, the contract's guarantee).
+
+    Every row carries the certificate's ``epsilon`` and ``delta`` beside its accuracy; a result without a
+    ``"guarantee"`` block (an older JSON file) gets one derived from its ``"certificate"`` block.
+    """
     m = result["metrics"]
-    g = result["guarantee"]
+    g = result.get("guarantee") or guarantee(result.get("certificate"))
     fname, forget, r_forget, o_forget = _forget(m)
     test, r_test = _num(m.get("test_acc")), _num(m.get("retrain_test_acc"))
     cost = result.get("cost") or {}

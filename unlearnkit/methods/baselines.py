@@ -52,9 +52,13 @@ class RetrainConfig:
 
 
 class Retrain:
-    """Exact unlearning: train again from scratch without the forget set."""
+    """Exact unlearning: train again from scratch without the forget set.
+
+    Requests: samples or a class (centralized: no clients); exact for any forget set.
+    """
 
     name = "retrain"
+    request_kinds = ("samples", "class")
 
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: RetrainConfig = RetrainConfig(), *,
@@ -91,9 +95,13 @@ class FinetuneConfig:
 
 
 class Finetune:
-    """Continue training on the retain data only (no certificate)."""
+    """Continue training on the retain data only (no certificate).
+
+    Requests: samples or a class (centralized: no clients).
+    """
 
     name = "finetune"
+    request_kinds = ("samples", "class")
 
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: FinetuneConfig = FinetuneConfig(), *,
@@ -153,9 +161,13 @@ class GradientAscentConfig:
 
 
 class GradientAscent:
-    """Ascend the loss on the forget set until the stopping rule fires (no certificate)."""
+    """Ascend the loss on the forget set until the stopping rule fires (no certificate).
+
+    Requests: samples or a class (centralized: no clients).
+    """
 
     name = "gradient_ascent"
+    request_kinds = ("samples", "class")
 
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: GradientAscentConfig = GradientAscentConfig(), *,

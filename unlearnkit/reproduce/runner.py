@@ -141,6 +141,7 @@ def compare(paper: str, runs: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
                     continue
                 ds = res.get("dataset")
                 row["ours_method"], row["ours_dataset"] = name, ds
+                row.update(_epsilon_delta(res))
                 if _accepts(ref, ds):
                     val = _finite(EXTRACTORS[ref.ours](res))
                     diffs = _differences(ref, res)
@@ -169,8 +170,16 @@ def compare(paper: str, runs: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
                          "dataset": res.get("dataset"), "setting": f"profile {res.get('profile')}", "method": name,
                          "metric": metric, "unit": unit, "paper": None, "paper_std": None, "ours": val,
                          "ours_method": name, "ours_dataset": res.get("dataset"), "same_data": None,
-                         "closest": None, "closest_differs": None, "note": warn or ""})
+                         "closest": None, "closest_differs": None, "note": warn or "", **_epsilon_delta(res)})
     return rows
+
+
+def _epsilon_delta(res: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"ours_epsilon", "ours_delta"}`` of a run: its guarantee block, or one derived from its certificate."""
+    from ..experiments.contract import guarantee
+
+    g = res.get("guarantee") or guarantee(res.get("certificate"))
+    return {"ours_epsilon": g.get("epsilon"), "ours_delta": g.get("delta")}
 
 
 def _calc(ref: RefValue) -> dict[str, Any]:

@@ -161,3 +161,23 @@ def test_audit_local_models_not_covered_average_release_is():
     avg = newton_audit(NewtonConfig(mode="sound", grad_tol=0.5, release="average", **EXACT), task=task,
                        observe="difference", n_trials=100)
     assert avg.epsilon_lower <= 1.0
+
+
+def test_constants_not_from_public_bounds_are_not_certified(trained):
+    """A feature bound measured on the data, or an L/M below the analytic one, certifies nothing."""
+    import dataclasses
+
+    task, flat, fed, state, request, _ = trained
+    cfg = NewtonConfig(mode="sound", grad_tol=1.0, **EXACT)
+    gen = lambda: torch.Generator().manual_seed(0)  # noqa: E731
+    assert Newton().unlearn(state, request, cfg, generator=gen()).certificate.certified
+    L = Newton().unlearn(state, request, cfg, generator=gen()).extras["constants"]["L"]
+    low = Newton().unlearn(state, request, dataclasses.replace(cfg, lipschitz=0.5 * L), generator=gen()).certificate
+    assert not low.certified and low.mode == "none" and "below the analytic L" in low.note
+    high = Newton().unlearn(state, request, dataclasses.replace(cfg, lipschitz=2 * L), generator=gen()).certificate
+    assert high.certified  # a looser bound is still a bound
+    ds = state.dataset
+    unscaled = state.replace(dataset=dataclasses.replace(ds, info={k: v for k, v in ds.info.items()
+                                                                    if k != "max_norm"}))
+    measured = Newton().unlearn(unscaled, request, cfg, generator=gen()).certificate
+    assert not measured.certified and "measured on the training data" in measured.note

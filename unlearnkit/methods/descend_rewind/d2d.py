@@ -261,9 +261,12 @@ class D2D:
     batches:
         For a coupled simulation (digest 003 Algorithm 6): the K minibatches to run, positions into the retain
         set, instead of batches drawn from ``generator``. ``None`` (default) draws them.
+
+    Requests: samples or a class (centralized); the certificate covers any forget set of m samples (group size m).
     """
 
     name = "d2d"
+    request_kinds = ("samples", "class")
 
     def __init__(self, *, published: Optional[torch.Tensor] = None, batches: Optional[Sequence[Any]] = None) -> None:
         self.published = published

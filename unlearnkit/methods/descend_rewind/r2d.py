@@ -223,9 +223,12 @@ class R2D:
         For a coupled simulation (digest 003 Algorithm 6): the K minibatches to replay, positions into the
         retain set (the last K of :func:`unlearnkit.coupled.coupled_retrain_batches`), instead of batches drawn
         from ``generator``. ``None`` (default) draws them, as a real unlearning run does.
+
+    Requests: samples or a class (centralized); the certificate covers any forget set of m samples (group size m).
     """
 
     name = "r2d"
+    request_kinds = ("samples", "class")
 
     def __init__(self, *, batches: Optional[Sequence[Any]] = None) -> None:
         self.batches = batches

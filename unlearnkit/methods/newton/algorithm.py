@@ -38,6 +38,7 @@ retraining baseline and the exact convex oracle are in :mod:`unlearnkit.methods.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Mapping, Optional, Sequence
 
@@ -99,7 +100,8 @@ class NewtonConfig:
         client releases the certified average ``x_s + correction + noise``, obtained by flooding every model
         once: the whole released tuple is covered).
     lipschitz, hessian_lipschitz:
-        Override the constants ``L`` and ``M`` (default: analytic for logistic regression).
+        Override the constants ``L`` and ``M`` (default: analytic for logistic regression). A value below the
+        analytic one is not a valid bound: the certificate is then ``mode="none"``.
     sigma:
         Message noise std for ``mode="none"`` (e.g. a network: not certified).
     cg_tol, cg_max_iter, chunk_size:
@@ -167,12 +169,27 @@ class NewtonConfig:
                                   cg_tol=self.cg_tol)
 
 
-def _x_norm(ds) -> float:
-    """Public feature bound: 1 after ``data.scale_to_unit_ball`` (recorded in ``info``), else measured."""
+def _x_norm(ds) -> tuple[float, bool]:
+    """``(bound on ||x||, public)``: 1 after ``data.scale_to_unit_ball`` (recorded in ``info``, public), else
+    measured on the training data (``public=False``: it depends on the data, so it certifies nothing)."""
     info = getattr(ds, "info", {}) or {}
     if "max_norm" in info:
-        return float(info["max_norm"])
-    return float(ds.x_train.reshape(ds.n_train, -1).norm(dim=1).max())
+        return float(info["max_norm"]), True
+    return float(ds.x_train.reshape(ds.n_train, -1).norm(dim=1).max()), False
+
+
+def _unverified_constants(analytic: Mapping[str, float], config: "NewtonConfig", x_norm: float,
+                          public: bool) -> list[str]:
+    """Why the constants a sound certificate would use are not bounds derived from public quantities."""
+    why = []
+    if not public:
+        why.append(f"the feature bound ||x|| <= {x_norm:.4g} was measured on the training data (no public bound: "
+                   "scale the data with data.scale_to_unit_ball)")
+    for name, key in (("lipschitz", "L"), ("hessian_lipschitz", "M")):
+        v = getattr(config, name)
+        if v is not None and v < analytic[key] * (1 - 1e-12):
+            why.append(f"{name}={v:g} is below the analytic {key}={analytic[key]:.4g}: not a valid bound")
+    return why
 
 
 class Newton:
@@ -182,9 +199,12 @@ class Newton:
     :func:`train_dpsgd` (``params`` ``(N, d)``, ``federation``, ``network``). Returns a :class:`Result`
     whose ``extras["state"]`` is the state after the request (for sequential requests), ``extras["floods"]``
     the per-requester :class:`Flood` and ``extras["x_delta"]`` the noise-free corrections.
+
+    Requests: samples (of one or several clients, each keeping data), a class, or a whole client (section IV-C).
     """
 
     name = "newton"
+    request_kinds = ("samples", "class", "client")
 
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: NewtonConfig = NewtonConfig(), *,
@@ -240,9 +260,11 @@ class Newton:
             x_delta, fractions, local_seconds = step.x_delta, step.fractions, step.local_seconds
             evals, messages, converged = step.evals, step.messages, step.converged
 
-            constants = None
+            constants, unverified = None, []
             if _is_linear(flat) and wd > 0:
-                constants = newton_model_constants(flat, weight_decay=wd, x_norm=_x_norm(ds))
+                x_norm, public = _x_norm(ds)
+                constants = newton_model_constants(flat, weight_decay=wd, x_norm=x_norm)
+                unverified = _unverified_constants(constants, config, x_norm, public)
                 if config.lipschitz is not None:
                     constants["L"] = config.lipschitz
                 if config.hessian_lipschitz is not None:
@@ -268,6 +290,10 @@ class Newton:
             sigmas, cert = config.certificate(kind=request.kind, fractions=fractions, n_clients=N,
                                               constants=constants, weight=weight, measured_grad=grad_norm,
                                               converged=converged, clipped=clipped)
+            if unverified and cert.mode == "sound":
+                cert = replace(cert, epsilon=math.inf, mode="none",
+                               constants={**cert.constants, "epsilon_target": cert.epsilon},
+                               note="not certified: " + "; ".join(unverified) + f" (was: {cert.note})")
 
             new = X.clone()
             if config.release == "average":

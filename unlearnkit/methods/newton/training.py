@@ -118,9 +118,12 @@ class GossipRetrainConfig:
 class GossipRetrain:
     """Exact unlearning by retraining, the paper's RT baseline (Wu et al. 2026, section VI-A): D-PSGD from
     the training's initialisation on the retained data (client-wise: on the network without the departing
-    client). ``Result.params`` is the ``(n_clients, d)`` stack; no certificate is needed (``None``)."""
+    client). ``Result.params`` is the ``(n_clients, d)`` stack; no certificate is needed (``None``).
+
+    Requests: samples, a class or a whole client (exact for all three)."""
 
     name = "gossip_retrain"
+    request_kinds = ("samples", "class", "client")
 
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: GossipRetrainConfig = GossipRetrainConfig(),

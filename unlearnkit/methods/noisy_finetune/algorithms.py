@@ -28,7 +28,7 @@ from ...core import checked_unlearn
 from ...privacy.noise import gaussian_noise
 from .bounds import (_MODES, SOURCE, _check_gc, gc_epsilon, gc_rdp_slope, gc_sigma, mc_delta_trace, mc_steps,
                      op_sigma, paper_T, theta_eps)
-from .finetune import CleanFinetuneConfig, _clip, _finish, _noisy_loop, _start
+from .finetune import CleanFinetuneConfig, _clip, _finish, _noisy_loop, _start, at_requested_delta
 
 __all__ = ["GradientClippingConfig", "ModelClippingConfig", "OutputPerturbationConfig", "GradientClipping",
            "ModelClipping", "OutputPerturbation"]
@@ -120,7 +120,8 @@ class ModelClippingConfig:
 
     ``sigma`` is an *input* (as in the paper); ``T=None`` takes the fewest steps that reach ``(epsilon,
     delta)`` by the tight recursion (``tight=True``, reproduces Tables 6/8) or by eq. (10) (``tight=False``).
-    ``C0``/``sigma0``: optional initial clip and noise (default none: ``delta_0 = 1``).
+    ``C0``/``sigma0``: optional initial clip and noise (default none: ``delta_0 = 1``). The certificate's
+    delta is the one ``T`` steps reach; above the requested ``delta`` it is not certified (``mode="none"``).
     """
 
     epsilon: float = 1.0
@@ -164,13 +165,14 @@ class ModelClippingConfig:
         tr = mc_delta_trace(self.epsilon, C2=self.C2, sigma=self.sigma, T=T, C0=self.C0, sigma0=self.sigma0,
                             tight=self.tight)
         d = float(tr[-1])
-        return Certificate(epsilon=self.epsilon, delta=min(max(d, 0.0), 1.0), sigma=self.sigma, mode="sound",
+        cert = Certificate(epsilon=self.epsilon, delta=min(max(d, 0.0), 1.0), sigma=self.sigma, mode="sound",
                            mechanism="noisy projected SGD, hockey-stick contraction",
                            source=f"{SOURCE}, Thm 4.2" + (" with Balle et al. 2019 Thm 1 (tight)" if self.tight
                                                           else " / Lemma A.2 as printed"),
                            constants={"C2": self.C2, "C0": self.C0, "sigma0": self.sigma0, "T": T,
                                       "theta": theta_eps(self.epsilon, 2 * self.C2 / self.sigma)},
                            note=f"delta after {T} steps = {d:.3g} (target {self.delta:g})")
+        return at_requested_delta(cert, self.delta)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -203,13 +205,18 @@ class _NoisyFinetuneMethod:
     """The shared constructor: ``eval_fn(x) -> dict`` adds metrics to every noisy step's history row."""
 
     name = ""
+    request_kinds = ("samples", "class")
 
     def __init__(self, *, eval_fn: Optional[EvalFn] = None) -> None:
         self.eval_fn = eval_fn
 
 
 class GradientClipping(_NoisyFinetuneMethod):
-    """Unlearn by gradient clipping (eq. 3), then clean fine-tuning (Theorem 4.1 / Theorem A.9)."""
+    """Unlearn by gradient clipping (eq. 3), then clean fine-tuning (Theorem 4.1 / Theorem A.9).
+
+    Requests: samples or a class (centralized): the noisy phase reads only the retain set, so the certificate
+    holds for any forget set.
+    """
 
     name = "gradient_clipping"
 
@@ -233,7 +240,11 @@ class GradientClipping(_NoisyFinetuneMethod):
 
 
 class ModelClipping(_NoisyFinetuneMethod):
-    """Unlearn by model clipping (eq. 4), then clean fine-tuning (Theorem 4.2)."""
+    """Unlearn by model clipping (eq. 4), then clean fine-tuning (Theorem 4.2).
+
+    Requests: samples or a class (centralized): the noisy phase reads only the retain set, so the certificate
+    holds for any forget set.
+    """
 
     name = "model_clipping"
 
@@ -259,7 +270,11 @@ class ModelClipping(_NoisyFinetuneMethod):
 
 
 class OutputPerturbation(_NoisyFinetuneMethod):
-    """Output perturbation (eq. 1), then clean fine-tuning."""
+    """Output perturbation (eq. 1), then clean fine-tuning.
+
+    Requests: samples or a class (centralized): the noisy phase reads only the retain set, so the certificate
+    holds for any forget set.
+    """
 
     name = "output_perturbation"
 

@@ -11,13 +11,13 @@ Every certified variant is "a noisy phase on the retain set, then clean fine-tun
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import torch
 
 from ..._validate import check_int, check_positive
-from ...core import Cost, Request, Result, Stopwatch, TrainedState, emit
+from ...core import Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
 from ...privacy.noise import gaussian_noise
 
 __all__ = ["CleanFinetuneConfig", "clean_finetune"]
@@ -97,7 +97,25 @@ def clean_finetune(state: TrainedState, request: Request, x: torch.Tensor, confi
                    progress=progress, desc="fine-tune")
 
 
+DELTA_RTOL = 1e-9
+"""Relative tolerance of :func:`at_requested_delta` (round-off in a delta recursion, not a budget)."""
+
+
+def at_requested_delta(cert: Certificate, requested: float) -> Certificate:
+    """``cert`` if its delta is at most the ``requested`` delta (the config's), else the same numbers with
+    ``mode="none"`` and a note naming both deltas.
+
+    A certificate states what the mechanism gives; one whose delta exceeds what was asked for (model clipping
+    with a fixed ``T`` too short for the target) is not a certificate of the requested guarantee.
+    """
+    if cert.mode != "sound" or cert.delta <= requested * (1 + DELTA_RTOL):
+        return cert
+    return replace(cert, mode="none", note=(f"not certified: the mechanism gives delta={cert.delta:.3g}, above the "
+                                            f"requested delta={requested:g} (config.delta); {cert.note}"))
+
+
 def _finish(state, request, x_noisy, hist, noisy_evals, cfg, cert, generator, callback, sw_seconds, progress):
+    cert = at_requested_delta(cert, cfg.delta)
     with Stopwatch() as sw:
         x, cost, fhist = clean_finetune(state, request, x_noisy, cfg.finetune, generator=generator,
                                         callback=callback, start_step=len(hist), progress=progress)

@@ -148,9 +148,15 @@ class PDUDTConfig:
 
 
 class PDUDT:
-    """PDUDT (Algorithm 2) behind the package's one calling shape."""
+    """PDUDT (Algorithm 2) behind the package's one calling shape.
+
+    Requests: a whole client only (every sample of ``request.client``, as kind ``"client"`` or ``"samples"``):
+    the correction removes the leaver's every gradient and the certificate is for a client leaving.
+    """
 
     name = "pdudt"
+    request_kinds = ("samples", "client")
+    client_scope = "whole"
 
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: PDUDTConfig, *, generator: torch.Generator,

@@ -255,6 +255,12 @@ def pdudt_certificate(*, lr: float, t1: int, n: int, constants: Optional[GapCons
     ``constants`` whose ``rho1``/``rho2`` are below ``measured_rho`` (the largest second eigenvalue moduli of
     the cached ``W^t`` and of the retrain rule's ``W~^t``), gives ``mode="none"``, ``epsilon=inf`` and a note
     saying why. Paper-mode certificates do not hold (``d1`` bounds an expected distance) and say so.
+    Sound-mode certificates from ``constants`` are not certified either (``mode="none"``, ``epsilon=inf``, the
+    sound calibration's sigma still added): ``L``, ``sigma_1^2``, ``sigma_2^2``, ``Delta_f`` and
+    ``Delta_f_tilde`` depend on the leaver's data and no routine of the package measures or verifies them (only
+    ``rho1``/``rho2`` are checked, against ``measured_rho``). The certified PDUDT is
+    :class:`~unlearnkit.methods.pdudt.PDUDTConfig` with ``mode="sound"`` and ``smoothness``
+    (:mod:`~unlearnkit.methods.pdudt.sound`: public bounds only).
     ``noise="manual"``: the given ``sigma`` (the paper's experiments sweep 0.001 to 0.015 and never compute
     ``d1``, digest P7); the certificate says "not certified" (``mode="none"``, ``epsilon=inf``) and, when
     ``constants`` are given, notes the epsilon the paper's bound would grant at that sigma.
@@ -298,12 +304,17 @@ def pdudt_certificate(*, lr: float, t1: int, n: int, constants: Optional[GapCons
                                  f"sigma={s:.4g} is the {mode}-mode calibration, added but certifying nothing"))
     covers = (f"covers only the average of the n-1 models, for correction_scale={correction_scale!r} ({why}), "
               f"against perturbed retraining with the same retrain rule W~")
-    if mode == "paper":
-        note = (f"does not hold as stated: d1 bounds an expected distance sqrt(E||gap||^2), not a worst case, and "
-                f"the paper treats it as a deterministic sensitivity (use mode='sound'); {covers}")
-    else:
-        note = (f"{covers}; Markov tail (beta/2) turns the expected d1 into a high-probability sensitivity, "
-                f"analytic Gaussian for the rest; assumes the constants of Assumptions 4.5 to 4.8 hold")
-    return Certificate(epsilon=float(epsilon), delta=float(beta), sigma=float(s), mechanism=mechanism,
-                       source=source + (" [sound: Markov + analytic Gaussian]" if mode == "sound" else ""),
+    if mode == "sound":
+        # the sound calibration is right *if* the constants hold, but nothing here checks the data-dependent ones
+        return Certificate(epsilon=math.inf, delta=float(beta), sigma=float(s), mechanism=mechanism,
+                           source=source + " [sound calibration: Markov + analytic Gaussian]", mode="none",
+                           constants={**consts, "calibration_mode": mode, "epsilon_target": float(epsilon)},
+                           note=(f"not certified: the GapConstants were set by hand and L, sigma_1^2, sigma_2^2, "
+                                 f"Delta_f, Delta_f_tilde (Assumptions 4.5, 4.6) depend on the leaver's data; no "
+                                 f"routine of the package verifies them; sigma={s:.4g} is the sound calibration "
+                                 f"for eps={epsilon:g} under them, added but certifying nothing (certified: "
+                                 f"mode='sound' with smoothness=GossipSmoothness(...)); {covers}"))
+    note = (f"does not hold as stated: d1 bounds an expected distance sqrt(E||gap||^2), not a worst case, and "
+            f"the paper treats it as a deterministic sensitivity (use mode='sound'); {covers}")
+    return Certificate(epsilon=float(epsilon), delta=float(beta), sigma=float(s), mechanism=mechanism, source=source,
                        mode=mode, constants=consts, note=note)

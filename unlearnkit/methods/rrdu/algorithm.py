@@ -298,9 +298,14 @@ class RRDU:
     hops (and at the end) and stored in that hop's history row and event; ``route`` fixes the client of every
     hop (e.g. a previewed walk), otherwise it is drawn by :func:`make_route` from a seed taken from
     ``generator``.
+
+    Requests: samples or a class of one client ``request.client``, who keeps at least one sample (the walk's u-steps
+    descend on u's retained data; the sound accountants certify any D_f inside D_u); a whole client is refused.
     """
 
     name = "rrdu"
+    request_kinds = ("samples", "class")
+    client_scope = "part"
 
     def __init__(self, *, monitor: Optional[Callable[[Tensor], dict]] = None,
                  route: Optional[Sequence[int]] = None) -> None:

@@ -208,9 +208,12 @@ class _Monitored:
 
 class RetrainWalk(_Monitored):
     """Exact unlearning by retraining: Algorithm 2 on D minus D_f from ``state.checkpoints[0]`` (the original's
-    initialisation; ``state.flat.init()`` when absent). No certificate is needed (``certificate=None``)."""
+    initialisation; ``state.flat.init()`` when absent). No certificate is needed (``certificate=None``).
+
+    Requests: samples or a class, of any clients (every client keeps data: the walk visits all of them)."""
 
     name = "retrain_walk"
+    request_kinds = ("samples", "class")
 
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: WalkConfig, *, generator: torch.Generator,
@@ -225,9 +228,12 @@ class RetrainWalk(_Monitored):
 class FinetuneWalk(_Monitored):
     """Fine-tuning (digest P18): the walk of Algorithm 2 over *all* clients on D minus D_f from the original
     model, no noise and no projection (u trains on its retained data). RR-DU with ``p = 0`` is the other
-    reading. No certificate."""
+    reading. No certificate.
+
+    Requests: samples or a class, of any clients (every client keeps data: the walk visits all of them)."""
 
     name = "finetune_walk"
+    request_kinds = ("samples", "class")
 
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: WalkConfig, *, generator: torch.Generator,
@@ -243,9 +249,12 @@ class DDPWalk(_Monitored):
     the original model on D minus D_f (otherwise nothing is forgotten). The certificate is the one the
     calibration claims (:func:`.certify.ddp_certify`, Prop. C.1) and **none holds** here (issue 20, finding 2):
     the original model was trained without noise, so the noisy steps on D_f the accounting describes never ran;
-    no calibration is ``certified``. ``extras["sigma"]`` is the noise std."""
+    no calibration is ``certified``. ``extras["sigma"]`` is the noise std.
+
+    Requests: samples or a class (the calibrations are for m deleted samples; every client keeps data)."""
 
     name = "ddp_walk"
+    request_kinds = ("samples", "class")
 
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: DDPWalkConfig, *, generator: torch.Generator,
@@ -273,9 +282,12 @@ class DPSGDWalk(_Monitored):
     every one of the ``hops * local_steps`` steps counted. Minibatches are drawn with replacement, not
     Poisson-sampled: the accounting is the usual approximation, so no certificate is issued;
     ``extras["sigma"]`` is ``z``.
+
+    Requests: samples or a class, of any clients (every client keeps data: the walk visits all of them).
     """
 
     name = "dpsgd_walk"
+    request_kinds = ("samples", "class")
 
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: DPSGDWalkConfig, *,

@@ -168,9 +168,13 @@ class NoisyDDP:
     ``state`` must come from :class:`NoisyWalkTraining`; the certificate is the training's guarantee for
     ``request`` (:func:`training_certificate`), which continuing the noisy walk on D minus D_f keeps
     (post-processing). Any other state gets a ``mode="none"`` certificate.
+
+    Requests: samples, a class or a whole client: the training's guarantee is client-level, for any change of
+    one client's data (a request spanning several clients gets ``mode="none"``).
     """
 
     name = "noisy_ddp"
+    request_kinds = ("samples", "class", "client")
 
     def __init__(self, *, monitor: Monitor = None) -> None:
         self.monitor = monitor

@@ -69,7 +69,7 @@ class WalkData:
                              "(RR-DU deletes data of one client)")
         ds = state.dataset
         dev = state.params.device
-        as_t = lambda a: torch.as_tensor(np.asarray(a, dtype=np.int64), device=dev)  # noqa: E731
+        as_t = lambda a: torch.as_tensor(np.array(a, dtype=np.int64), device=dev)  # noqa: E731
         local = [as_t(fed.client_indices[v]) for v in range(fed.n_clients)]
         retained = request.retain(own)
         if retained.size == 0:
