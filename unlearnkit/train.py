@@ -26,6 +26,7 @@ from torch import Tensor
 from ._validate import check_choice, check_finite_params, check_generator, check_int, check_number, check_positive
 from .core import Callback, Cost, Stopwatch, TrainedState, emit
 from .models import FlatParams, project_l2_ball
+from .privacy.trace import flow
 
 __all__ = ["SGDConfig", "draw_batches", "train_sgd", "run_sgd", "SAMPLING"]
 
@@ -127,6 +128,7 @@ def run_sgd(flat: FlatParams, theta: Tensor, x: Tensor, y: Tensor, config: SGDCo
     if n == 0:
         raise ValueError("run_sgd: no training samples (the retain set is empty)")
     steps = config.steps if steps is None else steps
+    flow(f"{desc}.steps", steps)  # a loop count the certificates assume public (the replay check compares it)
     if batches is None:
         batches = draw_batches(n, config, generator, steps=steps)
     elif len(batches) < steps:

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from .._validate import check_choice
 from .contract import Released, finish_result
 
-__all__ = ["CentralProfile", "CENTRAL_PROFILES", "centralized_setup", "centralized_backdoor_setup", "preprocess", "describe_request",
+__all__ = ["CentralProfile", "CENTRAL_PROFILES", "centralized_setup", "centralized_backdoor_setup", "preprocess", "raw_world", "fit_world", "describe_request",
            "run_centralized", "run_retrain", "run_finetune", "run_gradient_ascent"]
 
 
@@ -90,39 +90,59 @@ def centralized_setup(profile: "str | CentralProfile" = "quick", *, seed: int = 
 
 
 def _train_setup(prof: CentralProfile, *, seed: int, progress: bool, device, callback):
+    ds, backdoor, request = raw_world(prof, seed=seed, device=device)
+    state = fit_world(prof, ds, backdoor, seed=seed, progress=progress, callback=callback, cached=callback is None)
+    return state, request
+
+
+def raw_world(prof: CentralProfile, *, seed: int, device=None):
+    """The profile's data before any preprocessing: ``(dataset, backdoor or None, request)``.
+
+    The backdoor's trigger is stamped here (the poisoned rows are rows of D); the request names rows of this
+    dataset and reads nothing the preprocessing computes.
+    """
     import numpy as np
 
     from .. import data as D
-    from .. import make_generator
     from ..core import Request
-    from ..models import FlatParams, make_model
-    from ..train import train_sgd
-    from .world_cache import train_sgd_cached
 
     ds = D.load(prof.dataset, device=device, seed=seed, **dict(prof.dataset_kwargs))
     backdoor = None
     if prof.request == "backdoor":
         backdoor = _plant_backdoor(ds, prof, seed=seed)
         ds = backdoor.dataset
+        request = backdoor.request()
+    elif prof.request == "class":
+        request = D.forget_class(ds, prof.label)
+    else:
+        request = Request("samples", np.random.default_rng(seed).choice(ds.n_train, size=prof.m, replace=False))
+    return ds, backdoor, request
+
+
+def fit_world(prof: CentralProfile, ds, backdoor, *, seed: int, progress: bool = False, callback=None,
+              cached: bool = False):
+    """Preprocess ``ds`` (:func:`preprocess`), build the model from ``seed`` and train: the state.
+
+    ``cached=True`` reads and writes the disk cache of :mod:`.world_cache` (when ``UNLEARNKIT_CACHE`` is set).
+    """
+    from .. import make_generator
+    from ..models import FlatParams, make_model
+    from ..train import train_sgd
+    from .world_cache import train_sgd_cached
+
     ds, backdoor = preprocess(ds, backdoor, prof)
     gen = make_generator(seed)
     n_out = 1 if prof.loss == "logistic" else ds.n_classes
     flat = FlatParams(make_model(prof.model, ds.input_shape, n_out, generator=gen, **dict(prof.model_kwargs)),
                       loss=prof.loss).to(ds.device)
-    if callback is None:  # the disk cache, when UNLEARNKIT_CACHE turns it on (world_cache: tensors only)
+    if cached:  # the disk cache, when UNLEARNKIT_CACHE turns it on (world_cache: tensors only)
         state = train_sgd_cached(flat, ds, prof.train, generator=gen, key=(prof, seed, str(ds.device)),
                                  progress=progress)
     else:
         state = train_sgd(flat, ds, None, prof.train, generator=gen, progress=progress, callback=callback)
-    if prof.request == "class":
-        request = D.forget_class(ds, prof.label)
-    elif prof.request == "backdoor":
+    if backdoor is not None:
         state.extras["backdoor"] = backdoor
-        request = backdoor.request()
-    else:
-        rng = np.random.default_rng(seed)
-        request = Request("samples", rng.choice(ds.n_train, size=prof.m, replace=False))
-    return state, request
+    return state
 
 
 def describe_request(request, backdoor=None) -> str:

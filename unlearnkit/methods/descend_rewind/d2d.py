@@ -50,7 +50,7 @@ from ...core import checked_unlearn
 from .bounds import PAPER_NEEL, PAPER_SGD, descend_rewind_sigma, diameter_cap_sigma, gd_d2d_contraction, \
     gd_d2d_sensitivity, neel_initial_iterations, neel_sigma, sgd_d2d_sensitivity_derived
 from .coverage import PAPER_PSGD_D2D, classic_range_note, coverage_problems, psgd_d2d_sensitivity
-from .r2d import add_output_noise, initial_norm
+from .r2d import add_output_noise, declared_sensitivity, initial_norm
 
 __all__ = ["D2DConfig", "D2D", "d2d_certificate"]
 
@@ -244,7 +244,7 @@ def _unlearn(state: TrainedState, request: Request, config: D2DConfig, *, genera
                                     desc="D2D", batches=batches)
         else:
             u, cost, hist = start.clone(), Cost(), []
-        out = add_output_noise(u, sigma, generator)
+        out = add_output_noise(u, sigma, generator, sensitivity=declared_sensitivity(cert, cfg.radius))
     emit(callback, "noise", cfg.steps + config.K, sigma=sigma, noise_norm=float((out - u).norm()))
     return Result(params=out, certificate=cert, history=hist, cost=Cost(grad_evals=cost.grad_evals, seconds=sw.seconds),
                   extras={"noiseless": u, "sigma": sigma})

@@ -28,12 +28,12 @@ from ..._validate import check_choice, check_instance, check_int, check_positive
 from ...constants import NOT_CERTIFIED_NOTE, Constants
 from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
 from ...core import checked_unlearn
-from ...privacy.noise import gaussian_noise
+from ...privacy.trace import noisy_release
 from .bounds import DESCEND_REWIND_PAPER, R2D_PROVENANCE, descend_rewind_epsilon, descend_rewind_sigma, diameter_cap_sigma, \
     r2d_sensitivity
 from .coverage import classic_range_note, coverage_problems
 
-__all__ = ["R2DConfig", "R2D", "r2d_certificate", "add_output_noise", "initial_norm"]
+__all__ = ["R2DConfig", "R2D", "r2d_certificate", "add_output_noise", "declared_sensitivity", "initial_norm"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,15 +79,33 @@ class R2DConfig:
             raise ValueError("constants=None: a certified R2D run needs the loss constants (unlearnkit.constants)")
 
 
-def add_output_noise(params: torch.Tensor, sigma: float, generator: torch.Generator) -> torch.Tensor:
-    """``params + N(0, sigma^2 I)``, drawn from ``generator`` (fresh on every call): R2D's and D2D's output noise.
+def add_output_noise(params: torch.Tensor, sigma: float, generator: torch.Generator, *,
+                     sensitivity: Optional[float] = None) -> torch.Tensor:
+    """``params + N(0, sigma^2 I)``, drawn from ``generator`` (fresh on every call): R2D's and D2D's output noise,
+    the mechanism ``"output noise"`` of :mod:`unlearnkit.privacy.trace` with the declared ``sensitivity``.
 
     ``sigma == 0`` (retraining, or a noise-free run) returns a copy without drawing, so the generator's later
     draws are those of a run without noise.
     """
     if sigma == 0:
         return params.clone()
-    return params + gaussian_noise(params, sigma, generator)
+    return noisy_release(params, sigma, generator, name="output noise", sensitivity=sensitivity)
+
+
+def declared_sensitivity(cert: Optional[Certificate], radius: float = math.inf) -> Optional[float]:
+    """The largest distance between the noise-free output and retraining's that ``cert`` allows.
+
+    ``Delta`` itself for a deterministic bound; for a moment bound, the Markov radius of Lemma 4.4 at the
+    tail share ``delta / 2`` that :func:`.bounds.descend_rewind_sigma` uses (``Delta_1 / (delta/2)`` or
+    ``Delta_2 / sqrt(delta/2)``); never more than the diameter ``2R`` of the projection ball. ``None`` when
+    the certificate declares no ``Delta``.
+    """
+    if cert is None or "Delta" not in cert.constants:
+        return None
+    d, kind = float(cert.constants["Delta"]), cert.constants.get("moment", "deterministic")
+    tail = 0.5 * cert.delta
+    r = d / tail if kind == "first" else d / math.sqrt(tail) if kind == "second" else d
+    return min(r, 2 * radius) if math.isfinite(radius) else r
 
 
 def _resolve_theorem(theorem: str, train_cfg: Any) -> str:
@@ -208,7 +226,7 @@ def _unlearn(state: TrainedState, request: Request, config: R2DConfig, *, genera
                                     batches=batches)
         else:
             u, cost, hist = start.clone(), Cost(), []
-        out = add_output_noise(u, sigma, generator)
+        out = add_output_noise(u, sigma, generator, sensitivity=declared_sensitivity(cert, cfg.radius))
     emit(callback, "noise", T, sigma=sigma, noise_norm=float((out - u).norm()))
     return Result(params=out, certificate=cert, history=hist,
                   cost=Cost(grad_evals=cost.grad_evals, seconds=sw.seconds), extras={"noiseless": u, "sigma": sigma})

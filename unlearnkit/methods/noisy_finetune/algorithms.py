@@ -26,6 +26,7 @@ from ..._validate import check_choice, check_int, check_number, check_positive, 
 from ...core import Certificate, Request, Result, Stopwatch, TrainedState, emit
 from ...core import checked_unlearn
 from ...privacy.noise import gaussian_noise
+from ...privacy.trace import noisy_release
 from .bounds import (_MODES, SOURCE, _check_gc, gc_epsilon, gc_rdp_slope, gc_sigma, mc_delta_trace, mc_steps,
                      op_sigma, paper_T, theta_eps)
 from .finetune import CleanFinetuneConfig, _clip, _finish, _noisy_loop, _start, at_requested_delta
@@ -201,6 +202,16 @@ class OutputPerturbationConfig:
                            source=f"{SOURCE}, eq. (1)", constants={"C0": self.C0}, note=note)
 
 
+def gc_coupled_distance(t: int, config: GradientClippingConfig) -> float:
+    """The largest distance between gradient clipping's noise-free step ``t`` (1-based) in two runs that
+    share batches and noise but start from different models: ``(1 - gamma lam)^t 2 C0 + 2 gamma C1 sum_{k<t}
+    (1 - gamma lam)^k`` (both starts lie in the ball of radius C0; a clipped gradient moves by at most
+    ``gamma C1``)."""
+    q = 1.0 - config.gamma * config.lam
+    shift = 2 * config.gamma * config.C1 * (t if q == 1.0 else (1 - q ** t) / (1 - q))
+    return q ** t * 2 * config.C0 + shift
+
+
 class _NoisyFinetuneMethod:
     """The shared constructor: ``eval_fn(x) -> dict`` adds metrics to every noisy step's history row."""
 
@@ -233,9 +244,12 @@ class GradientClipping(_NoisyFinetuneMethod):
         gam, lam, C1 = config.gamma, config.lam, config.C1
         with Stopwatch() as sw:
             x0 = _clip(_start(state, config.init), config.C0)
+            # same batches and noise in both worlds: the starts differ by <= 2 C0, each step contracts by
+            # (1 - gamma lam) and the clipped gradients add <= 2 gamma C1
             x, hist, ev = _noisy_loop(state, request, x0, T, lambda x, g: x - gam * (_clip(g, C1) + lam * x),
                                       config.batch_size, sigma, generator=generator, callback=callback,
-                                      eval_fn=self.eval_fn, tag="gc")
+                                      eval_fn=self.eval_fn, tag="gc",
+                                      sensitivity=lambda t: gc_coupled_distance(t + 1, config))
         return _finish(state, request, x, hist, ev, config, cert, generator, callback, sw.seconds, progress)
 
 
@@ -265,7 +279,7 @@ class ModelClipping(_NoisyFinetuneMethod):
                 x0 = x0 + gaussian_noise(x0, config.sigma0, generator)
             x, hist, ev = _noisy_loop(state, request, x0, T, lambda x, g: _clip(x - gam * (g + lam * x), C2),
                                       config.batch_size, config.sigma, generator=generator, callback=callback,
-                                      eval_fn=self.eval_fn, tag="mc")
+                                      eval_fn=self.eval_fn, tag="mc", sensitivity=lambda t: 2 * C2)
         return _finish(state, request, x, hist, ev, config, cert, generator, callback, sw.seconds, progress)
 
 
@@ -285,8 +299,8 @@ class OutputPerturbation(_NoisyFinetuneMethod):
         cert = config.certificate()
         with Stopwatch() as sw:
             x0 = _clip(_start(state, config.init), config.C0)
-            z = gaussian_noise(x0, cert.sigma, generator)
-            x = x0 + z
+            x = noisy_release(x0, cert.sigma, generator, name="output perturbation", sensitivity=2 * config.C0)
+            z = x - x0
             rec = {"step": 1, "phase": 0.0, "noise_norm": float(z.norm()), "param_norm": float(x.norm())}
             if self.eval_fn is not None:
                 rec.update(self.eval_fn(x))

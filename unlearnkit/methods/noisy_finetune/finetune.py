@@ -12,13 +12,13 @@ Every certified variant is "a noisy phase on the retain set, then clean fine-tun
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Optional
 
 import torch
 
 from ..._validate import check_int, check_positive
 from ...core import Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
-from ...privacy.noise import gaussian_noise
+from ...privacy.trace import noisy_release
 
 __all__ = ["CleanFinetuneConfig", "clean_finetune"]
 
@@ -55,7 +55,11 @@ def _start(state: TrainedState, init: str) -> torch.Tensor:
 
 
 def _noisy_loop(state: TrainedState, request: Request, x0: torch.Tensor, T: int, step: Callable, batch_size: int,
-                sigma: float, *, generator: torch.Generator, callback, eval_fn, tag: str):
+                sigma: float, *, generator: torch.Generator, callback, eval_fn, tag: str,
+                sensitivity: Optional[Callable[[int], float]] = None):
+    """T noisy steps ``x <- step(x, g) + N(0, sigma^2 I)`` on retain minibatches, each the mechanism
+    ``"noisy step"`` of :mod:`unlearnkit.privacy.trace`; ``sensitivity(t)`` is the distance step ``t``'s
+    noise-free value may have from the same run started elsewhere (same batches, same noise)."""
     retain = request.retain(state.train_indices)
     xr, yr = state.dataset.train_subset(retain)
     n = xr.shape[0]
@@ -65,8 +69,9 @@ def _noisy_loop(state: TrainedState, request: Request, x0: torch.Tensor, T: int,
         idx = torch.randint(0, n, (batch_size,), generator=generator, device=generator.device).to(xr.device)
         g = state.flat.grad(x, xr[idx], yr[idx])
         mean = step(x, g)
-        z = gaussian_noise(x, sigma, generator)
-        x = mean + z
+        x = noisy_release(mean, sigma, generator, name="noisy step",
+                          sensitivity=None if sensitivity is None else sensitivity(t))
+        z = x - mean
         rec = {"step": t + 1, "phase": 0.0, "noise_norm": float(z.norm()), "param_norm": float(x.norm())}
         if eval_fn is not None:
             rec.update(eval_fn(x))

@@ -1,0 +1,95 @@
+"""The mechanism trace: what every noisy release saw, for the end-to-end replay check.
+
+A certified method adds noise at a few points (its *mechanisms*). Each such point calls :func:`noisy_release`
+instead of adding :func:`~unlearnkit.privacy.noise.gaussian_noise` by hand: outside a :func:`recording`
+block it is exactly ``value + gaussian_noise(value, sigma, generator)``; inside one it also keeps a
+:class:`TracedMechanism` record: the noise-free vector, the noise scale, the sensitivity the certificate declares
+for it, and a fingerprint of the standard-normal draw. Loops and branches whose count the certificate
+assumes public report it with :func:`flow` (``flow("train.steps", T)``).
+
+The replay check (:mod:`unlearnkit.experiments.replay`) runs a whole pipeline twice, on D and on D minus
+the forget set, under a recording each, and compares the two :class:`Trace` objects.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
+
+import torch
+from torch import Tensor
+
+from .._validate import check_positive
+from .noise import gaussian_noise
+
+__all__ = ["TracedMechanism", "Trace", "recording", "noisy_release", "flow"]
+
+
+@dataclass
+class TracedMechanism:
+    """One noisy release: ``value + sigma * z`` with ``z ~ N(0, I)``.
+
+    ``sensitivity`` is the largest distance between the two worlds' noise-free ``value`` the certificate
+    allows at this point (``None``: the method declared none); ``draw`` is the first entries of ``z``, so
+    two runs with the same seeds can be checked to have drawn the same noise.
+    """
+
+    name: str
+    value: Tensor
+    sigma: float
+    sensitivity: Optional[float]
+    draw: Tensor
+
+
+@dataclass
+class Trace:
+    """The mechanisms of one run, in order, and the control-flow counts it reported."""
+
+    mechanisms: list[TracedMechanism] = field(default_factory=list)
+    flow: dict[str, list[Any]] = field(default_factory=dict)
+
+    def shape(self) -> list[tuple[str, tuple[int, ...]]]:
+        """Name and shape of each mechanism, in order: equal in two runs with the same control flow."""
+        return [(m.name, tuple(m.value.shape)) for m in self.mechanisms]
+
+
+_ACTIVE: contextvars.ContextVar[Optional[Trace]] = contextvars.ContextVar("unlearnkit_trace", default=None)
+_DRAW_KEEP = 16
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[Trace]:
+    """``with recording() as trace: ...``: every :func:`noisy_release` and :func:`flow` inside lands in ``trace``."""
+    trace = Trace()
+    token = _ACTIVE.set(trace)
+    try:
+        yield trace
+    finally:
+        _ACTIVE.reset(token)
+
+
+def noisy_release(value: Tensor, sigma: float, generator: torch.Generator, *, name: str,
+            sensitivity: Optional[float] = None) -> Tensor:
+    """``value + gaussian_noise(value, sigma, generator)``, recorded when a :func:`recording` is active.
+
+    ``sigma == 0`` still draws (as :func:`~unlearnkit.privacy.noise.gaussian_noise` does), so the stream of
+    later draws does not depend on it.
+    """
+    trace = _ACTIVE.get()
+    if trace is None:
+        return value + gaussian_noise(value, sigma, generator)
+    check_positive("sigma", sigma, allow_zero=True)
+    z = gaussian_noise(value, 1.0, generator)  # sigma * z below is the same arithmetic as gaussian_noise's
+    sens = None if sensitivity is None else float(sensitivity)
+    trace.mechanisms.append(TracedMechanism(name, value.detach().clone(), float(sigma), sens,
+                                      z.detach().reshape(-1)[:_DRAW_KEEP].clone()))
+    return value + float(sigma) * z
+
+
+def flow(name: str, value: Any) -> None:
+    """Report a control-flow count or branch (``flow("walk.length", 12)``) to the active recording."""
+    trace = _ACTIVE.get()
+    if trace is not None:
+        trace.flow.setdefault(name, []).append(value)
