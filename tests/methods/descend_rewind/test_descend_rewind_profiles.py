@@ -1,9 +1,10 @@
 """The shipped D2D/R2D profiles: the quick profile's sound certificate at (1, 1e-5) leaves a useful model on a
 forget task with a signal, and the frontier is monotone where theory says so.
 
-Numbers measured on a 2-core CPU box, seed 0 (docs/frontiers/descend_rewind.md): released test accuracy
-0.864 (R2D) and 0.867 (D2D) against retraining's 0.878 at sigma 0.0143; the original answers the
-poisoned label on 0.967 of the forget set (backdoor success 0.966, MIA AUC 0.80), retraining on 0.
+Numbers measured on a 2-core CPU box, seed 0, public preprocessing (pixels centred at 1/2 and divided by 4, no
+training statistic; docs/frontiers/descend_rewind.md): released test accuracy 0.858 (R2D and D2D) against
+retraining's 0.873 at sigma 0.0143; the original answers the poisoned label on 0.967 of the forget set (backdoor
+success 0.966, MIA AUC 0.81), retraining on 0.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ def test_quick_profile_is_certified_and_useful_at_epsilon_one(name):
     cert, m = out["certificate"], out["metrics"]
     assert cert["mode"] == "sound" and cert["epsilon"] == 1.0 and cert["delta"] == 1e-5
     assert cert["sigma"] == pytest.approx(0.0143, rel=0.1)
-    # item 3: within 5 points of retraining (measured 0.864 / 0.867 against 0.878)
-    assert m["retrain_test_acc"] == pytest.approx(0.878, abs=0.02)
+    # item 3: within 5 points of retraining (measured 0.858 / 0.858 against 0.873)
+    assert m["retrain_test_acc"] == pytest.approx(0.873, abs=0.02)
     assert m["test_acc"] >= m["retrain_test_acc"] - 0.05
     assert m["test_acc"] >= 0.84
     # the released model forgets the poison as retraining does
