@@ -99,3 +99,25 @@ def test_traced_release_is_bitwise_the_untraced_one():
         traced = noisy_release(v, 0.3, make_generator(4), name="x", sensitivity=1.0)
     assert torch.equal(plain, traced) and len(trace.mechanisms) == 1
     assert torch.equal(noisy_release(v, 0.3, make_generator(4), name="x"), plain)  # outside a recording
+
+
+def test_newton_quick_worlds_are_close_in_exact_epsilon():
+    """The exact global Newton step lands within 1e-3 of its declared sensitivity of the minimiser on D minus
+    D_f (both worlds polished to the optimum, so deterministic): a tiny exact epsilon against the certified 1."""
+    s = replay("newton", "quick").summary()
+    assert s["passed"] and s["certified_epsilon"] == 1.0
+    assert s["worst_distance_over_sensitivity"] < 0.05 and s["epsilon_at_measured_shift"] < 0.01
+
+
+def test_planted_bug_newton_scale_from_data_breaks_the_sensitivity(monkeypatch):
+    import unlearnkit.experiments.newton_frontier as NF
+
+    def by_largest_row(ds, **kw):  # the refuted map: divide by the largest raw row norm (the forgotten row's)
+        big = float(ds.x_train.reshape(ds.n_train, -1).norm(dim=1).max())
+        return replace(ds, x_train=ds.x_train / big, x_test=ds.x_test / big,
+                       info={**ds.info, "max_norm": 1.0, "unit_ball_center": 0.0, "unit_ball_scale": big})
+
+    monkeypatch.setattr(NF, "scale_to_unit_ball", by_largest_row)
+    report = replay("newton", "quick")
+    assert any(p.startswith("sensitivity") for p in report.problems), report.problems
+    assert report.rows[0]["ratio"] > 10  # 4.92 on D, 4.81 without the forgotten row: tens of sensitivities

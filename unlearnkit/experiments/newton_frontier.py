@@ -39,7 +39,7 @@ import torch
 from .._validate import check_choice, check_int, check_positive
 from ..core import Request
 from ..data import load, partition, scale_to_unit_ball
-from ..data.federated import add_backdoor
+from ..data.federated import Federation, add_backdoor
 from ..decentral.gossip import GossipConfig
 from ..evaluate import accuracy
 from ..graphs.topology import make_graph
@@ -96,12 +96,15 @@ class FrontierSetting:
 NEWTON_SOUND_SETTING = FrontierSetting()
 
 
-def frontier_world(setting: FrontierSetting = NEWTON_SOUND_SETTING) -> dict[str, Any]:
+def frontier_world(setting: FrontierSetting = NEWTON_SOUND_SETTING, *, without_forgotten: bool = False) -> dict[str, Any]:
     """Train, plant, polish and retrain once: everything :func:`newton_frontier` compares against.
 
     Returns a dict with the trained ``state``, the ``request``, the exact retrained model ``retrained``, the
     original model ``original`` (the polished optimum), the triggered test set and the retraining cost
     (D-PSGD's gradient evaluations on the retained data; the polish is not counted, which favours retraining).
+    ``without_forgotten=True`` is the certifier's world: the same pipeline (public map, client assignment,
+    seeds) with the forgotten rows removed before training, so ``state`` and ``original`` are trained and
+    polished on D minus D_f.
     """
     from .. import make_generator
 
@@ -109,23 +112,32 @@ def frontier_world(setting: FrontierSetting = NEWTON_SOUND_SETTING) -> dict[str,
     ds0 = load("digits", seed=s.seed)
     fed0 = partition(ds0, s.n_clients, "iid", seed=s.seed)
     bd = add_backdoor(ds0, fed0.client_indices[0][:s.m], target=0, patch=s.patch)
+    raw = bd.dataset
+    if without_forgotten:  # D minus D_f from raw data: the rows go before any preprocessing
+        keep = np.setdiff1d(np.arange(raw.n_train), np.asarray(bd.indices))
+        rows = torch.as_tensor(keep, device=raw.x_train.device)
+        raw = dataclasses.replace(raw, x_train=raw.x_train[rows], y_train=raw.y_train[rows])
     # a public map, after the stamp (triggered rows are inside the unit ball too)
-    ds = scale_to_unit_ball(bd.dataset, center=s.center)
+    ds = scale_to_unit_ball(raw, center=s.center)
     xt = (bd.x_test_triggered - ds.info["unit_ball_center"]) / ds.info["unit_ball_scale"]
     xt = xt / xt.reshape(len(xt), -1).norm(dim=1).clamp_min(1.0).view(-1, 1, 1, 1)
     # float64: the Newton polish and the CG solve reach their tolerances
     ds = dataclasses.replace(ds, x_train=ds.x_train.double(), x_test=ds.x_test.double())
-    fed = partition(ds, s.n_clients, "iid", seed=s.seed)
+    if without_forgotten:  # every remaining row stays at its client (renumbered after the removal)
+        fed = Federation(ds, tuple(np.searchsorted(keep, np.setdiff1d(ix, bd.indices)) for ix in fed0.client_indices),
+                         fed0.scheme)
+    else:
+        fed = partition(ds, s.n_clients, "iid", seed=s.seed)
     flat = FlatParams(make_model("logreg", ds.input_shape, ds.n_classes, generator=make_generator(s.seed)))
     flat.module.double()
-    bs = max(len(ix) for ix in fed.client_indices)
+    request = Request("samples", np.asarray(bd.indices), client=0)
+    after = fed if without_forgotten else fed.without(request)
+    bs = max(len(ix) for ix in fed0.client_indices)  # full batch (a public size: the largest client on D)
     cfg = GossipConfig(rounds=s.rounds, lr=s.lr, batch_size=bs, order="dpsgd", weight_decay=s.weight_decay)
     state = train_dpsgd(flat, fed, make_graph("ring", s.n_clients), cfg, generator=make_generator(s.seed))
     parts = [fed.client_data(i) for i in range(s.n_clients)]
     x_star = exact_minimizer(flat, parts, weight_decay=s.weight_decay, init=state.params.mean(0))
     state = state.replace(params=x_star.expand(s.n_clients, -1).clone())
-    request = Request("samples", np.asarray(bd.indices), client=0)
-    after = fed.without(request)
     t0 = time.perf_counter()
     x_ret = exact_minimizer(flat, [after.client_data(i) for i in range(s.n_clients)],
                             weight_decay=s.weight_decay, init=x_star)

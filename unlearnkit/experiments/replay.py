@@ -165,6 +165,14 @@ def _noisy_finetune(name: str):
     return recipe
 
 
+def _networks(name: str):
+    def recipe(profile: str, seed: int, hooks: dict):
+        from . import replay_networks
+
+        return getattr(replay_networks, name)(profile, seed, hooks)
+    return recipe
+
+
 #: a replay recipe for every certified (method, profile) with one: ``recipe(profile, seed, hooks)``
 REPLAYS: dict[str, tuple[tuple[str, ...], Callable]] = {
     "r2d": (("quick", "class", "psgd", "synthetic"), _descend_rewind("r2d")),
@@ -172,6 +180,7 @@ REPLAYS: dict[str, tuple[tuple[str, ...], Callable]] = {
     "output_perturbation": (("quick", "logistic"), _noisy_finetune("output_perturbation")),
     "gradient_clipping": (("quick", "logistic"), _noisy_finetune("gradient_clipping")),
     "model_clipping": (("quick", "logistic"), _noisy_finetune("model_clipping")),
+    "newton": (("quick",), _networks("newton_recipe")),
 }
 
 #: (method, profile) pairs whose runs issue no certificate, with the reason (nothing to replay)
@@ -193,8 +202,6 @@ PENDING: dict[tuple[str, str], str] = {
     ("dp_sgd", "quick"): "DP-SGD's mechanism is a noisy sum per training step under Poisson sampling; world B "
                          "needs the same sampling on D' (the group-privacy certificate covers the whole training)",
     ("dp_sgd", "logistic"): "as dp_sgd quick",
-    ("newton", "quick"): "world B is the polished minimiser on D' (frontier_world) plus the released noise; the "
-                         "Newton noise point is not yet a traced release",
     ("rrdu", "quick"): "the walk's released messages (decentral/token.py) are not yet traced releases",
     ("ddp", "quick"): "as rrdu quick (NetDP token noise)",
     ("dp_sgd_walk", "quick"): "as rrdu quick",

@@ -24,7 +24,7 @@ from torch import Tensor
 from .._validate import check_positive
 from .noise import gaussian_noise
 
-__all__ = ["TracedMechanism", "Trace", "recording", "noisy_release", "flow"]
+__all__ = ["TracedMechanism", "Trace", "recording", "noisy_release", "record_release", "recording_active", "flow"]
 
 
 @dataclass
@@ -86,6 +86,28 @@ def noisy_release(value: Tensor, sigma: float, generator: torch.Generator, *, na
     trace.mechanisms.append(TracedMechanism(name, value.detach().clone(), float(sigma), sens,
                                       z.detach().reshape(-1)[:_DRAW_KEEP].clone()))
     return value + float(sigma) * z
+
+
+def record_release(name: str, value: Tensor, sigma: float, z: Tensor, *,
+                   sensitivity: Optional[float] = None) -> None:
+    """Record a release ``value + sigma * z`` whose noise the caller drew itself (``z ~ N(0, I)``).
+
+    For mechanisms that draw their noise in pieces (one message per requester, a sum of them released):
+    ``value`` is the noise-free release, ``sigma`` the std of every released coordinate and ``z`` the
+    standard-normal vector the release carries. Outside a :func:`recording` it does nothing.
+    """
+    trace = _ACTIVE.get()
+    if trace is None:
+        return
+    check_positive("sigma", sigma, allow_zero=True)
+    sens = None if sensitivity is None else float(sensitivity)
+    trace.mechanisms.append(TracedMechanism(name, value.detach().clone(), float(sigma), sens,
+                                            z.detach().reshape(-1)[:_DRAW_KEEP].clone()))
+
+
+def recording_active() -> bool:
+    """Whether a :func:`recording` is active (to skip building a record nobody keeps)."""
+    return _ACTIVE.get() is not None
 
 
 def flow(name: str, value: Any) -> None:

@@ -55,6 +55,7 @@ from ...data.federated import Federation
 from ...decentral.gossip import run_gossip
 from ...graphs.flood import Flood, check_flood_network, flood, remove_client
 from ...privacy.noise import gaussian_noise
+from ...privacy.trace import record_release, recording_active
 from .certify import newton_certificate, step_bounds
 from .step_cache import noise_free_step
 from .steps import _is_linear, _requesters, newton_model_constants
@@ -178,6 +179,21 @@ def _x_norm(ds) -> tuple[float, bool]:
     return float(ds.x_train.reshape(ds.n_train, -1).norm(dim=1).max()), False
 
 
+def _trace_average(x_bar: Tensor, x_delta: Mapping[int, Tensor], draws: dict, weight: float, cert) -> None:
+    """Record the released average ``x_s + weight sum_c (x_delta_c + nu_c)`` as one mechanism (replay check).
+
+    ``draws[c] = (sigma_c, u_c)``: requester ``c``'s message noise is ``sigma_c u_c`` with ``u_c ~ N(0, I)``.
+    """
+    if not recording_active() or not draws:
+        return
+    value = x_bar + weight * sum(x_delta.values())
+    sigma = weight * math.sqrt(sum(s ** 2 for s, _ in draws.values()))
+    units = [u for _, u in draws.values()]
+    z = units[0] if len(units) == 1 or sigma == 0 else sum(s * u for s, u in draws.values()) * (weight / sigma)
+    record_release("newton.average", value, sigma, z,
+                   sensitivity=cert.constants.get("sensitivity") if cert.mode == "sound" else None)
+
+
 def _unverified_constants(analytic: Mapping[str, float], config: "NewtonConfig", x_norm: float,
                           public: bool) -> list[str]:
     """Why the constants a sound certificate would use are not bounds derived from public quantities."""
@@ -299,12 +315,15 @@ class Newton:
             if config.release == "average":
                 new[:] = x_bar  # every client starts from x_s (the flood of every released model, counted below)
             floods: dict[int, Flood] = {}
+            draws: dict[int, tuple[float, Tensor]] = {}
             for c, z in x_delta.items():
                 s = sigmas[c]
                 # a standard normal in torch's default dtype, scaled in the model's dtype, and no draw at
                 # sigma = 0: the random stream (and the numbers) of every earlier run, float64 ones included
-                noise = (gaussian_noise(torch.empty(0, device=X.device), 1.0, generator, shape=(d,)).to(X.dtype)
-                         * s) if s > 0 else torch.zeros_like(z)
+                unit = gaussian_noise(torch.empty(0, device=X.device), 1.0, generator, shape=(d,)).to(X.dtype) \
+                    if s > 0 else torch.zeros_like(z)
+                draws[c] = (s, unit)
+                noise = unit * s
                 msg = z + noise
                 fl = flood(G, c)
                 floods[c] = fl
@@ -320,6 +339,7 @@ class Newton:
                      noise_norm=float(noise.norm()))
 
             if config.release == "average":
+                _trace_average(x_bar, x_delta, draws, weight, cert)
                 messages += len(keep_rows) * flood(G_after, 0).messages  # one flood per released model
             if client_kind:
                 new = new[keep_rows]

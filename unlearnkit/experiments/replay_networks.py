@@ -1,0 +1,49 @@
+"""Replay recipes for the decentralized certified methods: both worlds of :func:`unlearnkit.experiments.replay.replay`.
+
+Each recipe is ``recipe(profile, seed, hooks) -> (trace_a, trace_b, certificate)``: world A runs the shipped
+profile's pipeline from raw data and unlearns the request; world B runs the same pipeline with the forgotten
+rows removed before training and then releases what the certificate's counterfactual releases:
+
+- **Newton** (``newton`` quick): the certificate compares the released average ``x_s + step + noise`` with the
+  exact minimiser on D minus D_f plus the same noise (Wu et al. 2026, Lemma 3; digest 001 section 3.7). World B
+  trains and polishes on D minus D_f (the same client assignment of the remaining rows, the same public map
+  and seeds) and releases its minimiser with world A's noise scale and the same standard-normal draw.
+
+The client assignment of the remaining rows is part of the relation: in a federation a row lives at its
+client, so forgetting it leaves every other row where it was.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import torch
+
+__all__ = ["newton_recipe"]
+
+
+def newton_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
+    """Both worlds of ``newton`` on ``profile`` (``"quick"``: the sound setting of notebook 07)."""
+    from .. import make_generator
+    from ..methods.newton import Newton, NewtonConfig
+    from ..privacy.noise import gaussian_noise
+    from ..privacy.trace import record_release, recording
+    from .newton_frontier import NEWTON_SOUND_SETTING, frontier_world
+
+    s = dataclasses.replace(NEWTON_SOUND_SETTING, seed=seed)
+    fit = hooks.get("fit_world", frontier_world)
+    cfg = NewtonConfig(mode="sound", epsilon=1.0, delta=1e-5, curvature="cg_hessian", scope="global",
+                       center_gradient=True, release="average", grad_tol=s.grad_tol, cg_tol=1e-10)
+    with recording() as trace_a:
+        w = fit(s)
+        res = Newton().unlearn(w["state"], w["request"], cfg, generator=make_generator(seed + 1))
+    released = trace_a.mechanisms[-1] if trace_a.mechanisms else None
+    with recording() as trace_b:
+        wb = fit(s, without_forgotten=True)
+        x_b = wb["original"]
+        if released is not None:
+            gen = hooks.get("generator", lambda state: make_generator(seed + 1))(wb["state"])
+            z = gaussian_noise(torch.empty(0, device=x_b.device), 1.0, gen, shape=(x_b.numel(),)).to(x_b.dtype)
+            record_release(released.name, x_b, released.sigma, z, sensitivity=released.sensitivity)
+    return trace_a, trace_b, res.certificate
