@@ -121,3 +121,17 @@ def test_planted_bug_newton_scale_from_data_breaks_the_sensitivity(monkeypatch):
     report = replay("newton", "quick")
     assert any(p.startswith("sensitivity") for p in report.problems), report.problems
     assert report.rows[0]["ratio"] > 10  # 4.92 on D, 4.81 without the forgotten row: tens of sensitivities
+
+
+def test_planted_bug_pdudt_rounds_from_data_breaks_the_control_flow(monkeypatch):
+    import unlearnkit.experiments.pdudt_frontier as PF
+
+    original = PF.run_gradient_gossip
+
+    def rounds_from_data(flat, fed, sched, cfg, **kw):  # "one round per 7 training rows": read from D
+        rounds = sum(len(ix) for ix in fed.client_indices) // 7
+        return original(flat, fed, sched, replace(cfg, rounds=rounds), **kw)
+
+    monkeypatch.setattr(PF, "run_gradient_gossip", rounds_from_data)
+    report = replay("pdudt", "quick")
+    assert any(p.startswith("control flow") for p in report.problems), report.problems

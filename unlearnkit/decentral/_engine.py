@@ -7,7 +7,7 @@ Everything is vectorised over clients: parameters are one ``(N, d)`` tensor, a r
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import networkx as nx
 import numpy as np
@@ -23,9 +23,10 @@ __all__ = ["ClientSampler", "MixingSource", "batched_loss_and_grad", "consensus_
            "init_stack"]
 
 
-def client_indices_of(federation: Any) -> tuple[Any, list[np.ndarray]]:
+def client_indices_of(federation: Any, *, may_be_empty: Optional[int] = None) -> tuple[Any, list[np.ndarray]]:
     """``(dataset, client_indices)`` from a :class:`~unlearnkit.data.Federation` (or any object with
-    ``.dataset`` and ``.client_indices``)."""
+    ``.dataset`` and ``.client_indices``); only client ``may_be_empty`` (one excluded from a run) may hold
+    no sample."""
     try:
         dataset, idx = federation.dataset, federation.client_indices
     except AttributeError:
@@ -34,7 +35,7 @@ def client_indices_of(federation: Any) -> tuple[Any, list[np.ndarray]]:
     if len(idx) < 2:
         raise ValueError(f"federation has {len(idx)} client(s): a network needs at least 2 (expected N >= 2)")
     for c, ix in enumerate(idx):
-        if ix.size == 0:
+        if ix.size == 0 and c != may_be_empty:
             raise ValueError(f"client {c} holds no training samples; every client needs at least one")
     return dataset, idx
 

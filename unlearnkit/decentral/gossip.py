@@ -29,6 +29,7 @@ from torch import Tensor
 
 from .._validate import check_choice, check_finite_params, check_generator, check_int, check_positive
 from ..core import Callback, Cost, Stopwatch, TrainedState, emit
+from ..privacy.trace import flow
 from ..graphs.mixing import MIXING_RULES
 from ._engine import (ClientSampler, MixingSource, batched_loss_and_grad, client_indices_of, consensus_distance,
                       init_stack)
@@ -181,6 +182,7 @@ def run_gossip(flat: Any, federation: Any, network: Any, config: GossipConfig, *
         from tqdm.auto import tqdm
 
         bar = tqdm(total=config.rounds, desc="D-PSGD", leave=False)
+    flow("gossip.rounds", int(config.rounds))
     with Stopwatch() as sw:
         for t in range(config.rounds):
             batches = [sampler.sample()[:2] for _ in range(config.local_steps)]

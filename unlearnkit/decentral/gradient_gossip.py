@@ -42,6 +42,7 @@ from torch import Tensor
 from .._validate import check_choice, check_index_array, check_int, check_positive
 from ..graphs.mixing import MIXING_RULES
 from ..core import Callback, Cost, Stopwatch, TrainedState, emit
+from ..privacy.trace import flow
 from .correction import RETRAIN_RULES, history_correction, mixing_residuals, retrain_matrices
 from ._engine import (ClientSampler, MixingSource, batched_loss_and_grad, client_indices_of, consensus_distance,
                       init_stack)
@@ -253,7 +254,7 @@ def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: Gradie
     """
     if not isinstance(config, GradientGossipConfig):
         raise ValueError(f"config must be a GradientGossipConfig, got {type(config).__name__}")
-    dataset, client_idx = client_indices_of(federation)
+    dataset, client_idx = client_indices_of(federation, may_be_empty=exclude if isinstance(exclude, int) else None)
     device = dataset.x_train.device
     n = len(client_idx)
     # gradient gossip tolerates disconnected graphs: its bounds stay finite at slem = 1 (digest 002, P6)
@@ -291,6 +292,7 @@ def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: Gradie
         from tqdm.auto import tqdm
 
         bar = tqdm(total=config.rounds, desc="gradient gossip", leave=False)
+    flow("gradient_gossip.rounds", int(config.rounds))
     with Stopwatch() as sw:
         for t in range(config.rounds):
             W = mixing.matrix(t)

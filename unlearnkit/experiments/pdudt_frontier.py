@@ -138,7 +138,11 @@ def certified_world(exp: CertifiedPDUDT, *, dataset: Any = None) -> dict:
     return _certified_world(exp, dataset)
 
 
-def _certified_world(exp: CertifiedPDUDT, dataset: Any) -> dict:
+def _certified_world(exp: CertifiedPDUDT, dataset: Any, *, without_leaver: bool = False, retrain: bool = True) -> dict:
+    """The world of :func:`certified_world`; ``without_leaver=True`` is the certifier's world: the leaver's
+    rows removed from the raw (stamped) data before the per-row map, every other row at its client, and only
+    the retraining run (``state`` is ``None``); ``retrain=False`` skips the reference retraining
+    (``retrain`` is ``None``)."""
     import unlearnkit as uk
 
     raw = dataset if dataset is not None else load("digits", device="cpu", seed=exp.seed)
@@ -147,10 +151,17 @@ def _certified_world(exp: CertifiedPDUDT, dataset: Any) -> dict:
     idx_k = np.asarray(fed0.client_indices[k])
     m = max(1, int(round(exp.backdoor_fraction * idx_k.size)))
     bd = add_backdoor(raw, idx_k[:m], target=exp.target, patch=exp.patch)
-    ds = replace(bd.dataset, x_train=_unit_rows(bd.dataset.x_train, exp.center),
-                 x_test=_unit_rows(bd.dataset.x_test, exp.center))
+    stamped, clients = bd.dataset, fed0.client_indices
+    if without_leaver:
+        keep = np.setdiff1d(np.arange(stamped.n_train), idx_k)
+        rows = torch.as_tensor(keep, device=stamped.x_train.device)
+        stamped = replace(stamped, x_train=stamped.x_train[rows], y_train=stamped.y_train[rows])
+        clients = tuple(np.zeros(0, dtype=np.int64) if c == k else np.searchsorted(keep, ix)
+                        for c, ix in enumerate(fed0.client_indices))
+    ds = replace(stamped, x_train=_unit_rows(stamped.x_train, exp.center),
+                 x_test=_unit_rows(stamped.x_test, exp.center))
     bd = replace(bd, dataset=ds, x_test_triggered=_unit_rows(bd.x_test_triggered, exp.center))
-    fed = Federation(ds, fed0.client_indices, scheme=f"iid, {m} backdoored samples on client {k}")
+    fed = Federation(ds, clients, scheme=f"iid, {m} backdoored samples on client {k}")
     flat = FlatParams(make_model("logreg", ds.input_shape, ds.n_classes, generator=uk.make_generator(exp.seed),
                                  bias=False))
     theta0 = torch.zeros(n, flat.d, dtype=flat.init().dtype, device=ds.x_train.device)  # data-independent start (A1)
@@ -159,9 +170,11 @@ def _certified_world(exp: CertifiedPDUDT, dataset: Any) -> dict:
     cfg = GradientGossipConfig(rounds=exp.t1, lr=exp.lr, batch_size=exp.batch_size, local_steps=exp.local_steps,
                                cache="history", retrain_rule=exp.retrain_rule)
     with _one_thread():
-        state = run_gradient_gossip(flat, fed, sched, cfg, generator=uk.make_generator(exp.seed), init=theta0)
-        retrain = run_gradient_gossip(flat, fed, sched, replace(cfg, cache="none"),
-                                      generator=uk.make_generator(exp.seed), init=theta0, exclude=k)
+        state = None if without_leaver else run_gradient_gossip(flat, fed, sched, cfg,
+                                                                generator=uk.make_generator(exp.seed), init=theta0)
+        retrain = None if not retrain else run_gradient_gossip(flat, fed, sched, replace(cfg, cache="none"),
+                                                               generator=uk.make_generator(exp.seed), init=theta0,
+                                                               exclude=k)
     return {"exp": exp, "flat": flat, "dataset": ds, "backdoor": bd, "federation": fed, "schedule": sched,
             "state": state, "retrain": retrain, "theta0": theta0,
             "request": Request("client", idx_k, client=k),

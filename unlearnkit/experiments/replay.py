@@ -181,6 +181,7 @@ REPLAYS: dict[str, tuple[tuple[str, ...], Callable]] = {
     "gradient_clipping": (("quick", "logistic"), _noisy_finetune("gradient_clipping")),
     "model_clipping": (("quick", "logistic"), _noisy_finetune("model_clipping")),
     "newton": (("quick",), _networks("newton_recipe")),
+    "pdudt": (("quick",), _networks("pdudt_recipe")),
 }
 
 #: (method, profile) pairs whose runs issue no certificate, with the reason (nothing to replay)
@@ -205,7 +206,6 @@ PENDING: dict[tuple[str, str], str] = {
     ("rrdu", "quick"): "the walk's released messages (decentral/token.py) are not yet traced releases",
     ("ddp", "quick"): "as rrdu quick (NetDP token noise)",
     ("dp_sgd_walk", "quick"): "as rrdu quick",
-    ("pdudt", "quick"): "PDUDT's gossip noise (methods/pdudt/algorithm.py) is not yet a traced release",
 }
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["newton_recipe"]
+__all__ = ["newton_recipe", "pdudt_recipe"]
 
 
 def newton_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
@@ -46,4 +46,33 @@ def newton_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
             gen = hooks.get("generator", lambda state: make_generator(seed + 1))(wb["state"])
             z = gaussian_noise(torch.empty(0, device=x_b.device), 1.0, gen, shape=(x_b.numel(),)).to(x_b.dtype)
             record_release(released.name, x_b, released.sigma, z, sensitivity=released.sensitivity)
+    return trace_a, trace_b, res.certificate
+
+
+def pdudt_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
+    """Both worlds of ``pdudt`` on ``profile``: world B is perturbed retraining without the leaver (the same
+    schedule, retrain rule and coupled minibatch draws) with the same noise on its ``n - 1`` models."""
+    from .. import make_generator
+    from ..methods.pdudt import PDUDT
+    from ..methods.pdudt.algorithm import client_noise
+    from ..privacy.trace import record_release, recording
+    from . import pdudt_frontier as PF
+
+    exp = PF.CertifiedPDUDT(**{**PF.CERTIFIED_PROFILES[profile], "seed": seed})
+    fit = hooks.get("fit_world", PF._certified_world)
+    cfg = PF._config(exp, exp.epsilon, exp.mode, exp.correction_scale)
+    with recording() as trace_a:
+        w = fit(exp, None, retrain=False)  # the reference retraining is not part of world A's pipeline
+        res = PDUDT().unlearn(w["state"], w["request"], cfg, generator=make_generator(1))
+    released = trace_a.mechanisms[-1] if trace_a.mechanisms else None
+    with recording() as trace_b:
+        wb = fit(exp, None, without_leaver=True)
+        keep = [i for i in range(exp.n_clients) if i != exp.leaver]
+        theta = wb["retrain"].params[keep]
+        if released is not None:
+            gen = hooks.get("generator", lambda state: make_generator(1))(wb["retrain"])
+            n1, d = theta.shape
+            z = client_noise(n1, d, res.certificate.sigma or 0.0, generator=gen, dtype=theta.dtype, device=theta.device)
+            record_release(released.name, theta, released.sigma, z / released.sigma if released.sigma > 0 else z,
+                           sensitivity=released.sensitivity)
     return trace_a, trace_b, res.certificate

@@ -38,6 +38,7 @@ from ...decentral.correction import (CORRECTION_SCALES, RETRAIN_RULES, history_c
 from ...decentral.gradient_gossip import RunningSumCache
 from ...graphs.mixing import slem
 from ...privacy.noise import gaussian_noise
+from ...privacy.trace import record_release, recording_active
 from .certify import NOISE_MODES, GapConstants, pdudt_certificate
 from .sound import SOUND_SCOPES, GossipSmoothness, gossip_certificate, gossip_sensitivity
 
@@ -72,6 +73,22 @@ def client_noise(n_remaining: int, d: int, sigma: float, *, generator: torch.Gen
     device = generator.device if device is None else device
     like = torch.empty(0, dtype=dtype, device=device)
     return gaussian_noise(like, math.sqrt(n_remaining) * sigma, generator, shape=(n_remaining, d))
+
+
+def _trace_release(corrected: Tensor, z: Tensor, cert: Any, scope: str) -> None:
+    """Record the release for the replay check: the ``n - 1`` models at std ``sqrt(n-1) sigma`` (sensitivity
+    ``sqrt(sum_i Delta_i^2)``, ``scope="clients"``) or their average at std ``sigma`` (``"average"``)."""
+    if not recording_active():
+        return
+    sigma = float(cert.sigma or 0.0)
+    sens = cert.constants.get("sensitivity") if cert.mode == "sound" and cert.constants else None
+    if scope == "average":
+        record_release("pdudt.average", corrected.mean(0), sigma, z.mean(0) / sigma if sigma > 0 else z.mean(0),
+                       sensitivity=sens)
+        return
+    root = math.sqrt(corrected.shape[0])
+    record_release("pdudt.clients", corrected, root * sigma, z / (root * sigma) if sigma > 0 else z,
+                   sensitivity=None if sens is None else root * sens)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -261,6 +278,7 @@ class PDUDT:
             z = client_noise(n - 1, d, cert.sigma or 0.0, generator=generator, dtype=params.dtype,
                              device=params.device)
             out = corrected + z
+            _trace_release(corrected, z, cert, config.scope)
         extras.update(corrected=corrected, correction=corr[keep], noise=z)
         emit(callback, "noise", t1, None, sigma=cert.sigma or 0.0, correction_norm=float(corr[keep].norm()),
              noise_norm=float(z.norm()))
