@@ -10,7 +10,7 @@ import unlearnkit.experiments.centralized as C
 import unlearnkit.methods.descend_rewind.r2d as r2d_module
 from unlearnkit import make_generator
 from unlearnkit.experiments.registry import METHODS
-from unlearnkit.experiments.replay import UNCERTIFIED_ROWS, PENDING, REPLAYS, replay
+from unlearnkit.experiments.replay import UNCERTIFIED_ROWS, PENDING, REPLAYS, honest_audit, replay
 
 CASES = [(m, p) for m, (profiles, _) in REPLAYS.items() for p in profiles]
 
@@ -135,3 +135,17 @@ def test_planted_bug_pdudt_rounds_from_data_breaks_the_control_flow(monkeypatch)
     monkeypatch.setattr(PF, "run_gradient_gossip", rounds_from_data)
     report = replay("pdudt", "quick")
     assert any(p.startswith("control flow") for p in report.problems), report.problems
+
+
+@pytest.mark.parametrize("method", ["r2d", "d2d", "newton"])
+def test_honest_audit_does_not_refute_the_quick_certificates(method):
+    """2,000 draws per world, world B re-run from raw data on D minus D_f: the certificate stands."""
+    res = honest_audit(method, "quick", n_trials=2000)
+    assert res.extras["replay_passed"] and not res.violation, str(res)
+
+
+def test_honest_audit_refutes_the_data_scaled_preprocessing(monkeypatch):
+    """The positive control: the refuted preprocessing (training mean and largest row norm) is caught."""
+    monkeypatch.setattr(C, "preprocess", _data_scaled_preprocess)
+    res = honest_audit("r2d", "quick", n_trials=2000)
+    assert res.violation and res.epsilon_lower > 3, str(res)
