@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -142,7 +141,7 @@ def _run(args: argparse.Namespace) -> int:
 def _run_locked(args: argparse.Namespace, spec: Any, out: Path) -> int:
     """The body of ``run`` once ``--out`` is checked and locked."""
     import unlearnkit as uk
-    from unlearnkit._io import atomic_write_text, retire_stale
+    from unlearnkit._io import atomic_write_text, json_text, retire_stale
 
     retire_stale(out / "result.json")  # an interrupted run must not leave an old result that looks current
     t0 = time.perf_counter()
@@ -152,7 +151,7 @@ def _run_locked(args: argparse.Namespace, spec: Any, out: Path) -> int:
     result.setdefault("profile", args.profile)
     result["unlearnkit_version"] = uk.__version__
     result["status"] = "complete"
-    atomic_write_text(out / "result.json", json.dumps(result, indent=2, default=float))
+    atomic_write_text(out / "result.json", json_text(result, indent=2, default=float))
     _print_result(result)
     print(f"\nwrote {out / 'result.json'}")
     return 0

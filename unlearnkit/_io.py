@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
+import math
 import os
 import socket
 import stat
 import tempfile
 from pathlib import Path
+from typing import Any, Callable, Optional
 
 __all__ = ["OutputPathError", "ensure_writable_dir", "ensure_writable_file", "atomic_write_bytes",
-           "atomic_write_text", "retire_stale", "sync_file", "output_lock"]
+           "atomic_write_text", "retire_stale", "sync_file", "output_lock", "json_text"]
 
 
 class OutputPathError(ValueError):
@@ -218,3 +221,38 @@ def output_lock(path: str | os.PathLike, *, name: str = "--out"):
     finally:
         if _holder(lock)[0] == os.getpid():
             lock.unlink(missing_ok=True)
+
+
+def _finite_tree(value: Any, where: str, default: Optional[Callable[[Any], Any]], notes: list[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _finite_tree(v, f"{where}.{k}" if where else str(k), default, notes) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_tree(v, f"{where}[{i}]", default, notes) for i, v in enumerate(value)]
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        notes.append(f"{where or 'value'}: {value!r} written as null")
+        return None
+    if default is None:
+        return value           # json.dumps reports what it cannot encode
+    converted = default(value)
+    if converted is value:
+        return value
+    return _finite_tree(converted, where, default, notes)
+
+
+def json_text(value: Any, *, indent: Optional[int] = 2, default: Optional[Callable[[Any], Any]] = None,
+              **kwargs: Any) -> str:
+    """``json.dumps`` that never writes ``NaN`` or ``Infinity`` (not JSON): a non-finite number becomes
+    ``null`` and, for a dict, a ``"non_finite"`` list says which fields were and what they held.
+
+    ``default`` converts other objects (numpy scalars, tensors) first; the text is dumped with
+    ``allow_nan=False``, so a non-finite number that slips past raises ``ValueError``.
+    """
+    notes: list[str] = []
+    clean = _finite_tree(value, "", default, notes)
+    if notes and isinstance(clean, dict):
+        clean["non_finite"] = list(clean.get("non_finite") or []) + notes
+    return json.dumps(clean, indent=indent, allow_nan=False, default=default, **kwargs)
