@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -125,8 +124,7 @@ def _guarded(work: Callable[[], int]) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     def work() -> int:
-        import unlearnkit as uk
-        from unlearnkit._io import atomic_write_text, ensure_writable_dir, retire_stale
+        from unlearnkit._io import ensure_writable_dir, output_lock
         from unlearnkit._validate import check_choice, check_int
         from unlearnkit.experiments import get_method
 
@@ -134,20 +132,29 @@ def _run(args: argparse.Namespace) -> int:
         check_choice("profile", args.profile, tuple(spec.profiles))
         check_int("--seed", args.seed, low=0, high=2**63 - 1)  # before the run, not at the first seeded draw
         out = ensure_writable_dir(args.out)  # before any work: a bad --out fails now, not after the run
-        retire_stale(out / "result.json")  # an interrupted run must not leave an old result that looks current
-        t0 = time.perf_counter()
-        result = spec.run(args.profile, seed=args.seed, progress=not args.no_progress)
-        result.setdefault("wall_seconds", time.perf_counter() - t0)
-        result.setdefault("seed", args.seed)
-        result.setdefault("profile", args.profile)
-        result["unlearnkit_version"] = uk.__version__
-        result["status"] = "complete"
-        atomic_write_text(out / "result.json", json.dumps(result, indent=2, default=float))
-        _print_result(result)
-        print(f"\nwrote {out / 'result.json'}")
-        return 0
+        with output_lock(out):  # a second run on this --out refuses now instead of overwriting this one's result
+            return _run_locked(args, spec, out)
 
     return _guarded(work)
+
+
+def _run_locked(args: argparse.Namespace, spec: Any, out: Path) -> int:
+    """The body of ``run`` once ``--out`` is checked and locked."""
+    import unlearnkit as uk
+    from unlearnkit._io import atomic_write_text, json_text, retire_stale
+
+    retire_stale(out / "result.json")  # an interrupted run must not leave an old result that looks current
+    t0 = time.perf_counter()
+    result = spec.run(args.profile, seed=args.seed, progress=not args.no_progress)
+    result.setdefault("wall_seconds", time.perf_counter() - t0)
+    result.setdefault("seed", args.seed)
+    result.setdefault("profile", args.profile)
+    result["unlearnkit_version"] = uk.__version__
+    result["status"] = "complete"
+    atomic_write_text(out / "result.json", json_text(result, indent=2, default=float))
+    _print_result(result)
+    print(f"\nwrote {out / 'result.json'}")
+    return 0
 
 
 def _reproduce(args: argparse.Namespace) -> int:
@@ -158,7 +165,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         return 2
 
     def work() -> int:
-        from unlearnkit._io import ensure_writable_dir, retire_stale
+        from unlearnkit._io import ensure_writable_dir, output_lock, retire_stale
         from unlearnkit._validate import check_choice, check_int
         from unlearnkit.reproduce import REPRODUCE_PROFILES
         from unlearnkit.reproduce.reference import PAPERS
@@ -167,9 +174,10 @@ def _reproduce(args: argparse.Namespace) -> int:
         check_choice("profile", args.profile, REPRODUCE_PROFILES)
         check_int("--seed", args.seed, low=0, high=2**63 - 1)
         out = ensure_writable_dir(args.out)
-        retire_stale(out / f"{args.paper}_reproduction.json")
-        rep = run_reproduction(args.paper, profile=args.profile, out=out, seed=args.seed,
-                               progress=not args.no_progress)
+        with output_lock(out):
+            retire_stale(out / f"{args.paper}_reproduction.json")
+            rep = run_reproduction(args.paper, profile=args.profile, out=out, seed=args.seed,
+                                   progress=not args.no_progress)
         return 1 if rep["status"] in ("nothing_ran", "no_methods") else 0  # nothing ran: a failure, not a pass
 
     return _guarded(work)
@@ -177,15 +185,18 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     def work() -> int:
-        from unlearnkit._io import ensure_writable_file, retire_stale
+        from unlearnkit._io import ensure_writable_file, output_lock, retire_stale
         from unlearnkit._validate import check_choice
         from unlearnkit.benchmarks import available_benches, run_benches
 
         for name in args.names:
             check_choice("bench", name, tuple(available_benches()))
-        if args.out is not None:
-            retire_stale(ensure_writable_file(args.out))
-        run_benches(args.names, quick=args.quick, out=args.out)
+        if args.out is None:
+            run_benches(args.names, quick=args.quick, out=None)
+            return 0
+        with output_lock(ensure_writable_file(args.out)):
+            retire_stale(args.out)
+            run_benches(args.names, quick=args.quick, out=args.out)
         return 0
 
     return _guarded(work)

@@ -9,13 +9,19 @@ file with :func:`atomic_write_text` / :func:`atomic_write_bytes` (a temporary fi
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
+import math
 import os
+import socket
+import stat
 import tempfile
 from pathlib import Path
+from typing import Any, Callable, Optional
 
 __all__ = ["OutputPathError", "ensure_writable_dir", "ensure_writable_file", "atomic_write_bytes",
-           "atomic_write_text", "retire_stale", "sync_file"]
+           "atomic_write_text", "retire_stale", "sync_file", "output_lock", "json_text"]
 
 
 class OutputPathError(ValueError):
@@ -44,7 +50,8 @@ def ensure_writable_dir(path: str | os.PathLike, *, name: str = "--out") -> Path
     for p in (folder, *folder.parents):
         if p.exists() and not p.is_dir():
             what = "is" if p == folder else f"is below {p}, which is"
-            raise OutputPathError(f"{name}={str(path)!r} {what} an existing file, not a folder: choose a folder")
+            kind = "an existing file" if p.is_file() else _kind(os.stat(p).st_mode)
+            raise OutputPathError(f"{name}={str(path)!r} {what} {kind}, not a folder: choose a folder")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -53,14 +60,45 @@ def ensure_writable_dir(path: str | os.PathLike, *, name: str = "--out") -> Path
     return folder
 
 
+def _kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    for test, word in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return word
+    return "not a regular file"
+
+
+def _check_regular_or_new(file: Path, name: str, value: str) -> None:
+    """``file`` must be absent or a regular file; a symbolic link is refused, naming its target."""
+    try:
+        st = os.lstat(file)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise OutputPathError(f"{name}={value!r}: cannot inspect it ({exc.strerror or exc})") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise OutputPathError(f"{name}={value!r} is a symbolic link to {os.readlink(file)!r}; refusing to write "
+                              "through it (links are not followed): give the target path itself")
+    if stat.S_ISDIR(st.st_mode):
+        raise OutputPathError(f"{name}={value!r} is a folder, but a file name is needed here (e.g. "
+                              f"{file / 'bench.json'})")
+    if not stat.S_ISREG(st.st_mode):
+        raise OutputPathError(f"{name}={value!r} is {_kind(st.st_mode)}, not a regular file: expected a new path "
+                              "or a regular file")
+
+
 def ensure_writable_file(path: str | os.PathLike, *, name: str = "--out") -> Path:
-    """Check that the file ``path`` can be written (its folder is created if needed); return it."""
+    """Check that the file ``path`` can be written (its folder is created if needed); return it.
+
+    ``path`` must be new or a regular file: a folder, named pipe, device or socket is refused, and so is a
+    symbolic link (not followed; the message names its target). Raises :class:`OutputPathError`.
+    """
     if not str(path).strip():
         raise OutputPathError(f"{name}={str(path)!r} is empty: expected a file name")
     file = Path(path).expanduser()
-    if file.is_dir():
-        raise OutputPathError(f"{name}={str(path)!r} is a folder, but a file name is needed here (e.g. "
-                              f"{file / 'bench.json'})")
+    _check_regular_or_new(file, name, str(path))
     if file.exists() and not os.access(file, os.W_OK):
         raise OutputPathError(f"{name}={str(path)!r}: the existing file is not writable")
     ensure_writable_dir(file.parent, name=name)
@@ -74,8 +112,10 @@ def _umask() -> int:
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``."""
+    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``; ``path`` must be
+    new or a regular file (a link, folder, pipe or device raises :class:`OutputPathError`)."""
     path = Path(path)
+    _check_regular_or_new(path, "path", str(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -123,3 +163,96 @@ def sync_file(path: str | os.PathLike, data: bytes) -> bool:
         pass
     atomic_write_bytes(path, data)
     return True
+
+
+def _holder(lock: Path) -> tuple[int, str]:
+    """The pid and host written in a lock file (``(0, "")`` when unreadable)."""
+    try:
+        pid, host = (lock.read_text().split() + ["", ""])[:2]
+        return int(pid), host
+    except (OSError, ValueError):
+        return 0, ""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def output_lock(path: str | os.PathLike, *, name: str = "--out"):
+    """Hold ``<path>.lock`` (created atomically with ``link``, holding this pid and host) while a run writes to
+    ``path``; a second run on the same ``path`` raises :class:`OutputPathError` naming the first one's pid.
+
+    A lock left by a process that no longer runs on this host is taken over.
+    """
+    target = Path(path).expanduser().resolve()
+    lock = target.with_name(target.name + ".lock")
+    for _ in range(2):
+        try:   # the pid is written first, then linked into place: no one ever reads a half-written lock
+            fd, tmp = tempfile.mkstemp(prefix=f".{lock.name}.", dir=lock.parent)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(f"{os.getpid()} {socket.gethostname()}\n")
+            try:
+                os.link(tmp, lock)
+            finally:
+                os.unlink(tmp)
+        except FileExistsError:
+            pid, host = _holder(lock)
+            if pid > 0 and (host != socket.gethostname() or _alive(pid)):
+                raise OutputPathError(f"{name}={str(path)!r} is in use by another run (pid {pid} on {host or '?'}, "
+                                      f"lock file {lock}); wait for it to finish, or delete the lock file if that "
+                                      "run is gone") from None
+            lock.unlink(missing_ok=True)          # left by a run that died: take it over
+            continue
+        except OSError as exc:
+            raise OutputPathError(f"{name}={str(path)!r}: cannot create the lock file {lock} "
+                                  f"({exc.strerror or exc})") from None
+        break
+    else:
+        raise OutputPathError(f"{name}={str(path)!r}: another run took the lock file {lock} at the same moment")
+    try:
+        yield lock
+    finally:
+        if _holder(lock)[0] == os.getpid():
+            lock.unlink(missing_ok=True)
+
+
+def _finite_tree(value: Any, where: str, default: Optional[Callable[[Any], Any]], notes: list[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _finite_tree(v, f"{where}.{k}" if where else str(k), default, notes) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_tree(v, f"{where}[{i}]", default, notes) for i, v in enumerate(value)]
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        notes.append(f"{where or 'value'}: {value!r} written as null")
+        return None
+    if default is None:
+        return value           # json.dumps reports what it cannot encode
+    converted = default(value)
+    if converted is value:
+        return value
+    return _finite_tree(converted, where, default, notes)
+
+
+def json_text(value: Any, *, indent: Optional[int] = 2, default: Optional[Callable[[Any], Any]] = None,
+              **kwargs: Any) -> str:
+    """``json.dumps`` that never writes ``NaN`` or ``Infinity`` (not JSON): a non-finite number becomes
+    ``null`` and, for a dict, a ``"non_finite"`` list says which fields were and what they held.
+
+    ``default`` converts other objects (numpy scalars, tensors) first; the text is dumped with
+    ``allow_nan=False``, so a non-finite number that slips past raises ``ValueError``.
+    """
+    notes: list[str] = []
+    clean = _finite_tree(value, "", default, notes)
+    if notes and isinstance(clean, dict):
+        clean["non_finite"] = list(clean.get("non_finite") or []) + notes
+    return json.dumps(clean, indent=indent, allow_nan=False, default=default, **kwargs)

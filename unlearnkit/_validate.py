@@ -21,7 +21,10 @@ def _fmt(value: Any) -> str:
 
 
 def check_finite(name: str, value: float) -> float:
-    """Return ``float(value)`` or raise ``ValueError`` if it is NaN or infinite."""
+    """Return ``float(value)`` or raise ``ValueError`` if it is NaN or infinite (``TypeError`` for a bool or a
+    string: ``'1'`` and ``True`` are not numbers)."""
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise TypeError(f"{name}={_fmt(value)} is a {type(value).__name__}, not a number: expected a real number")
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -50,7 +53,7 @@ def check_range(
     high_open: bool = False,
 ) -> float:
     """Check ``low <= value <= high`` with optional open ends; the message gives the interval."""
-    v = check_finite(name, value) if math.isfinite(high) or math.isfinite(low) else float(value)
+    v = check_finite(name, value) if math.isfinite(high) or math.isfinite(low) else check_number(name, value)
     bad_low = v <= low if low_open else v < low
     bad_high = v >= high if high_open else v > high
     if bad_low or bad_high:
@@ -319,7 +322,10 @@ def _numpy(x: Any) -> np.ndarray:
 def check_request(state: Any, request: Any, *, where: str = "request", kinds: Iterable[str] | None = None,
                   client_scope: str | None = None) -> Any:
     """:func:`check_request_fits` then :func:`check_request_scope`, with everything read from a
-    :class:`~unlearnkit.core.TrainedState`."""
+    :class:`~unlearnkit.core.TrainedState`; a ``request`` that is not a Request (``None``) raises ``TypeError``."""
+    if not (hasattr(request, "indices") and hasattr(request, "kind")):
+        raise TypeError(f"{where}: request={_fmt(request)[:60]} is a {type(request).__name__}, not a Request: "
+                        "expected a unlearnkit.core.Request naming the samples to forget")
     ds = state.dataset
     fed = getattr(state, "federation", None)
     clients = getattr(fed, "client_indices", None)

@@ -42,9 +42,13 @@ from ._validate import (DivergenceError, check_choice, check_finite_params, chec
 
 __all__ = ["Cost", "Event", "Request", "Result", "TrainedState", "Unlearner", "Callback", "Stopwatch", "emit",
            "Certificate", "MODES", "DivergenceError", "check_finite_params", "check_generator", "check_request",
-           "check_result", "check_unlearn_call", "checked_unlearn"]
+           "check_result", "check_unlearn_call", "checked_unlearn", "MAX_STEPS", "MAX_DIM"]
 
 MODES = ("paper", "sound", "none")
+#: The most iterations (steps, K, rounds, local steps) a config may ask for: 10^7 steps already take hours.
+MAX_STEPS = 10_000_000
+#: The largest vector dimension a synthetic problem may ask for (10^7 float64 values are 80 MB per copy).
+MAX_DIM = 10_000_000
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import torch
 from torch import Tensor
 
 from ._validate import check_choice, check_finite_params, check_generator, check_int, check_number, check_positive
-from .core import Callback, Cost, Stopwatch, TrainedState, emit
+from .core import MAX_STEPS, Callback, Cost, Stopwatch, TrainedState, emit
 from .models import FlatParams, project_l2_ball
 from .privacy.trace import flow
 
@@ -68,7 +68,7 @@ class SGDConfig:
     eval_every: int = 0
 
     def __post_init__(self) -> None:
-        check_int("steps", self.steps, low=1)
+        check_int("steps", self.steps, low=1, high=MAX_STEPS)
         check_positive("lr", self.lr)
         check_int("batch_size", self.batch_size, low=1)
         check_positive("weight_decay", self.weight_decay, allow_zero=True)

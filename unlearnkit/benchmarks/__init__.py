@@ -15,7 +15,6 @@ audit) registers ``per_device=False`` and runs once.
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import platform
 import pkgutil
@@ -186,8 +185,8 @@ def run_benches(names: Iterable[str] | None = None, *, quick: bool = False, out:
         report["benchmarks"][n] = {"rows": rows, "seconds": time.perf_counter() - t0, "devices": devices}
         echo(format_table(rows))
     if out is not None:
-        from .._io import atomic_write_text, ensure_writable_file
+        from .._io import atomic_write_text, ensure_writable_file, json_text
 
-        atomic_write_text(ensure_writable_file(out, name="out"), json.dumps(report, indent=2, default=str))
+        atomic_write_text(ensure_writable_file(out, name="out"), json_text(report, indent=2, default=str))
         echo(f"\nwrote {out}")
     return report

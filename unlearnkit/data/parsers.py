@@ -13,6 +13,7 @@ import gzip
 import math
 import os
 import pickle
+import stat
 import struct
 import zlib
 from pathlib import Path
@@ -89,51 +90,82 @@ _IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dt
                0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
 
-def _read_bytes(path: Path) -> bytes:
+#: The most data bytes an IDX file may declare (MNIST's largest file holds 47 MB): a header or a gzip stream
+#: asking for more is refused before it is read, so a crafted file cannot exhaust the memory.
+IDX_MAX_BYTES = 64 * 1024 ** 2
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    """``path`` opened for reading after checking it is a regular file (a pipe or device is never read)."""
     if path.is_dir():
         raise DatasetCorruptError(f"{path} is a folder, not a file: put the dataset's file there")
     try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rb") as fh:
-                return fh.read()
-        return path.read_bytes()
-    except gzip.BadGzipFile as exc:
-        raise DatasetCorruptError(f"{path} is not a gzip file ({exc}): re-download it") from None
-    except EOFError:
-        raise DatasetCorruptError(f"{path} is truncated (the gzip stream ends early): re-download it") from None
-    except zlib.error as exc:
-        raise DatasetCorruptError(f"{path} is a damaged gzip file ({exc}): re-download it") from None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))   # a FIFO must not block the open
     except OSError as exc:
         raise DatasetCorruptError(f"{path} could not be read ({exc})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise DatasetCorruptError(f"{path} is not a regular file (a pipe, device or socket): put the dataset's "
+                                  "file there")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def _read_idx_stream(fh: BinaryIO, path: Path, raw_size: int | None) -> np.ndarray:
+    head = fh.read(4)
+    if len(head) < 4 or head[0] != 0 or head[1] != 0:
+        raise DatasetCorruptError(f"{path} is not an IDX file (bad magic number)")
+    code, ndim = head[2], head[3]
+    if code not in _IDX_DTYPES:
+        raise DatasetCorruptError(f"{path}: unknown IDX type code 0x{code:02x} (valid: "
+                                  f"{', '.join(f'0x{c:02x}' for c in _IDX_DTYPES)})")
+    dims_raw = fh.read(4 * ndim)
+    if len(dims_raw) < 4 * ndim:
+        raise DatasetCorruptError(f"{path}: truncated header ({ndim} dimensions need {4 + 4 * ndim} bytes, "
+                                  f"the file holds {4 + len(dims_raw)})")
+    dims = struct.unpack(f">{ndim}I", dims_raw)
+    dtype = np.dtype(_IDX_DTYPES[code])
+    expected = math.prod(dims)
+    n_bytes = expected * dtype.itemsize
+    if n_bytes > IDX_MAX_BYTES:
+        raise DatasetCorruptError(f"{path}: header says {dims} ({n_bytes} bytes), over the limit of "
+                                  f"{IDX_MAX_BYTES} bytes an IDX file may hold")
+    if raw_size is not None and raw_size - (4 + 4 * ndim) != n_bytes:   # uncompressed: checked before reading
+        held = raw_size - (4 + 4 * ndim)
+        raise DatasetCorruptError(f"{path}: header says {dims} ({expected} values) but the file holds "
+                                  f"{held // dtype.itemsize}" + (" (truncated)" if held < n_bytes else ""))
+    body = fh.read(n_bytes + 1)                  # at most one byte past the declared size, whatever follows
+    if len(body) != n_bytes:
+        held = (f"{len(body) // dtype.itemsize} (truncated)" if len(body) < n_bytes
+                else "more data than that (not read further)")
+        raise DatasetCorruptError(f"{path}: header says {dims} ({expected} values) but the file holds {held}")
+    data = np.frombuffer(body, dtype=dtype)
+    return data.reshape(dims).astype(dtype.newbyteorder("="))
 
 
 def read_idx(path: str | os.PathLike) -> np.ndarray:
     """Parse an IDX file (optionally gzip-compressed), the format of MNIST's files.
 
     The header is two zero bytes, a type code, the number of dimensions, then one big-endian uint32 per
-    dimension; the data follow in C order. Raises :class:`DatasetCorruptError` on anything else.
+    dimension; the data follow in C order. Raises :class:`DatasetCorruptError` on anything else, on a path
+    that is not a regular file, and on a file that declares or holds more than :data:`IDX_MAX_BYTES` (the
+    gzip stream is decompressed only up to one byte past the size its header declares).
     """
     path = Path(path)
-    raw = _read_bytes(path)
-    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
-        raise DatasetCorruptError(f"{path} is not an IDX file (bad magic number)")
-    code, ndim = raw[2], raw[3]
-    if code not in _IDX_DTYPES:
-        raise DatasetCorruptError(f"{path}: unknown IDX type code 0x{code:02x} (valid: "
-                                  f"{', '.join(f'0x{c:02x}' for c in _IDX_DTYPES)})")
-    if len(raw) < 4 + 4 * ndim:
-        raise DatasetCorruptError(f"{path}: truncated header ({ndim} dimensions need {4 + 4 * ndim} bytes, "
-                                  f"the file holds {len(raw)})")
-    dims = struct.unpack(f">{ndim}I", raw[4:4 + 4 * ndim])
-    dtype = np.dtype(_IDX_DTYPES[code])
-    n_bytes = len(raw) - (4 + 4 * ndim)
-    expected = math.prod(dims)
-    if n_bytes != expected * dtype.itemsize:
-        raise DatasetCorruptError(f"{path}: header says {dims} ({expected} values) but the file holds "
-                                  f"{n_bytes // dtype.itemsize}" + (" (truncated)" if n_bytes < expected * dtype.itemsize
-                                                                    else ""))
-    data = np.frombuffer(raw, dtype=dtype, offset=4 + 4 * ndim)
-    return data.reshape(dims).astype(dtype.newbyteorder("="))
+    with _open_regular(path) as raw:
+        try:
+            if path.suffix == ".gz":
+                with gzip.GzipFile(fileobj=raw, mode="rb") as fh:
+                    return _read_idx_stream(fh, path, None)
+            return _read_idx_stream(raw, path, os.fstat(raw.fileno()).st_size)
+        except gzip.BadGzipFile as exc:
+            raise DatasetCorruptError(f"{path} is not a gzip file ({exc}): re-download it") from None
+        except EOFError:
+            raise DatasetCorruptError(f"{path} is truncated (the gzip stream ends early): re-download it") from None
+        except zlib.error as exc:
+            raise DatasetCorruptError(f"{path} is a damaged gzip file ({exc}): re-download it") from None
+        except OSError as exc:
+            raise DatasetCorruptError(f"{path} could not be read ({exc})") from None
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ import torch
 from torch import Tensor
 
 from .._validate import check_choice, check_finite_params, check_generator, check_int, check_positive
-from ..core import Callback, Cost, Stopwatch, TrainedState, emit
+from ..core import MAX_STEPS, Callback, Cost, Stopwatch, TrainedState, emit
 from ..privacy.trace import flow
 from ..graphs.mixing import MIXING_RULES
 from ._engine import (ClientSampler, MixingSource, batched_loss_and_grad, client_indices_of, consensus_distance,
@@ -66,10 +66,10 @@ class GossipConfig:
     eval_every: int = 0
 
     def __post_init__(self) -> None:
-        check_int("rounds", self.rounds, low=1)
+        check_int("rounds", self.rounds, low=1, high=MAX_STEPS)
         check_positive("lr", self.lr)
         check_int("batch_size", self.batch_size, low=1)
-        check_int("local_steps", self.local_steps, low=1)
+        check_int("local_steps", self.local_steps, low=1, high=MAX_STEPS)
         check_choice("order", self.order, ("dpsgd", "atc"))
         check_positive("weight_decay", self.weight_decay, allow_zero=True)
         check_choice("rule", self.rule, MIXING_RULES)

@@ -13,6 +13,7 @@ terminated (then killed) and :class:`DistributedRunError` names the ranks and ca
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import socket
 import subprocess
@@ -82,6 +83,16 @@ def _errors(outdir: Path) -> str:
     return "\n".join(parts)
 
 
+def _result(path: Path, rank: int) -> Any:
+    """Rank ``rank``'s return value, read with the safe loader (tensors, numbers, strings, containers)."""
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        raise DistributedRunError(f"rank {rank}'s result {path.name} holds objects the safe loader refuses; a "
+                                  "task must return tensors, numbers, strings, None, lists, tuples and dicts "
+                                  f"({str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r})") from None
+
+
 def spawn(fn: Callable[..., Any], n_ranks: int, *args: Any, backend: str = "gloo", seed: int = 0,
           timeout: float = 120.0, comm_timeout: float = 30.0) -> list[Any]:
     """Run ``fn(net, *args)`` on ``n_ranks`` local processes; return the ranks' results in rank order.
@@ -128,7 +139,7 @@ def spawn(fn: Callable[..., Any], n_ranks: int, *args: Any, backend: str = "gloo
         if failed:
             raise DistributedRunError(f"ranks {failed} of {n_ranks} failed (exit codes "
                                       f"{[procs[r].exitcode for r in failed]})\n" + _errors(outdir))
-        return [torch.load(outdir / f"rank{r}.pt", weights_only=False) for r in range(n_ranks)]
+        return [_result(outdir / f"rank{r}.pt", r) for r in range(n_ranks)]
 
 
 def torchrun_command(n_ranks: int, args: Sequence[str], *, port: Optional[int] = None) -> list[str]:

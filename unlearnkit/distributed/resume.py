@@ -11,7 +11,8 @@ writes its own state and all meet at a barrier. A rank's state is what the rest 
   per-rank random state when the hop has one (``hop.rank_state(rank)`` / ``hop.load_rank_state(rank, s)``);
 - this rank's message log and the hops it ran.
 
-Each rank writes ``rank<r>-hop<h>.pt`` atomically (temporary file, then rename) and, once everyone has passed
+Each rank writes ``rank<r>-hop<h>.pt`` atomically (temporary file, then rename; the file's layout, read back
+with the safe loader and validated, is :mod:`unlearnkit.distributed.checkpoint_file`) and, once everyone has passed
 the barrier, deletes its older files. On ``resume=DIR`` the ranks agree on the newest hop that every rank has
 (an ``all_reduce`` of each rank's newest file, minimum), so a crash in the middle of writing a checkpoint falls
 back to the previous one and no shared file system is needed (each rank reads only its own files). The
@@ -33,6 +34,7 @@ import torch.distributed as dist
 from torch import Tensor
 
 from .._validate import check_int
+from .checkpoint_file import RunIdentity, read_checkpoint, write_checkpoint
 from .network import _STOP, _TAG_HEADER, _TAG_PAYLOAD, _TOKEN, HopFn, Message, ProcessGroupNetwork, WalkResult
 
 __all__ = ["resumable_walk", "latest_checkpoint", "resumable_walk_task"]
@@ -52,22 +54,23 @@ def latest_checkpoint(folder: str | os.PathLike, rank: int) -> int:
     return max(hops, default=0)
 
 
-def _save(net: ProcessGroupNetwork, folder: Path, hop_index: int, route: list[int], theta: Optional[Tensor],
+def _identity(net: ProcessGroupNetwork, route: list[int], template: Tensor) -> RunIdentity:
+    return RunIdentity(tuple(route), net.n_clients, net.rank, net.seed, tuple(template.shape),
+                       str(template.dtype).removeprefix("torch."))
+
+
+def _save(net: ProcessGroupNetwork, folder: Path, hop_index: int, who: RunIdentity, theta: Optional[Tensor],
           hops: list[int], hop: Any) -> None:
-    state = {"hop": hop_index, "route": route, "n_clients": net.n_clients, "seed": net.seed,
-             "theta": None if theta is None else theta.detach().cpu(), "noise": net.noise.get_state(),
-             "hop_state": hop.rank_state(net.rank) if hasattr(hop, "rank_state") else None,
-             "hops": list(hops), "log": net.log.rows()}
-    final = _path(folder, net.rank, hop_index)
-    tmp = final.with_suffix(".tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, final)   # atomic: a crash leaves the old file or the new one, never half of one
+    write_checkpoint(_path(folder, net.rank, hop_index), who, hop=hop_index, theta=theta,
+                     noise=net.noise.get_state(),
+                     hop_state=hop.rank_state(net.rank) if hasattr(hop, "rank_state") else None,
+                     hops=hops, log=net.log.rows())
 
 
-def _checkpoint(net: ProcessGroupNetwork, folder: Path, h: int, route: list[int], theta: Optional[Tensor],
+def _checkpoint(net: ProcessGroupNetwork, folder: Path, h: int, who: RunIdentity, theta: Optional[Tensor],
                 hops: list[int], hop: Any) -> None:
     """Write this rank's state at hop ``h``, wait for every rank, then drop this rank's older files."""
-    _save(net, folder, h, route, theta, hops, hop)
+    _save(net, folder, h, who, theta, hops, hop)
     dist.barrier()
     for f in folder.glob(f"rank{net.rank}-hop*.pt"):
         m = _FILE.search(f.name)
@@ -100,8 +103,9 @@ def _receive(net: ProcessGroupNetwork, template: Tensor) -> tuple[int, int, Opti
 _Restored = tuple[int, Optional[Tensor], list[int]]   # (next hop, the token on its holder, this rank's hops)
 
 
-def _restore(net: ProcessGroupNetwork, folder: Path, route: list[int], hop: Any) -> _Restored:
-    """Agree with every rank on the checkpoint to resume from and load this rank's part of it."""
+def _restore(net: ProcessGroupNetwork, folder: Path, who: RunIdentity, hop: Any) -> _Restored:
+    """Agree with every rank on the checkpoint to resume from and load this rank's part of it (safe loader,
+    validated by :func:`~unlearnkit.distributed.checkpoint_file.read_checkpoint`)."""
     newest = torch.tensor([latest_checkpoint(folder, net.rank)], dtype=torch.int64, device="cpu")
     dist.all_reduce(newest, op=dist.ReduceOp.MIN)
     h = int(newest.item())
@@ -111,11 +115,7 @@ def _restore(net: ProcessGroupNetwork, folder: Path, route: list[int], hop: Any)
     if not path.exists():
         raise FileNotFoundError(f"resume: rank {net.rank} has no checkpoint {path.name} in {folder} although every "
                                 f"rank reports hop >= {h}; was the folder changed by hand?")
-    state = torch.load(path, weights_only=False)
-    if state["route"] != route or state["n_clients"] != net.n_clients or state["seed"] != net.seed:
-        raise ValueError(f"resume: {path} was written by another run (route of {len(state['route'])} hops, "
-                         f"n_clients={state['n_clients']}, seed={state['seed']}); expected this run's route of "
-                         f"{len(route)} hops, n_clients={net.n_clients}, seed={net.seed}")
+    state = read_checkpoint(path, who, h, flag="--resume", noise_bytes=net.noise.get_state().numel())
     net.noise.set_state(state["noise"])
     if state["hop_state"] is not None:
         hop.load_rank_state(net.rank, state["hop_state"])
@@ -147,8 +147,9 @@ def resumable_walk(net: ProcessGroupNetwork, route: Sequence[int], theta0: Tenso
         for f in folder.glob(f"rank{net.rank}-hop*.pt"):
             f.unlink(missing_ok=True)
     template = theta0.detach()
+    who = _identity(net, route, template)
     start = time.perf_counter()
-    t, theta, hops = _restore(net, folder, route, hop) if resume else (0, None, [])
+    t, theta, hops = _restore(net, folder, who, hop) if resume else (0, None, [])
     if t == 0:
         holding, theta = route[0] == net.rank, template.clone()
     elif route[t - 1] == net.rank:        # this rank held the token at the checkpoint: pass it on, as it did then
@@ -165,7 +166,7 @@ def resumable_walk(net: ProcessGroupNetwork, route: Sequence[int], theta0: Tenso
             if kind == _STOP:
                 return WalkResult(net.rank, None, hops, False, time.perf_counter() - start)
             if kind == _CHECKPOINT:
-                _checkpoint(net, folder, h, route, None, hops, hop)
+                _checkpoint(net, folder, h, who, None, hops, hop)
                 continue
             t, theta = h, received
         theta = hop(t, net.rank, theta, net.noise).detach()
@@ -175,7 +176,7 @@ def resumable_walk(net: ProcessGroupNetwork, route: Sequence[int], theta0: Tenso
             return WalkResult(net.rank, theta, hops, True, time.perf_counter() - start)
         if (t + 1) % every == 0:
             _announce(net, t + 1)
-            _checkpoint(net, folder, t + 1, route, theta, hops, hop)
+            _checkpoint(net, folder, t + 1, who, theta, hops, hop)
         nxt = route[t + 1]
         t += 1
         holding = nxt == net.rank

@@ -20,6 +20,7 @@ import torch
 from torch import Tensor
 
 from .._validate import check_choice, check_int, check_positive
+from ..core import MAX_DIM
 from ..graphs.dynamic import DynamicTopology
 from ..graphs.mixing import MIXING_RULES, mixing_matrix, validate_mixing
 from .network import ProcessGroupNetwork
@@ -94,7 +95,7 @@ class QuadraticHop:
 
     def __post_init__(self) -> None:
         check_int("seed", self.seed, low=0)
-        check_int("dim", self.dim, low=1)
+        check_int("dim", self.dim, low=1, high=MAX_DIM)
         check_positive("lr", self.lr)
         check_positive("sigma", self.sigma, allow_zero=True)
 

@@ -34,7 +34,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from .._io import atomic_write_text
+from .._io import atomic_write_text, json_text
 from .._validate import check_choice, check_int
 from .contract import RELEASED_KEY, guarantee, json_safe
 from .registry import METHODS, get_method
@@ -100,7 +100,7 @@ def write_measured(path: str | Path = MEASURED_PATH, *, seed: int = 0, note: str
     """Measure every quick profile and write the committed JSON the notebook loads (indent 1, sorted)."""
     data = measure(seed=seed)
     data["meta"].update(live=False, note=note or "measured by unlearnkit.experiments.capstone_table.write_measured")
-    return atomic_write_text(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    return atomic_write_text(path, json_text(data, indent=1, ensure_ascii=False) + "\n")
 
 
 def load_measured(path: str | Path = MEASURED_PATH) -> dict[str, Any]:

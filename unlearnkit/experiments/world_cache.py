@@ -3,8 +3,10 @@
 What a notebook trains is deterministic given its configuration, so a second Run All (or a Binder image that
 ran the notebooks once while building) need not train again. The cache stores **only tensors**, a
 ``{name: Tensor}`` dict written with ``torch.save`` and read back with ``torch.load(weights_only=True)``
-(which refuses anything but tensors and plain containers, so a tampered file cannot run code); the caller
-rebuilds everything else (data, model, request) the cheap way it always does.
+(which refuses anything but tensors and plain containers, so a tampered file cannot run code), beside the
+entry's own key, each tensor's dtype and shape and a checksum, all checked on load: a bad entry is reported
+and recomputed, never served. The caller rebuilds everything else (data, model, request) the cheap way it
+always does.
 
 The file name is a SHA-256 of: the kind of world, the ``repr`` of its configuration (frozen dataclasses print
 every field), the torch and numpy versions, and the text of every ``.py`` file of the package, so editing
@@ -19,11 +21,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
+import warnings
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 __all__ = ["world_cache_dir", "cached_tensors", "source_fingerprint"]
+
+_FORMAT = 2
+_ENTRY_KEYS = ("format", "kind", "key", "tensors", "shapes", "checksum")
 
 
 def world_cache_dir() -> Optional[Path]:
@@ -52,39 +59,131 @@ def source_fingerprint() -> str:
     return h.hexdigest()
 
 
+def _entry_key(kind: str, key: Any) -> str:
+    """SHA-256 of the entry's kind, key and the package's source: what an entry records and is checked against."""
+    return hashlib.sha256(f"{kind}\n{key!r}\n{source_fingerprint()}".encode()).hexdigest()
+
+
 def _path(kind: str, key: Any) -> Optional[Path]:
     base = world_cache_dir()
     if base is None:
         return None
-    digest = hashlib.sha256(f"{kind}\n{key!r}\n{source_fingerprint()}".encode()).hexdigest()[:32]
-    return base / f"{kind}-{digest}.pt"
+    return base / f"{kind}-{_entry_key(kind, key)[:32]}.pt"
 
 
-def cached_tensors(kind: str, key: Any, compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+def _checksum(tensors: dict[str, Any]) -> str:
+    import torch
+
+    h = hashlib.sha256()
+    for name in sorted(tensors):
+        t = tensors[name].detach().cpu().contiguous()
+        h.update(f"{name} {t.dtype} {tuple(t.shape)}".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    return h.hexdigest()
+
+
+def _entry_problem(loaded: Any, kind: str, entry_key: str, required: Mapping[str, Optional[tuple]]) -> Optional[str]:
+    """Why a loaded entry must not be served (``None``: it is sound)."""
+    import torch
+
+    if not isinstance(loaded, dict) or set(loaded) != set(_ENTRY_KEYS):
+        got = sorted(map(str, loaded)) if isinstance(loaded, dict) else type(loaded).__name__
+        return f"it holds {got}, expected the keys {sorted(_ENTRY_KEYS)}"
+    if loaded["format"] != _FORMAT or loaded["kind"] != kind or loaded["key"] != entry_key:
+        return (f"it records format {loaded['format']!r}, kind {loaded['kind']!r}, key {str(loaded['key'])[:12]}; "
+                f"expected format {_FORMAT}, kind {kind!r}, key {entry_key[:12]}")
+    tensors, shapes = loaded["tensors"], loaded["shapes"]
+    if not isinstance(tensors, dict) or not isinstance(shapes, dict) or set(tensors) != set(shapes):
+        return "its tensors and its recorded shapes name different entries"
+    for name, t in tensors.items():
+        if not isinstance(t, torch.Tensor):
+            return f"entry {name!r} is {type(t).__name__}, not a tensor"
+        if shapes[name] != [str(t.dtype), list(t.shape)]:
+            return f"entry {name!r} is {t.dtype} {list(t.shape)}, but the file records {shapes[name]}"
+        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+            return f"entry {name!r} holds NaN or infinite values"
+    for name, shape in required.items():
+        if name not in tensors:
+            return f"it lacks the entry {name!r}"
+        if shape is not None and tuple(tensors[name].shape) != tuple(shape):
+            return f"entry {name!r} has shape {list(tensors[name].shape)}, expected {list(shape)}"
+    if loaded["checksum"] != _checksum(tensors):
+        return "its checksum does not match its tensors (the file changed after it was written)"
+    return None
+
+
+def _load_entry(path: Path, kind: str, entry_key: str,
+                required: Mapping[str, Optional[tuple]]) -> Optional[dict[str, Any]]:
+    """The tensors of a sound entry at ``path``, or ``None`` (absent, or bad: then a warning says why)."""
+    import torch
+
+    if not path.exists():
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            loaded = torch.load(path, map_location="cpu", weights_only=True)
+        problem = _entry_problem(loaded, kind, entry_key, required)
+    except Exception as exc:  # noqa: BLE001 - a truncated, foreign or tampered file: report it, recompute it
+        problem = f"it cannot be read with the safe loader ({type(exc).__name__})"
+    if problem is None:
+        return loaded["tensors"]
+    warnings.warn(f"world cache: ignoring the bad entry {path}: {problem}; recomputing it", RuntimeWarning,
+                  stacklevel=3)
+    return None
+
+
+def _check_cache_location(path: Path) -> None:
+    """Refuse a cache folder that is a file or unwritable, or an entry that is not a regular file, before any
+    work is done (``UNLEARNKIT_CACHE`` names the folder)."""
+    from .._io import OutputPathError, ensure_writable_dir
+
+    ensure_writable_dir(path.parent, name="UNLEARNKIT_CACHE")
+    if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
+        raise OutputPathError(f"UNLEARNKIT_CACHE={str(path.parent)!r}: the entry {path.name} is not a regular "
+                              "file (a folder, link, pipe or device); remove it or choose another folder")
+
+
+def cached_tensors(kind: str, key: Any, compute: Callable[[], dict[str, Any]], *,
+                   required: Optional[Mapping[str, Optional[tuple]]] = None) -> dict[str, Any]:
     """``compute()`` (a ``{str: Tensor}`` dict), or the dict an earlier run stored for ``(kind, key)``.
 
     ``compute`` must be deterministic given ``key``. Tensors are stored on the CPU and returned on the CPU
-    (the caller moves them where its data lives). An unreadable entry is recomputed and overwritten.
+    (the caller moves them where its data lives). Each entry records its key (a SHA-256 of ``kind``, ``key``
+    and the package's source), every tensor's dtype and shape and a checksum; an entry that does not match
+    them, holds a NaN or cannot be read is reported (a ``RuntimeWarning``) and recomputed, never served. A
+    cache folder that is a file or cannot be written raises :class:`~unlearnkit._io.OutputPathError`
+    before ``compute`` runs. A result with NaN or infinite values is returned but not stored.
+    ``required``: entry names a stored dict must hold, each with its shape (``None``: any shape).
     """
     import torch
 
     path = _path(kind, key)
-    if path is not None and path.exists():
-        try:
-            loaded = torch.load(path, map_location="cpu", weights_only=True)
-            if isinstance(loaded, dict):
-                return loaded
-        except Exception:  # a truncated or foreign file: recompute it
-            pass
+    entry_key = _entry_key(kind, key) if path is not None else ""
+    if path is not None:
+        _check_cache_location(path)
+        hit = _load_entry(path, kind, entry_key, required or {})
+        if hit is not None:
+            return hit
     value = compute()
     for name, t in value.items():
         if not isinstance(name, str) or not isinstance(t, torch.Tensor):
             raise TypeError(f"cached_tensors({kind!r}): entry {name!r} is {type(t).__name__}; only tensors are cached")
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        tensors = {k: v.detach().cpu() for k, v in value.items()}
+        if any(t.is_floating_point() and not bool(torch.isfinite(t).all()) for t in tensors.values()):
+            warnings.warn(f"world cache: {kind} result holds NaN or infinite values; not stored in {path}",
+                          RuntimeWarning, stacklevel=2)
+            return value
+        entry = {"format": _FORMAT, "kind": kind, "key": entry_key, "tensors": tensors,
+                 "shapes": {k: [str(t.dtype), list(t.shape)] for k, t in tensors.items()},
+                 "checksum": _checksum(tensors)}
         tmp = path.with_suffix(f".tmp{os.getpid()}")
-        torch.save({k: v.detach().cpu() for k, v in value.items()}, tmp)
-        os.replace(tmp, path)
+        try:
+            torch.save(entry, tmp)
+            os.replace(tmp, path)
+        finally:
+            tmp.unlink(missing_ok=True)
     return value
 
 
@@ -119,7 +218,9 @@ def train_sgd_cached(flat, dataset, config, *, generator, key: Any, progress: bo
         out.update({f"batch.{i}": b for i, b in enumerate(st.extras["batches"])})
         return out
 
-    t = cached_tensors("train_sgd", key, compute)
+    t = cached_tensors("train_sgd", key, compute, required={"params": (flat.d,), "init": (flat.d,),
+                                                             "cost_int": (3,), "cost_seconds": (1,),
+                                                             "history": None})
     if fresh:
         return fresh[0]
     dev = dataset.x_train.device

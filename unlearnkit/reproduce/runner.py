@@ -10,7 +10,6 @@ the paper's reference table alone.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import time
 import traceback
@@ -341,7 +340,7 @@ def _write(report: dict[str, Any], out: Path) -> list[str]:
     """Write the report's files atomically; ``plotly.min.js`` is rewritten when it differs from plotly's own."""
     from plotly.offline import get_plotlyjs
 
-    from .._io import atomic_write_text, ensure_writable_dir, sync_file
+    from .._io import atomic_write_text, ensure_writable_dir, json_text, sync_file
     from ..benchmarks import machine_info
     from ..viz.capstone import reproduction_figure, reproduction_table
 
@@ -366,7 +365,7 @@ def _write(report: dict[str, Any], out: Path) -> list[str]:
     html_paths = [atomic_write_text(out / name, page) for name, page in html.items()]
     # the JSON last: when it is there, every other file of this run is complete
     json_path = atomic_write_text(out / f"{key}_reproduction.json",
-                                  json.dumps(payload, indent=2, default=_json_default))
+                                  json_text(payload, indent=2, default=_json_default))
     return [str(p) for p in (json_path, md_path, *html_paths)]
 
 

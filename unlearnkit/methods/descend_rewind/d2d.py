@@ -46,7 +46,7 @@ import torch
 from ..._validate import check_choice, check_instance, check_int, check_positive, check_probability
 from ...constants import NOT_CERTIFIED_NOTE, Constants
 from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
-from ...core import checked_unlearn
+from ...core import MAX_STEPS, checked_unlearn
 from .bounds import PAPER_NEEL, PAPER_SGD, descend_rewind_sigma, diameter_cap_sigma, gd_d2d_contraction, \
     gd_d2d_sensitivity, neel_initial_iterations, neel_sigma, sgd_d2d_sensitivity_derived
 from .coverage import PAPER_PSGD_D2D, classic_range_note, coverage_problems, psgd_d2d_sensitivity
@@ -89,7 +89,7 @@ class D2DConfig:
     sigma: Optional[float] = None
 
     def __post_init__(self) -> None:
-        check_int("K", self.K, low=0)
+        check_int("K", self.K, low=0, high=MAX_STEPS)
         check_instance("constants", self.constants, Constants, optional=True)
         if self.epsilon is not None:
             check_positive("epsilon", self.epsilon)

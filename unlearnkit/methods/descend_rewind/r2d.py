@@ -27,7 +27,7 @@ import torch
 from ..._validate import check_choice, check_instance, check_int, check_positive, check_probability
 from ...constants import NOT_CERTIFIED_NOTE, Constants
 from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
-from ...core import checked_unlearn
+from ...core import MAX_STEPS, checked_unlearn
 from ...privacy.trace import noisy_release
 from .bounds import DESCEND_REWIND_PAPER, R2D_PROVENANCE, descend_rewind_epsilon, descend_rewind_sigma, diameter_cap_sigma, \
     r2d_sensitivity
@@ -66,7 +66,7 @@ class R2DConfig:
     sigma: Optional[float] = None
 
     def __post_init__(self) -> None:
-        check_int("K", self.K, low=0)
+        check_int("K", self.K, low=0, high=MAX_STEPS)
         check_instance("constants", self.constants, Constants, optional=True)
         if self.epsilon is not None:
             check_positive("epsilon", self.epsilon)

@@ -19,7 +19,7 @@ from torch import Tensor
 
 from ... import curvature as cv
 from ..._validate import check_int, check_positive
-from ...core import Callback, Request, Result, TrainedState, checked_unlearn
+from ...core import MAX_STEPS, Callback, Request, Result, TrainedState, checked_unlearn
 from ...data.federated import Federation
 from ...decentral.gossip import GossipConfig, run_gossip
 from ...graphs.flood import check_flood_network, remove_client
@@ -112,7 +112,7 @@ class GossipRetrainConfig:
 
     def __post_init__(self) -> None:
         if self.rounds is not None:
-            check_int("rounds", self.rounds, low=1)
+            check_int("rounds", self.rounds, low=1, high=MAX_STEPS)
 
 
 class GossipRetrain:

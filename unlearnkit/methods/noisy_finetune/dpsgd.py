@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from ..._validate import check_choice, check_int, check_positive, check_probability
-from ...core import Certificate, Cost, Stopwatch, emit
+from ...core import MAX_STEPS, Certificate, Cost, Stopwatch, emit
 from ...privacy.calibrate import calibrate_sigma, dpsgd_epsilon
 from ...privacy.noise import gaussian_noise
 from .bounds import _MODES, SOURCE, dpsgd_group_targets
@@ -46,7 +46,7 @@ class DPSGDConfig:
         check_positive("epsilon", self.epsilon)
         check_probability("delta", self.delta, allow_zero=False, allow_one=False)
         check_int("k", self.k, low=1)
-        check_int("steps", self.steps, low=1)
+        check_int("steps", self.steps, low=1, high=MAX_STEPS)
         check_positive("lr", self.lr)
         check_int("batch_size", self.batch_size, low=1)
         check_positive("clip", self.clip)

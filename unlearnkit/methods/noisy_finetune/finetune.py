@@ -17,7 +17,7 @@ from typing import Callable, Optional
 import torch
 
 from ..._validate import check_int, check_positive
-from ...core import Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ...core import MAX_STEPS, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
 from ...privacy.trace import noisy_release
 
 __all__ = ["CleanFinetuneConfig", "clean_finetune"]
@@ -38,7 +38,7 @@ class CleanFinetuneConfig:
     eval_every: int = 0
 
     def __post_init__(self) -> None:
-        check_int("steps", self.steps, low=0)
+        check_int("steps", self.steps, low=0, high=MAX_STEPS)
         check_positive("lr", self.lr)
         check_int("batch_size", self.batch_size, low=1)
         check_positive("weight_decay", self.weight_decay, allow_zero=True)

@@ -54,7 +54,7 @@ from torch import Tensor
 
 from ..._validate import (check_choice, check_int, check_positive, check_probability, check_range)
 from ...core import Callback, Cost, Request, Result, TrainedState, emit
-from ...core import checked_unlearn
+from ...core import MAX_STEPS, checked_unlearn
 from ...decentral.token import TokenConfig, run_token
 from ...models import project_l2_ball
 from .certify import rrdu_certify, rrdu_sigma
@@ -180,7 +180,7 @@ class RRDUConfig:
         check_choice("optimizer", self.optimizer, OPTIMIZERS)
         for i, b in enumerate(self.adam_betas):
             check_range(f"adam_betas[{i}]", b, 0.0, 1.0, high_open=True)
-        check_int("local_steps", self.local_steps, low=1)
+        check_int("local_steps", self.local_steps, low=1, high=MAX_STEPS)
         check_choice("routing", self.routing, ROUTINGS)
         if self.theta_radius != math.inf:
             check_positive("theta_radius", self.theta_radius)

@@ -22,7 +22,7 @@ from torch import Tensor
 
 from ..._validate import check_instance, check_int, check_positive, check_range
 from ...core import Callback, Certificate, Cost, Request, Result, TrainedState
-from ...core import checked_unlearn
+from ...core import MAX_STEPS, checked_unlearn
 from ...decentral.token import TokenConfig
 from ...graphs.walks import uniform_route
 from .baselines import Monitor, _hop_rows, _monitored_default, _repeat, _route_rng
@@ -59,7 +59,7 @@ class NoisyWalkConfig:
         if self.route_seed is not None:
             check_int("route_seed", self.route_seed, low=0)
         check_int("hops", self.hops, low=1)
-        check_int("local_steps", self.local_steps, low=1)
+        check_int("local_steps", self.local_steps, low=1, high=MAX_STEPS)
         check_positive("epsilon", self.epsilon)
         check_range("delta", self.delta, 0.0, 1.0, low_open=True, high_open=True)
         check_positive("L", self.L)
