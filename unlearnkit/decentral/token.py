@@ -30,6 +30,7 @@ travels with the token.
 from __future__ import annotations
 
 import math
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -41,6 +42,7 @@ from .._validate import check_choice, check_int, check_positive, check_range
 from ..core import Callback, Cost, Stopwatch, TrainedState, emit
 from ..models import project_l2_ball
 from ..privacy.noise import gaussian_noise
+from ..privacy.trace import flow, record_release, transcript
 from ._engine import client_indices_of
 
 __all__ = ["TokenConfig", "HopContext", "run_token", "run_netdp", "netdp_sigma", "TokenOptimizer"]
@@ -190,10 +192,15 @@ class HopContext:
     def default(self) -> Tensor:
         """The configured step: ``s`` local minibatches, optional clipping and noise, projection."""
         x, y = self.sample()
-        g = self.gradient(x, y, clip=self.config.clip)
-        if self.config.noise_sigma > 0:
-            z = self.noise(self.config.noise_sigma)
+        sigma, clip = self.config.noise_sigma, self.config.clip
+        if sigma > 0:  # a noisy step is computed at the model the token released (the replay's transcript)
+            self.theta = transcript("walk.theta", self.theta)
+        g = self.gradient(x, y, clip=clip)
+        if sigma > 0:
+            z = self.noise(sigma)
             self.values["noise_norm"] = float(z.norm())
+            # two means of per-example gradients clipped at C differ by at most 2C, whatever the data
+            record_release("walk.step", g, sigma, z / sigma, sensitivity=2 * clip if math.isfinite(clip) else None)
             g = g + z
         return self.step(g, radius=self.config.radius)
 
@@ -233,6 +240,7 @@ def run_token(flat: Any, federation: Any, route: Any, config: TokenConfig, *, ge
     route = np.asarray(route, dtype=np.int64).reshape(-1)
     if route.size and (route.min() < 0 or route.max() >= n):
         raise ValueError(f"route visits clients outside [0, {n - 1}]")
+    flow("walk.route", zlib.crc32(route.tobytes()))  # the hops and their clients, as one number
     device = dataset.x_train.device
     theta = (flat.init() if init is None else init).detach().to(device).clone()
     if theta.shape != (flat.d,):

@@ -19,7 +19,12 @@ and checks, mechanism by mechanism (each noisy release of :mod:`unlearnkit.priva
     method declares at that mechanism;
 (c) **calibration**: for a single Gaussian release, the noise drawn is at least what the declared
     sensitivity needs at the certificate's (epsilon, delta) (the analytic Gaussian mechanism);
-(d) **noise**: both worlds drew the same standard-normal noise (the seeds do not depend on the data).
+(d) **noise**: both worlds drew the same standard-normal noise (the seeds do not depend on the data);
+(e) **composition**: a certificate that composes noisy steps (``constants["train_rho"]``) counts every step at
+    which the worlds differ.
+
+A walk's noisy steps compose adaptively: world B then runs under world A's transcript
+(:func:`~unlearnkit.privacy.trace.replaying`), each noisy step computed at the model world A released before it.
 
 A data statistic in the preprocessing breaks (b), a loop count read from private data breaks (a), noise
 calibrated to a smaller sensitivity than the declared one breaks (c), a seed derived from the data breaks
@@ -67,6 +72,7 @@ class ReplayReport:
     flow_a: dict[str, list] = field(default_factory=dict)
     flow_b: dict[str, list] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    composition: dict[str, Any] = field(default_factory=dict)
     trace_a: Any = field(default=None, repr=False)
     trace_b: Any = field(default=None, repr=False)
 
@@ -80,7 +86,7 @@ class ReplayReport:
         return {"method": self.method, "profile": self.profile, "seed": self.seed, "passed": self.passed,
                 "mechanisms": len(self.rows), "worst_distance_over_sensitivity": worst,
                 "certified_epsilon": None if self.certificate is None else self.certificate.epsilon,
-                "epsilon_at_measured_shift": pair,
+                "epsilon_at_measured_shift": pair, **self.composition,
                 "problems": list(self.problems)}
 
 
@@ -184,6 +190,7 @@ REPLAYS: dict[str, tuple[tuple[str, ...], Callable]] = {
     "model_clipping": (("quick", "logistic"), _noisy_finetune("model_clipping")),
     "newton": (("quick",), _networks("newton_recipe")),
     "pdudt": (("quick",), _networks("pdudt_recipe")),
+    "rrdu": (("quick",), _networks("rrdu_recipe")),
 }
 
 #: (method, profile) pairs whose runs issue no certificate, with the reason (nothing to replay)
@@ -198,6 +205,10 @@ UNCERTIFIED_ROWS: dict[tuple[str, str], str] = {
     ("newton", "grid"): "the paper-mode grid (mode 'paper')",
     ("pdudt", "timing"): "a timing profile in paper mode",
     ("pdudt", "demo"): "the paper-mode demonstration",
+    ("ddp", "quick"): "DDPWalk's paper calibration (Algorithm 3's one-shot formula, mode 'paper'): never certified; "
+                      "the sound DDP baseline (NoisyWalkTraining, rrdu_frontier's 'ddp') is not a registry row",
+    ("dp_sgd_walk", "quick"): "DPSGDWalk issues no certificate (Poisson-sampled walk: the accounting is the usual "
+                              "approximation)",
 }
 
 #: certified (method, profile) pairs without a recipe yet, and what the recipe needs
@@ -205,9 +216,6 @@ PENDING: dict[tuple[str, str], str] = {
     ("dp_sgd", "quick"): "DP-SGD's mechanism is a noisy sum per training step under Poisson sampling; world B "
                          "needs the same sampling on D' (the group-privacy certificate covers the whole training)",
     ("dp_sgd", "logistic"): "as dp_sgd quick",
-    ("rrdu", "quick"): "the walk's released messages (decentral/token.py) are not yet traced releases",
-    ("ddp", "quick"): "as rrdu quick (NetDP token noise)",
-    ("dp_sgd_walk", "quick"): "as rrdu quick",
 }
 
 
@@ -286,7 +294,26 @@ def replay(method: str, profile: str = "quick", *, seed: int = 0, hooks: Optiona
         if not same_noise:
             report.problems.append(f"noise: mechanism {i} ({ma.name}) drew different noise in the two worlds "
                                    "(a seed that depends on the data)")
+    _check_composition(report, trace_a, cert)
     return report
+
+
+def _check_composition(report: ReplayReport, trace_a: Any, cert: Any) -> None:
+    """(e) a composed certificate (``constants["train_rho"]``, the Renyi slope of the noisy steps it counts)
+    must count every mechanism at which the worlds differ: the slope of those, at their declared sensitivity,
+    is at most the declared one."""
+    declared = (cert.constants or {}).get("train_rho") if cert is not None else None
+    if declared is None:
+        return
+    moved = [(m, r) for m, r in zip(trace_a.mechanisms, report.rows) if r["distance"] > 0 and m.sigma > 0]
+    need = sum((m.sensitivity or math.inf) ** 2 / (2 * m.sigma ** 2) for m, _ in moved)
+    measured = sum(r["distance"] ** 2 / (2 * m.sigma ** 2) for m, r in moved)
+    report.composition = {"mechanisms_that_moved": len(moved), "rho_counted": need, "rho_declared": float(declared),
+                          "rho_measured": measured}
+    if need > float(declared) * (1 + RTOL) + 1e-15:
+        report.problems.append(f"composition: {len(moved)} mechanisms moved between the worlds, a Renyi slope of "
+                               f"{need:.4g} at their declared sensitivities, above the {float(declared):.4g} the "
+                               "certificate composes")
 
 
 def replay_table(*, seeds=(0,), methods: Optional[tuple[str, ...]] = None) -> list[dict[str, Any]]:

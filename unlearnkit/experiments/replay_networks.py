@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["newton_recipe", "pdudt_recipe"]
+__all__ = ["newton_recipe", "pdudt_recipe", "rrdu_recipe"]
 
 
 def newton_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
@@ -76,3 +76,25 @@ def pdudt_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
             record_release(released.name, theta, released.sigma, z / released.sigma if released.sigma > 0 else z,
                            sensitivity=released.sensitivity)
     return trace_a, trace_b, res.certificate
+
+
+def rrdu_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
+    """Both worlds of ``rrdu`` on ``profile`` (``"quick"``: the exact variant from the noisily trained start at
+    epsilon 1, accountant ``"M"``). World B is replayed under world A's transcript (:func:`~unlearnkit.privacy.
+    trace.replaying`): each noisy training step and each u-step is computed at the model world A released
+    before it, the relation of the composition the accountant uses (the walk's route is public and shared)."""
+    from ..core import Certificate
+    from ..privacy.trace import recording, replaying
+    from .rrdu_frontier import QUICK_CERTIFIED, sound_run
+    from .rrdu_lab import RRDU_PROFILES, build_world
+
+    setup = RRDU_PROFILES[profile]
+    build = hooks.get("fit_world", build_world)
+    with recording() as trace_a:
+        w = build(setup, seed=seed, retrain=False)
+        run = sound_run(w, QUICK_CERTIFIED["method"], QUICK_CERTIFIED["epsilon"], seed=seed)
+    with replaying(trace_a) as trace_b:
+        wb = build(setup, seed=seed, retrain=False, without_forgotten=True)
+        sound_run(wb, QUICK_CERTIFIED["method"], QUICK_CERTIFIED["epsilon"], seed=seed)
+    return trace_a, trace_b, Certificate(**{k: v for k, v in run["certificate"].items()
+                                            if k in Certificate.__dataclass_fields__})

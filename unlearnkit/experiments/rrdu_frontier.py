@@ -168,6 +168,8 @@ def _sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float, l
     if method == "rrdu":
         cfg = st.rrdu_config(accountant=accountant, optimizer="sgd", lr=lr, clip_L=L, epsilon=epsilon, eval_every=0,
                              composition=composition)
+        if world.request is None:  # the certifier's world (build_world(without_forgotten=True)): forget nothing
+            return _certifier_walk(start, st, cfg, gen)
         res = RRDU().unlearn(start, world.request, cfg, generator=gen)
         sigma = res.extras["sigma"]
         observers = res.extras.get("observer_epsilons")
@@ -178,6 +180,20 @@ def _sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float, l
     return {"final": world.metrics(res.params), "start": world.metrics(start.params),
             "certificate": res.certificate.to_dict(), "sigma": sigma, "sigma_train": sig_t, "params": res.params,
             "cost": res.cost.to_dict(), "config": cfg, "observer_epsilons": observers}
+
+
+def _certifier_walk(start: Any, st: BackdoorSetup, cfg: Any, gen: Any) -> dict:
+    """RR-DU's unlearning walk on the certifier's world: the same calibration and walk, nothing to forget."""
+    from ..methods.rrdu import WalkData
+    from ..methods.rrdu.algorithm import walk_unlearn
+    from ..methods.rrdu.noisy_start import mixture_start_sigma, noisy_start_sigma
+
+    data = WalkData.nothing_to_forget(start, st.u)
+    p = cfg.routing_p(data.n_clients)
+    sigma = (noisy_start_sigma if cfg.accountant == "S" else mixture_start_sigma)(start, data, cfg, p)
+    theta, _, _, path = walk_unlearn(start.flat, start.params, data, cfg, sigma=sigma, generator=gen,
+                                     federation=start.federation, network=start.network)
+    return {"params": theta, "sigma": sigma, "path": path}
 
 
 def rrdu_frontier(epsilons: Sequence[float] = RRDU_EPSILONS, *, setup: Optional[BackdoorSetup] = None,

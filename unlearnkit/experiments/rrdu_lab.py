@@ -142,9 +142,13 @@ class BackdoorWorld:
 
 
 def build_world(setup: BackdoorSetup, *, seed: int = 0, retrain: bool = True, progress: bool = False,
-                device: Any = None, root: Any = None) -> BackdoorWorld:
+                device: Any = None, root: Any = None, without_forgotten: bool = False) -> BackdoorWorld:
     """Load data, plant the backdoor at ``u``, train the original model by token SGD and (optionally) the
-    retrained reference on D minus D_f from the same initialisation."""
+    retrained reference on D minus D_f from the same initialisation.
+
+    ``without_forgotten=True`` is the certifier's world: the poisoned rows are removed from the raw data
+    before anything is trained (every other row stays at its client) and ``request`` is ``None``.
+    """
     ds = D.load(setup.dataset, device=device, seed=seed, root=root)
     fed = D.partition(ds, setup.n_clients, seed=seed)
     own = np.asarray(fed.client_indices[setup.u])
@@ -155,6 +159,15 @@ def build_world(setup: BackdoorSetup, *, seed: int = 0, retrain: bool = True, pr
     bd = D.add_backdoor(ds, poison, target=setup.target, patch=setup.patch)
     fed_p = D.Federation(bd.dataset, fed.client_indices, fed.scheme)
     request = bd.request(client=setup.u)
+    if without_forgotten:
+        keep = np.setdiff1d(np.arange(ds.n_train), poison)
+        rows = torch.as_tensor(keep, device=ds.x_train.device)
+        bd = dataclasses.replace(bd, dataset=dataclasses.replace(bd.dataset, x_train=bd.dataset.x_train[rows],
+                                                                 y_train=bd.dataset.y_train[rows]),
+                                 indices=np.zeros(0, dtype=np.int64))
+        fed_p = D.Federation(bd.dataset, tuple(np.searchsorted(keep, np.setdiff1d(ix, poison))
+                                               for ix in fed.client_indices), fed.scheme)
+        request, retrain = None, False
     gen = make_generator(seed)
     kwargs = {"hidden": setup.hidden} if setup.model == "mlp" else {}
     module = make_model(setup.model, ds.input_shape, ds.n_classes, generator=gen, **kwargs).to(ds.x_train.device)

@@ -24,7 +24,8 @@ from torch import Tensor
 from .._validate import check_positive
 from .noise import gaussian_noise
 
-__all__ = ["TracedMechanism", "Trace", "recording", "noisy_release", "record_release", "recording_active", "flow"]
+__all__ = ["TracedMechanism", "Trace", "recording", "noisy_release", "record_release", "recording_active", "flow", "replaying",
+           "transcript"]
 
 
 @dataclass
@@ -49,6 +50,7 @@ class Trace:
 
     mechanisms: list[TracedMechanism] = field(default_factory=list)
     flow: dict[str, list[Any]] = field(default_factory=dict)
+    inputs: dict[str, list[Tensor]] = field(default_factory=dict)
 
     def shape(self) -> list[tuple[str, tuple[int, ...]]]:
         """Name and shape of each mechanism, in order: equal in two runs with the same control flow."""
@@ -56,6 +58,8 @@ class Trace:
 
 
 _ACTIVE: contextvars.ContextVar[Optional[Trace]] = contextvars.ContextVar("unlearnkit_trace", default=None)
+_SOURCE: contextvars.ContextVar[Optional[tuple[Trace, dict[str, int]]]] = contextvars.ContextVar(
+    "unlearnkit_transcript", default=None)
 _DRAW_KEEP = 16
 
 
@@ -68,6 +72,44 @@ def recording() -> Iterator[Trace]:
         yield trace
     finally:
         _ACTIVE.reset(token)
+
+
+@contextlib.contextmanager
+def replaying(source: Trace) -> Iterator[Trace]:
+    """A :func:`recording` in which every :func:`transcript` point returns ``source``'s value instead of its own.
+
+    This is the relation of adaptive composition: each mechanism of the second run is evaluated at the state
+    the first run *released* before it (the observer's view), so the two runs' noise-free values at a
+    mechanism differ only through the data that mechanism reads.
+    """
+    token = _SOURCE.set((source, {}))
+    try:
+        with recording() as trace:
+            yield trace
+    finally:
+        _SOURCE.reset(token)
+
+
+def transcript(name: str, value: Tensor) -> Tensor:
+    """A released state that later mechanisms are computed from (the token's model before a noisy step).
+
+    Inside a :func:`recording` it is kept (``trace.inputs[name]``); inside :func:`replaying` the source run's
+    value at the same point (the same name, the same count) is returned instead; elsewhere ``value``.
+    """
+    src = _SOURCE.get()
+    if src is not None:
+        source, cursor = src
+        seen = source.inputs.get(name, [])
+        k = cursor.get(name, 0)
+        if k >= len(seen):
+            raise RuntimeError(f"transcript point {name!r} #{k}: the source run released only {len(seen)} "
+                               "(the control flow differs)")
+        cursor[name] = k + 1
+        return seen[k].to(device=value.device, dtype=value.dtype).clone()
+    trace = _ACTIVE.get()
+    if trace is not None:
+        trace.inputs.setdefault(name, []).append(value.detach().clone())
+    return value
 
 
 def noisy_release(value: Tensor, sigma: float, generator: torch.Generator, *, name: str,

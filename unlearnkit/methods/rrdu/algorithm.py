@@ -57,6 +57,7 @@ from ...core import Callback, Cost, Request, Result, TrainedState, emit
 from ...core import MAX_STEPS, checked_unlearn
 from ...decentral.token import TokenConfig, run_token
 from ...models import project_l2_ball
+from ...privacy.trace import record_release, recording_active, transcript
 from .certify import rrdu_certify, rrdu_sigma
 from .ledger import SoundObserverLedger
 from .noisy import training_rho
@@ -65,7 +66,7 @@ from .noisy_start import (mixture_start_certificate, mixture_start_sigma, noisy_
 from .sound import rrdu_u_sensitivity
 from .walk import VARIANTS, WalkData, make_route
 
-__all__ = ["RRDUConfig", "RRDU", "VARIANTS", "ROUTINGS", "OPTIMIZERS", "u_direction", "token_config"]
+__all__ = ["RRDUConfig", "RRDU", "VARIANTS", "ROUTINGS", "OPTIMIZERS", "u_direction", "token_config", "walk_unlearn"]
 
 ROUTINGS = ("rrdu_complete", "walk_with_restart")
 OPTIMIZERS = ("sgd", "adam")
@@ -225,7 +226,7 @@ def token_config(cfg: RRDUConfig) -> TokenConfig:
                        betas=cfg.adam_betas, radius=cfg.theta_radius, center="origin")
 
 
-def _walk_unlearn(flat: Any, theta0: Tensor, data: WalkData, cfg: RRDUConfig, *, sigma: float,
+def walk_unlearn(flat: Any, theta0: Tensor, data: WalkData, cfg: RRDUConfig, *, sigma: float,
                   generator: torch.Generator, federation: Any, theta_ref: Optional[Tensor] = None,
                   route: Optional[np.ndarray] = None, network: Any = None, callback: Optional[Callback] = None,
                   monitor: Optional[Callable[[Tensor], dict]] = None, optimizer: Any = None,
@@ -246,7 +247,9 @@ def _walk_unlearn(flat: Any, theta0: Tensor, data: WalkData, cfg: RRDUConfig, *,
     """
     u = data.u
     p = cfg.routing_p(data.n_clients)
+    theta0 = transcript("rrdu.start", theta0)  # the start the observer saw (the replay's transcript)
     theta_ref = theta0.detach().clone() if theta_ref is None else theta_ref
+    sens_u = rrdu_u_sensitivity(cfg.variant, L=_finite_L(cfg), m=data.m, n_u=data.n_u)
     rho = cfg.rho if cfg.project else math.inf
     if route is None:
         seed = int(torch.randint(2**62, (), generator=generator, device=generator.device).item())
@@ -255,11 +258,13 @@ def _walk_unlearn(flat: Any, theta0: Tensor, data: WalkData, cfg: RRDUConfig, *,
 
     def rule(ctx: Any) -> Tensor:
         if ctx.node == u:
+            ctx.theta = transcript("rrdu.theta", ctx.theta)
             g = u_direction(ctx, data, cfg)
             noise_norm = 0.0
             if cfg.noise and sigma > 0:
                 z = ctx.noise(sigma)
                 noise_norm = float(z.norm())
+                record_release("rrdu.u_step", g, sigma, z / sigma, sensitivity=sens_u)
                 g = g + z
             new = ctx.step(-g, center=theta_ref, radius=rho)
             ctx.values.update(noisy=1.0, noise_norm=noise_norm)
@@ -282,6 +287,8 @@ def _walk_unlearn(flat: Any, theta0: Tensor, data: WalkData, cfg: RRDUConfig, *,
     out = run_token(flat, federation, route, token_config(cfg), generator=generator, init=theta0, hop_rule=rule,
                     optimizer=optimizer, callback=callback, progress=progress)
     cost = Cost(grad_evals=out.cost.grad_evals, messages=len(route), seconds=out.cost.seconds)
+    if sens_u == 0 and recording_active():  # the u-steps read no D_f: the release post-processes the start
+        record_release("rrdu.release", out.params, 0.0, torch.zeros_like(out.params), sensitivity=0.0)
     return out.params, out.history, cost, np.asarray(route)
 
 
@@ -325,7 +332,7 @@ class RRDU:
             sigma = config.sigma if config.sigma is not None else rrdu_sigma(
                 config.accountant, epsilon=config.epsilon, delta=config.delta, n_clients=data.n_clients, p=p,
                 T_unlearn=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor, C_A=config.C_A)
-        theta, history, cost, path = _walk_unlearn(state.flat, state.params, data, config, sigma=sigma,
+        theta, history, cost, path = walk_unlearn(state.flat, state.params, data, config, sigma=sigma,
                                                    generator=generator, federation=state.federation.without(request),
                                                    route=None if route is None else np.asarray(route),
                                                    network=state.network, callback=callback, monitor=monitor,

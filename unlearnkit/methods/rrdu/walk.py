@@ -77,6 +77,16 @@ class WalkData:
         return cls(x=ds.x_train.to(dev), y=ds.y_train.to(dev), local=local, u=int(u), forget=as_t(request.indices),
                    retained=as_t(retained), n_u=int(own.size))
 
+    @classmethod
+    def nothing_to_forget(cls, state: TrainedState, u: int) -> "WalkData":
+        """The certifier's walk data: client ``u`` keeps all of its data and forgets nothing (``m = 0``)."""
+        fed, dev = state.federation, state.params.device
+        check_int("u", u, low=0, high=fed.n_clients - 1)
+        as_t = lambda a: torch.as_tensor(np.array(a, dtype=np.int64), device=dev)  # noqa: E731
+        local = [as_t(fed.client_indices[v]) for v in range(fed.n_clients)]
+        return cls(x=state.dataset.x_train.to(dev), y=state.dataset.y_train.to(dev), local=local, u=int(u),
+                   forget=as_t(np.zeros(0, dtype=np.int64)), retained=local[u], n_u=int(local[u].numel()))
+
     def node_data(self, v: int) -> Tensor:
         """Indices a non-deleting step at ``v`` may use (``u``'s retained data at ``u``)."""
         return self.retained if v == self.u else self.local[v]
