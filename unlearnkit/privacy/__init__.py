@@ -16,6 +16,7 @@ The public names other modules rely on are imported here eagerly (numpy and scip
   :func:`gaussian_composition_epsilon`, :func:`mixture_delta`, :func:`mixture_epsilon`, :func:`mixture_sigma`;
 - privacy loss distributions (:mod:`.pld`, grid arithmetic in :mod:`.pld_grid`): :class:`PLD`,
   :func:`pld_epsilon`, :func:`pld_delta` and their two-sided :class:`EpsilonBracket`, :class:`DeltaBracket`;
+- trade-off functions (:mod:`.tradeoff`): :func:`gdp_tradeoff`, :func:`gaussian_certificate_mu`;
 - :class:`Certificate` (:mod:`.certificate`).
 """
 
@@ -67,6 +68,7 @@ from .mixture import (
     mixture_sigma,
 )
 from .pld import PLD, PLD_DIRECTIONS, DeltaBracket, EpsilonBracket, pld_delta, pld_epsilon
+from .tradeoff import gaussian_certificate_mu, gdp_tradeoff
 from .rdp import (
     CONVERSIONS,
     DEFAULT_ORDERS,
@@ -134,6 +136,8 @@ __all__ = [
     "EpsilonBracket",
     "pld_delta",
     "pld_epsilon",
+    "gaussian_certificate_mu",
+    "gdp_tradeoff",
     "CONVERSIONS",
     "DEFAULT_ORDERS",
     "OrderGridWarning",
