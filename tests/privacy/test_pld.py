@@ -141,3 +141,18 @@ def test_compose_rejects_other_grid():
         PLD.gaussian(1.0, grid=1e-3).compose(PLD.gaussian(1.0, grid=1e-2))
     with pytest.raises(ValueError, match="epsilon="):
         pld_delta(0.1, 1.0, 10, -1.0)
+
+
+# -- the benchmark row ---------------------------------------------------------------------------------------
+
+
+def test_bench_pld_quick_row():
+    from unlearnkit.benchmarks import available_benches
+    from unlearnkit.benchmarks.pld import bench_pld
+
+    assert "pld" in available_benches()
+    (row,) = bench_pld(quick=True)
+    assert row["steps"] == 10_000 and row["grid"] == 1e-3
+    assert row["unlearnkit_lower"] <= row["unlearnkit_upper"] <= row["rdp_epsilon"]
+    if row["dp_accounting_epsilon"] is not None:
+        assert row["unlearnkit_upper"] == pytest.approx(row["dp_accounting_epsilon"], rel=0.01)
