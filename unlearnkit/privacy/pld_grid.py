@@ -31,12 +31,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import fft as sfft
-from scipy import special
+from scipy import optimize, special
 
 __all__ = ["GridPmf"]
 
-# Chernoff orders (in units of 1/loss) tried when choosing the window of a self-composition
-_ORDERS = np.geomspace(1e-3, 1e4, 90)
+# log of the Chernoff orders (in units of 1/loss) scanned when choosing the window of a self-composition
+_LOG_ORDERS = np.linspace(math.log(1e-3), math.log(1e4), 16)
 
 
 @dataclass(frozen=True)
@@ -148,16 +148,25 @@ class GridPmf:
         full_hi = times * (n - 1)
         if tail <= 0 or n == 1:
             return 0, full_hi
-        idx = np.arange(n) * self.h
         pos = self.probs > 0
         logp = np.log(self.probs[pos])
-        x = idx[pos]
+        x = np.flatnonzero(pos) * self.h
         budget = math.log(2.0 / tail)
-        up = special.logsumexp(_ORDERS[:, None] * x[None, :] + logp[None, :], axis=1)
-        down = special.logsumexp(-_ORDERS[:, None] * x[None, :] + logp[None, :], axis=1)
-        with np.errstate(over="ignore", invalid="ignore"):
-            hi_t = np.min((times * up + budget) / _ORDERS)
-            lo_t = np.max(-(times * down + budget) / _ORDERS)
+
+        def bound(log_lam: float, sign: float) -> float:  # the Chernoff end for one order; any order is valid
+            lam = math.exp(log_lam)
+            val = (times * special.logsumexp(sign * lam * x + logp) + budget) / lam
+            return val if math.isfinite(val) else math.inf
+
+        ends = []
+        for sign in (1.0, -1.0):  # a coarse scan of the orders, then a bounded refinement around the best
+            vals = [bound(g, sign) for g in _LOG_ORDERS]
+            i = int(np.argmin(vals))
+            lo_g, hi_g = _LOG_ORDERS[max(i - 1, 0)], _LOG_ORDERS[min(i + 1, _LOG_ORDERS.size - 1)]
+            res = optimize.minimize_scalar(bound, bounds=(lo_g, hi_g), args=(sign,), method="bounded",
+                                           options={"xatol": 0.05})
+            ends.append(min(vals[i], float(res.fun)))
+        hi_t, lo_t = ends[0], -ends[1]
         hi = full_hi if not np.isfinite(hi_t) else min(full_hi, int(math.ceil(hi_t / self.h)) + 1)
         lo = 0 if not np.isfinite(lo_t) else max(0, int(math.floor(lo_t / self.h)) - 1)
         return lo, max(hi, lo)
