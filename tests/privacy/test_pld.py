@@ -156,3 +156,15 @@ def test_bench_pld_quick_row():
     assert row["unlearnkit_lower"] <= row["unlearnkit_upper"] <= row["rdp_epsilon"]
     if row["dp_accounting_epsilon"] is not None:
         assert row["unlearnkit_upper"] == pytest.approx(row["dp_accounting_epsilon"], rel=0.01)
+
+
+def test_round_up_drifts_and_connect_the_dots_does_not():
+    """Plain rounding up (privacy buckets) is sound but drifts by about T h / 2; connect-the-dots does not."""
+    sigma, steps, grid, delta = 10.0, 100, 1e-2, 1e-5
+    exact = gaussian_composition_epsilon([math.sqrt(steps) / sigma], delta)
+    ctd = PLD.gaussian(sigma, grid=grid).self_compose(steps).epsilon(delta).upper
+    up = PLD.gaussian(sigma, grid=grid, estimate="round_up").self_compose(steps).epsilon(delta).upper
+    assert exact <= ctd < up
+    assert ctd - exact < 0.01 and up - exact > 0.2
+    with pytest.raises(ValueError, match="estimate="):
+        PLD.gaussian(sigma, estimate="exact")

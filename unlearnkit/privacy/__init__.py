@@ -67,7 +67,7 @@ from .mixture import (
     mixture_epsilon,
     mixture_sigma,
 )
-from .pld import PLD, PLD_DIRECTIONS, DeltaBracket, EpsilonBracket, pld_delta, pld_epsilon
+from .pld import PLD, PLD_DIRECTIONS, PLD_ESTIMATES, DeltaBracket, EpsilonBracket, pld_delta, pld_epsilon
 from .tradeoff import gaussian_certificate_mu, gdp_tradeoff
 from .rdp import (
     CONVERSIONS,
@@ -132,6 +132,7 @@ __all__ = [
     "zcdp_gaussian_sigma",
     "PLD",
     "PLD_DIRECTIONS",
+    "PLD_ESTIMATES",
     "DeltaBracket",
     "EpsilonBracket",
     "pld_delta",

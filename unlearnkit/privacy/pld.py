@@ -43,13 +43,15 @@ from typing import Mapping
 import numpy as np
 from scipy import special
 
-from .._validate import check_delta, check_int, check_positive, check_probability, check_range, check_scale
+from .._validate import check_choice, check_delta, check_int, check_positive, check_probability, check_range, check_scale
 from .pld_grid import GridPmf
 
-__all__ = ["EpsilonBracket", "DeltaBracket", "PLD", "pld_epsilon", "pld_delta", "PLD_DIRECTIONS"]
+__all__ = ["EpsilonBracket", "DeltaBracket", "PLD", "pld_epsilon", "pld_delta", "PLD_DIRECTIONS", "PLD_ESTIMATES"]
 
 #: the two directions of the add-or-remove-one relation
 PLD_DIRECTIONS = ("remove", "add")
+#: the pessimistic discretisations: connect-the-dots (default) or plain rounding up (privacy buckets)
+PLD_ESTIMATES = ("connect_dots", "round_up")
 
 _Z = 10.0  # the x range covers the normal law to 10 standard deviations (tails below 1e-23)
 _GRID_MIN, _GRID_MAX = 1e-6, 1.0
@@ -109,8 +111,9 @@ def _loss_of_x(x: float, q: float, s: float, direction: str) -> float:
     return val if direction == "remove" else -val
 
 
-def _direction_pmfs(q: float, s: float, h: float, direction: str) -> tuple[GridPmf, GridPmf]:
-    """Pessimistic (connect-the-dots) and optimistic (rounded-down) pmfs of one direction."""
+def _direction_pmfs(q: float, s: float, h: float, direction: str,
+                    estimate: str = "connect_dots") -> tuple[GridPmf, GridPmf]:
+    """Pessimistic (connect-the-dots or rounded-up) and optimistic (rounded-down) pmfs of one direction."""
     p_comp = [(1.0 - q, 0.0), (q, 1.0)] if direction == "remove" else [(1.0, 0.0)]
     q_comp = [(1.0, 0.0)] if direction == "remove" else [(1.0 - q, 0.0), (q, 1.0)]
     x_lo, x_hi = -_Z * s, 1.0 + _Z * s
@@ -135,8 +138,11 @@ def _direction_pmfs(q: float, s: float, h: float, direction: str) -> tuple[GridP
         a = (qm * np.exp(eps[:-1]) - pm * math.exp(-h)) / -math.expm1(-h)
     a = np.clip(np.nan_to_num(a, nan=0.0, posinf=0.0), 0.0, pm)
     pess = np.zeros(eps.size)
-    pess[:-1] += a
-    pess[1:] += pm - a
+    if estimate == "round_up":  # privacy buckets: the whole bucket at its upper end
+        pess[1:] += pm
+    else:
+        pess[:-1] += a
+        pess[1:] += pm - a
     pess[0] += p_below  # losses below the grid rounded up (keeps a pessimistic bound)
     # optimistic: bucket mass at its lower end; r = log(pm / qm) - eps_i in [0, h] is the rounding
     opt = np.zeros(eps.size)
@@ -162,7 +168,8 @@ class PLD:
         self.grid = float(grid)
 
     @classmethod
-    def subsampled_gaussian(cls, q: float, sigma: float, *, grid: float = 1e-3) -> "PLD":
+    def subsampled_gaussian(cls, q: float, sigma: float, *, grid: float = 1e-3,
+                            estimate: str = "connect_dots") -> "PLD":
         """One step of the Poisson-subsampled Gaussian mechanism (sensitivity 1, noise multiplier ``sigma``).
 
         Parameters
@@ -173,21 +180,26 @@ class PLD:
             Noise multiplier (noise standard deviation over the L2 sensitivity).
         grid : float in [1e-6, 1]
             ``value_discretization_interval``: the width of the loss grid.
+        estimate : {"connect_dots", "round_up"}
+            The pessimistic discretisation (see the module docstring); ``"round_up"`` is there to show the
+            ``T h / 2`` drift that connect-the-dots avoids.
         """
         q = check_probability("q", q, allow_zero=False)
         sigma = check_scale("sigma", sigma, low=1e-3, high=1e6)
         grid = check_range("grid", grid, _GRID_MIN, _GRID_MAX)
-        return cls({d: _direction_pmfs(q, sigma, grid, d) for d in PLD_DIRECTIONS}, grid)
+        check_choice("estimate", estimate, PLD_ESTIMATES)
+        return cls({d: _direction_pmfs(q, sigma, grid, d, estimate) for d in PLD_DIRECTIONS}, grid)
 
     @classmethod
-    def gaussian(cls, sigma: float, *, sensitivity: float = 1.0, grid: float = 1e-3) -> "PLD":
+    def gaussian(cls, sigma: float, *, sensitivity: float = 1.0, grid: float = 1e-3,
+                 estimate: str = "connect_dots") -> "PLD":
         """The Gaussian mechanism ``f(D) + N(0, sigma^2)`` for ``f`` of L2 sensitivity ``sensitivity``."""
         sigma = check_scale("sigma", sigma)
         sensitivity = check_scale("sensitivity", sensitivity)
         ratio = sigma / sensitivity
         if not 1e-3 <= ratio <= 1e6:
             raise ValueError(f"sigma / sensitivity = {ratio!r} is out of range: expected it in [0.001, 1e6]")
-        return cls.subsampled_gaussian(1.0, ratio, grid=grid)
+        return cls.subsampled_gaussian(1.0, ratio, grid=grid, estimate=estimate)
 
     def _check(self, other: "PLD") -> None:
         if not isinstance(other, PLD):
