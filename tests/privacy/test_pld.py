@@ -168,3 +168,10 @@ def test_round_up_drifts_and_connect_the_dots_does_not():
     assert ctd - exact < 0.01 and up - exact > 0.2
     with pytest.raises(ValueError, match="estimate="):
         PLD.gaussian(sigma, estimate="exact")
+
+
+def test_too_fine_grids_are_refused_not_allocated():
+    with pytest.raises(ValueError, match="grid=.*too fine"):
+        PLD.subsampled_gaussian(0.5, 0.001, grid=1e-3)
+    with pytest.raises(ValueError, match="times="):
+        PLD.gaussian(2.0, grid=1e-4).self_compose(10**8)

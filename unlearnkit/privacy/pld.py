@@ -56,6 +56,7 @@ PLD_ESTIMATES = ("connect_dots", "round_up")
 _Z = 10.0  # the x range covers the normal law to 10 standard deviations (tails below 1e-23)
 _GRID_MIN, _GRID_MAX = 1e-6, 1.0
 _TAIL_MAX = 1e-6
+_MAX_POINTS = 5_000_000  # grid points of one step's loss range (40 MB per array)
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,9 @@ def _direction_pmfs(q: float, s: float, h: float, direction: str,
     x_lo, x_hi = -_Z * s, 1.0 + _Z * s
     ends = sorted([_loss_of_x(x_lo, q, s, direction), _loss_of_x(x_hi, q, s, direction)])
     k0, k1 = math.floor(ends[0] / h), max(math.ceil(ends[1] / h), math.floor(ends[0] / h) + 1)
+    if k1 - k0 > _MAX_POINTS:
+        raise ValueError(f"grid={h!r} is too fine for sigma={s!r}: the loss range [{ends[0]:.4g}, {ends[1]:.4g}] "
+                         f"needs {k1 - k0} grid points; expected grid >= {(ends[1] - ends[0]) / _MAX_POINTS:.3g}")
     eps = np.arange(k0, k1 + 1) * h
     x = _x_of_loss(eps, q, s, direction)
     if direction == "remove":

@@ -35,6 +35,8 @@ from scipy import optimize, special
 
 __all__ = ["GridPmf"]
 
+_MAX_FFT = 1 << 26  # points of a self-composition window (0.5 GB of float64)
+
 # log of the Chernoff orders (in units of 1/loss) scanned when choosing the window of a self-composition
 _LOG_ORDERS = np.linspace(math.log(1e-3), math.log(1e4), 16)
 
@@ -125,6 +127,9 @@ class GridPmf:
             lo, size, wrapped = 0, sfft.next_fast_len(full, real=True), 0.0
         else:
             size, wrapped = sfft.next_fast_len(max(width, n), real=True), tail
+        if size > _MAX_FFT:
+            raise ValueError(f"times={times!r} composes to a loss range of {size} grid points (more than {_MAX_FFT}); "
+                             f"expected a coarser grid than {self.h!r} or fewer steps")
         spectrum = sfft.rfft(p, size) ** times
         circ = np.maximum(sfft.irfft(spectrum, size), 0.0)
         window = np.roll(circ, -(lo % size))[: min(size, full - lo)]
