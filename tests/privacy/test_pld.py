@@ -175,3 +175,13 @@ def test_too_fine_grids_are_refused_not_allocated():
         PLD.subsampled_gaussian(0.5, 0.001, grid=1e-3)
     with pytest.raises(ValueError, match="times="):
         PLD.gaussian(2.0, grid=1e-4).self_compose(10**8)
+
+
+@settings(max_examples=8)
+@given(q=st.floats(0.01, 1.0), sigma=st.floats(0.8, 5.0), steps=st.integers(1, 2000))
+def test_brackets_on_two_grids_overlap(q, sigma, steps):
+    """Both ends are bounds on one exact value, so a coarse and a fine bracket must overlap."""
+    coarse = pld_epsilon(q, sigma, steps, 1e-5, grid=1e-2)
+    fine = pld_epsilon(q, sigma, steps, 1e-5, grid=1e-3)
+    assert coarse.lower <= fine.upper + 1e-9 and fine.lower <= coarse.upper + 1e-9
+    assert fine.width <= coarse.width + 1e-9

@@ -15,7 +15,8 @@ a grid of width ``h`` it is read from both sides:
   ``e^{-L}`` and its error does not grow that way. Losses above the range are put at ``+inf``.
 - **optimistic** (a lower bound): each bucket's mass is rounded *down* to ``k h``; that is a lower bound after
   any composition because ``delta`` is increasing in every step's loss. To undo most of the ``T h / 2``
-  drift, the pmf records the mean rounding and adds back what Hoeffding's inequality guarantees
+  drift, the pmf records the mean and variance of the rounding and adds back what Hoeffding's or Bernstein's
+  inequality guarantees
   (:meth:`unlearnkit.privacy.pld_grid.GridPmf.delta`), so the bracket narrows like ``h sqrt(T)``.
 
 Composition is an FFT convolution; ``T``-fold self-composition is one FFT power on a window chosen by a
@@ -154,9 +155,11 @@ def _direction_pmfs(q: float, s: float, h: float, direction: str,
     opt[-1] = p_above  # losses above the grid rounded down to the top; the lower tail is dropped
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.clip(np.log(pm) - np.log(qm) - eps[:-1], 0.0, h)
-    shift = float(np.sum(np.where(pm > 0, pm * np.nan_to_num(r), 0.0)))
+    r = np.where(pm > 0, np.nan_to_num(r), 0.0)
+    shift = float(np.sum(pm * r))
+    spread = float(np.sum(pm * (r - shift) ** 2)) + max(1.0 - float(np.sum(pm)), 0.0) * shift * shift
     return (GridPmf(h, k0, pess, min(p_above, 1.0), True)._trimmed(),
-            GridPmf(h, k0, opt, 0.0, False, shift=shift, steps=1)._trimmed())
+            GridPmf(h, k0, opt, 0.0, False, shift=shift, steps=1, spread=spread)._trimmed())
 
 
 class PLD:

@@ -21,7 +21,9 @@ Soundness bookkeeping, per estimate:
   optimistic one records it as ``slack`` and subtracts it from every delta it reports.
 - an optimistic pmf rounds each step's loss down by ``r_t in [0, h]``; it records the mean of those roundings
   under ``P`` (``shift``) and the number of rounded steps (``steps``), so that a reading may add back most of
-  ``sum_t r_t`` by Hoeffding's inequality (see :meth:`GridPmf.delta`).
+  ``sum_t r_t`` by Hoeffding's or Bernstein's inequality (see :meth:`GridPmf.delta`); it also records the
+  summed variance of the roundings (``spread``), which is what makes Bernstein's bound tight: every bucket
+  rounds down by nearly h / 2.
 """
 
 from __future__ import annotations
@@ -59,8 +61,9 @@ class GridPmf:
         Upper bound (True) or lower bound (False) on every delta.
     slack : float
         Optimistic only: mass that FFT wrap-around may have moved up; subtracted from every delta.
-    shift, steps : float, int
-        Optimistic only: the summed mean rounding ``sum_t E_P[r_t]`` and the number of rounded steps.
+    shift, steps, spread : float, int, float
+        Optimistic only: the summed mean rounding ``sum_t E_P[r_t]``, the number of rounded steps and the
+        summed variance ``sum_t Var_P[r_t]``.
     """
 
     h: float
@@ -71,6 +74,7 @@ class GridPmf:
     slack: float = 0.0
     shift: float = 0.0
     steps: int = 0
+    spread: float = 0.0
 
     @property
     def losses(self) -> np.ndarray:
@@ -94,7 +98,8 @@ class GridPmf:
         probs = np.maximum(sfft.irfft(sfft.rfft(self.probs, size) * sfft.rfft(other.probs, size), size)[:n], 0.0)
         inf = 1.0 - (1.0 - self.inf_mass) * (1.0 - other.inf_mass)
         out = replace(self, k0=self.k0 + other.k0, probs=probs, inf_mass=inf, slack=self.slack + other.slack,
-                      shift=self.shift + other.shift, steps=self.steps + other.steps)
+                      shift=self.shift + other.shift, steps=self.steps + other.steps,
+                      spread=self.spread + other.spread)
         return out._truncated(tail)
 
     def _truncated(self, tail: float) -> "GridPmf":
@@ -139,7 +144,7 @@ class GridPmf:
         else:
             slack += wrapped
         out = replace(self, k0=self.k0 * times + lo, probs=window, inf_mass=inf, slack=slack, shift=shift,
-                      steps=steps)
+                      steps=steps, spread=self.spread * times)
         return out._trimmed()
 
     def _chernoff_window(self, times: int, tail: float) -> tuple[int, int]:
@@ -215,17 +220,24 @@ class GridPmf:
         return float(min(max(eps, low), lp[j]))
 
     def _shifts(self, beta: float) -> float:
-        """The part of ``sum_t r_t`` exceeded except with probability ``beta`` (Hoeffding, ``r_t in [0, h]``)."""
+        """A value ``sum_t r_t`` exceeds except with probability ``beta``, for independent ``r_t in [0, h]``.
+
+        The better of Hoeffding (``shift - h sqrt(steps log(1/beta) / 2)``) and Bernstein (``shift - t`` with
+        ``t^2 / (2 (spread + h t / 3)) = log(1/beta)``).
+        """
         if self.pessimistic or self.steps == 0 or beta <= 0:
             return 0.0
-        return max(self.shift - self.h * math.sqrt(self.steps * math.log(1.0 / beta) / 2.0), 0.0)
+        log_b = math.log(1.0 / beta)
+        hoeffding = self.h * math.sqrt(self.steps * log_b / 2.0)
+        c = self.h * log_b / 3.0
+        bernstein = c + math.sqrt(c * c + 2.0 * self.spread * log_b)
+        return max(self.shift - min(hoeffding, bernstein), 0.0)
 
     def delta(self, epsilon: float) -> float:
         """Delta at ``epsilon``: an upper bound (pessimistic) or a lower bound (optimistic) on the true one.
 
         The optimistic reading uses that the true losses are the rounded ones plus ``r_t in [0, h]`` with
-        ``sum_t E[r_t] = shift``: with probability ``1 - beta`` the sum is at least ``s = shift -
-        h sqrt(steps log(1/beta) / 2)``, so ``delta(eps) >= delta_rounded(eps - s) - beta``; the best of a few
+        ``sum_t E[r_t] = shift``: with probability ``1 - beta`` the sum is at least ``s`` (:meth:`_shifts`), so ``delta(eps) >= delta_rounded(eps - s) - beta``; the best of a few
         ``beta`` is reported, minus ``slack``.
         """
         if self.pessimistic:
