@@ -14,6 +14,9 @@ The public names other modules rely on are imported here eagerly (numpy and scip
   :func:`model_clipping_steps`), by random walks (:func:`expected_inverse_delay`, ...);
 - exact Gaussian composition and the random-length mixture bound (:mod:`.mixture`):
   :func:`gaussian_composition_epsilon`, :func:`mixture_delta`, :func:`mixture_epsilon`, :func:`mixture_sigma`;
+- privacy loss distributions (:mod:`.pld`, grid arithmetic in :mod:`.pld_grid`): :class:`PLD`,
+  :func:`pld_epsilon`, :func:`pld_delta` and their two-sided :class:`EpsilonBracket`, :class:`DeltaBracket`;
+- trade-off functions (:mod:`.tradeoff`): :func:`gdp_tradeoff`, :func:`gaussian_certificate_mu`;
 - :class:`Certificate` (:mod:`.certificate`).
 """
 
@@ -64,6 +67,8 @@ from .mixture import (
     mixture_epsilon,
     mixture_sigma,
 )
+from .pld import PLD, PLD_DIRECTIONS, PLD_ESTIMATES, DeltaBracket, EpsilonBracket, pld_delta, pld_epsilon
+from .tradeoff import gaussian_certificate_mu, gdp_tradeoff
 from .rdp import (
     CONVERSIONS,
     DEFAULT_ORDERS,
@@ -125,6 +130,15 @@ __all__ = [
     "relaxed_gaussian_sigma",
     "theta_epsilon",
     "zcdp_gaussian_sigma",
+    "PLD",
+    "PLD_DIRECTIONS",
+    "PLD_ESTIMATES",
+    "DeltaBracket",
+    "EpsilonBracket",
+    "pld_delta",
+    "pld_epsilon",
+    "gaussian_certificate_mu",
+    "gdp_tradeoff",
     "CONVERSIONS",
     "DEFAULT_ORDERS",
     "OrderGridWarning",

@@ -45,7 +45,7 @@ from .algorithms import (GradientClipping, GradientClippingConfig, ModelClipping
 from .bounds import (best_T, dpsgd_group_sigma_formula, dpsgd_group_targets, gc_epsilon, gc_rdp_slope, gc_sigma,
                      gc_sigma_closed_form, mc_delta_trace, mc_sigma_closed_form, mc_steps, op_sigma, paper_T,
                      theta_eps)
-from .dpsgd import DPSGDConfig, dp_sgd_train, dpsgd_noise_multiplier
+from .dpsgd import DPSGD_ACCOUNTANTS, DPSGDConfig, dp_sgd_train, dpsgd_noise_multiplier
 from .finetune import CleanFinetuneConfig, clean_finetune
 
 __all__ = [
@@ -54,5 +54,5 @@ __all__ = [
     "dpsgd_group_targets", "dpsgd_group_sigma_formula",
     "GradientClippingConfig", "ModelClippingConfig", "OutputPerturbationConfig", "CleanFinetuneConfig",
     "GradientClipping", "ModelClipping", "OutputPerturbation", "clean_finetune",
-    "DPSGDConfig", "dpsgd_noise_multiplier", "dp_sgd_train",
+    "DPSGDConfig", "dpsgd_noise_multiplier", "dp_sgd_train", "DPSGD_ACCOUNTANTS",
 ]
