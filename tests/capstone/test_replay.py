@@ -171,3 +171,20 @@ def test_planted_bug_rrdu_walk_length_from_data_breaks_the_control_flow():
 
     report = replay("rrdu", "quick", hooks={"fit_world": fit})
     assert any(p.startswith("control flow") for p in report.problems), report.problems
+
+
+def test_planted_bug_dp_sgd_sampling_rate_from_the_training_size_breaks_the_control_flow(monkeypatch):
+    """q = batch_size / n reads the training size, which the forget set changes: world B samples at another rate."""
+    import unlearnkit.experiments.noisy_finetune_lab as NF
+
+    monkeypatch.setattr(NF, "DPSGD_SAMPLING_RATE", None)
+    report = replay("dp_sgd", "quick")
+    assert any(p.startswith("control flow") and "sampling_rate" in p for p in report.problems), report.problems
+
+
+def test_dp_sgd_quick_steps_move_only_by_the_forgotten_rows():
+    r = replay("dp_sgd", "quick")
+    assert r.passed, r.problems
+    moved = [x for x in r.rows if x["name"] == "dp_sgd.step" and x["distance"] > 0]
+    assert 0 < len(moved) < r.certificate.constants["q"] * 300 * 13 * 2  # steps whose batch held a forgotten row
+    assert r.rows[-1]["name"] == "dp_sgd.release" and r.rows[-1]["distance"] == 0.0

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
+import torch
 
 from .._validate import check_choice, check_int, check_positive
 from ..core import Request
@@ -26,7 +27,8 @@ from .contract import Released, finish_result
 
 __all__ = ["run_gradient_clipping", "run_model_clipping", "run_output_perturbation", "run_dp_sgd", "nf_profile",
            "QUICK_FINETUNE", "PAPER_FINETUNE", "NF_PROFILES", "PAPER_DIFFERS", "gc_config",
-           "op_config", "nf_frontier", "NF_EPSILONS", "FRONTIER_METHODS", "dp_sgd_experiment",
+           "op_config", "nf_frontier", "NF_EPSILONS", "FRONTIER_METHODS", "dp_sgd_experiment", "dp_sgd_release",
+           "DPSGD_SAMPLING_RATE",
            "calibration_summary", "accuracy_race", "epochs_to_accuracy"]
 
 
@@ -164,31 +166,58 @@ def run_dp_sgd(*, profile: str, seed: int, progress: bool, epsilon: float = 50.0
 # ----------------------------------------------------------------------------------------------------------
 
 
+#: DP-SGD's Poisson sampling rate: public, a constant of the profile (about a batch of 64 of the 1,347 digits
+#: rows); the sum is divided by the expected batch ``batch_size``. A rate read from the training size would
+#: change with the forget set.
+DPSGD_SAMPLING_RATE = 0.0475
+
+
+def dp_sgd_release(prof, ds, backdoor, request: Request, *, k: int, seed: int, epsilon: float, mode: str) -> dict:
+    """The DP-SGD pipeline from raw data ``ds``: public preprocessing and the model, DP-SGD with group privacy
+    for ``k`` records, then clean fine-tuning on the retain set of ``request`` (post-processing).
+
+    Returns ``{"state", "theta", "released", "certificate", "cost", "finetune_cost", "config"}``.
+    """
+    from .. import make_generator
+    from ..privacy.trace import record_release, transcript
+    from .centralized import fit_world
+
+    one_step = replace(prof, request="samples", train=replace(prof.train, steps=1))
+    state = fit_world(one_step, ds, backdoor, seed=seed)  # the public map, the model and its initialisation
+    init = state.extras["init"]
+    conf = DPSGDConfig(epsilon=epsilon, delta=1e-5, k=k, steps=prof.train.steps, lr=0.5, batch_size=64, clip=1.0,
+                       mode=mode, sampling_rate=DPSGD_SAMPLING_RATE)
+    theta, cert, cost = dp_sgd_train(state.flat, state.dataset, state.train_indices, conf,
+                                     generator=make_generator(seed), init=init)
+    st = state.replace(params=theta, config=prof.train, extras={**state.extras, "init": init})
+    start = transcript("dp_sgd.trained", theta)  # the trained model, released: fine-tuning post-processes it
+    x, fcost, _ = clean_finetune(st, request, start, QUICK_FINETUNE, generator=make_generator(seed + 1))
+    record_release("dp_sgd.release", x, 0.0, torch.zeros_like(x), sensitivity=0.0)
+    return {"state": st, "theta": theta, "released": x, "certificate": cert, "cost": cost, "finetune_cost": fcost,
+            "config": conf}
+
+
 def dp_sgd_experiment(*, profile: str = "quick", seed: int = 0, epsilon: float = 50.0, mode: str = "sound",
                       k: Optional[int] = None, progress: bool = False) -> dict:
     """The DP-SGD + group privacy baseline end to end, as a result dict (digest 004 section 2.7).
 
     Trains with DP-SGD for the profile's number of steps so that group privacy covers the forget set (k = its
     size, the paper uses a 0.5% forget set for this baseline; here ``k`` defaults to 1% of the data), then the
-    "unlearning" is clean fine-tuning on the retain set; retraining is the reference.
+    "unlearning" is clean fine-tuning on the retain set (:func:`dp_sgd_release`); retraining is the reference.
     """
     from .. import make_generator
     from ..evaluate import report
     from ..methods.baselines import Retrain, RetrainConfig
+    from .centralized import raw_world
 
     prof = nf_profile(profile)
-    state, _ = centralized_setup(replace(prof, request="samples", train=replace(prof.train, steps=1)),
-                                  seed=seed)
-    ds = state.dataset
-    k = k or max(1, ds.n_train // 100)
-    request = Request("samples", np.random.default_rng(seed).choice(ds.n_train, size=k, replace=False))
-    init = state.extras["init"]
-    conf = DPSGDConfig(epsilon=epsilon, delta=1e-5, k=k, steps=prof.train.steps, lr=0.5, batch_size=64, clip=1.0,
-                       mode=mode)
-    theta, cert, cost = dp_sgd_train(state.flat, ds, state.train_indices, conf, generator=make_generator(seed),
-                                     init=init)
-    st = state.replace(params=theta, config=prof.train, extras={**state.extras, "init": init})
-    x, fcost, _ = clean_finetune(st, request, theta, QUICK_FINETUNE, generator=make_generator(seed + 1))
+    raw, backdoor, _ = raw_world(replace(prof, request="samples"), seed=seed)
+    k = k or max(1, raw.n_train // 100)
+    request = Request("samples", np.random.default_rng(seed).choice(raw.n_train, size=k, replace=False))
+    run = dp_sgd_release(prof, raw, backdoor, request, k=k, seed=seed, epsilon=epsilon, mode=mode)
+    st, theta, x, cert, cost, fcost = (run[key] for key in ("state", "theta", "released", "certificate", "cost",
+                                                            "finetune_cost"))
+    ds = st.dataset
     retrained = Retrain().unlearn(st, request, RetrainConfig(), generator=make_generator(seed + 2))
     metrics = report(st.flat, x, ds, request, retrained=retrained.params, original=theta,
                      train_indices=st.train_indices)
@@ -199,7 +228,7 @@ def dp_sgd_experiment(*, profile: str = "quick", seed: int = 0, epsilon: float =
                     "retrain_seconds": float(retrained.cost.seconds), "train_grad_evals": int(cost.grad_evals)}}
     # released: the DP-SGD model after clean fine-tuning on the retain set (post-processing: the group-privacy
     # certificate covers it)
-    return finish_result(out, Released(x, st.flat, ds, request), config=conf)
+    return finish_result(out, Released(x, st.flat, ds, request), config=run["config"])
 
 
 # ----------------------------------------------------------------------------------------------------------

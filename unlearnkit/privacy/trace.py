@@ -18,6 +18,7 @@ import contextvars
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -25,7 +26,7 @@ from .._validate import check_positive
 from .noise import gaussian_noise
 
 __all__ = ["TracedMechanism", "Trace", "recording", "noisy_release", "record_release", "recording_active", "flow", "replaying",
-           "transcript"]
+           "transcript", "coupled_uniforms"]
 
 
 @dataclass
@@ -110,6 +111,36 @@ def transcript(name: str, value: Tensor) -> Tensor:
     if trace is not None:
         trace.inputs.setdefault(name, []).append(value.detach().clone())
     return value
+
+
+def coupled_uniforms(name: str, keys: Any, generator: torch.Generator) -> Tensor:
+    """``U(0, 1)`` draws, one per row, coupled by row identity ``keys`` (the rows' indices in the raw data).
+
+    Elsewhere and inside a :func:`recording` it is ``torch.rand(len(keys))`` (a recording keeps ``keys``);
+    inside :func:`replaying` it draws as many uniforms as the source run did at this point (so the generator
+    stays in step with it) and returns those of its own rows: a row present in both runs gets the same draw,
+    so a Poisson-sampled batch differs only by the rows one run lacks.
+    """
+    keys_t = torch.as_tensor(np.asarray(keys, dtype=np.int64), device="cpu")  # an index table
+    src = _SOURCE.get()
+    if src is not None:
+        source, cursor = src
+        seen = source.inputs.get(name, [])
+        k = cursor.get(name, 0)
+        if k >= len(seen):
+            raise RuntimeError(f"coupled draw {name!r} #{k}: the source run drew only {len(seen)}")
+        cursor[name] = k + 1
+        theirs = seen[k]
+        u = torch.rand(theirs.numel(), generator=generator, device=generator.device)
+        order = torch.argsort(theirs)
+        pos = order[torch.searchsorted(theirs[order], keys_t).clamp(max=theirs.numel() - 1)]
+        if not torch.equal(theirs[pos], keys_t):
+            raise RuntimeError(f"coupled draw {name!r}: this run has rows the source run did not have")
+        return u[pos.to(u.device)]
+    trace = _ACTIVE.get()
+    if trace is not None:
+        trace.inputs.setdefault(name, []).append(keys_t)
+    return torch.rand(keys_t.numel(), generator=generator, device=generator.device)
 
 
 def noisy_release(value: Tensor, sigma: float, generator: torch.Generator, *, name: str,

@@ -19,7 +19,7 @@ import torch
 from ..._validate import check_choice, check_int, check_positive, check_probability, check_range
 from ...core import MAX_STEPS, Certificate, Cost, Stopwatch, emit
 from ...privacy.calibrate import calibrate_sigma, dpsgd_epsilon
-from ...privacy.noise import gaussian_noise
+from ...privacy.trace import coupled_uniforms, flow, noisy_release, transcript
 from ...privacy.pld import pld_epsilon
 from .bounds import _MODES, SOURCE, dpsgd_group_targets
 
@@ -34,8 +34,10 @@ class DPSGDConfig:
     """DP-SGD training whose group privacy covers a forget set of ``k`` records (Poisson sampling).
 
     ``noise_multiplier=None`` calibrates it so that ``steps`` Poisson-subsampled Gaussian steps at rate
-    ``batch_size / n`` are ``(eps1, delta1)``-DP per record (:func:`dpsgd_group_targets`; ``mode`` picks
-    the correct or the paper code's delta1).
+    ``q`` are ``(eps1, delta1)``-DP per record (:func:`dpsgd_group_targets`; ``mode`` picks the correct or the
+    paper code's delta1). ``sampling_rate`` is ``q``, public, with ``batch_size`` the expected batch the sum
+    is divided by; ``None`` takes ``q = batch_size / n`` from the training size ``n``, which the forget set
+    changes (the certificate then assumes ``n`` public).
     """
 
     epsilon: float = 50.0
@@ -49,6 +51,7 @@ class DPSGDConfig:
     mode: str = "sound"
     accountant: str = "rdp"
     pld_grid: float = 1e-3
+    sampling_rate: Optional[float] = None
 
     def __post_init__(self) -> None:
         check_positive("epsilon", self.epsilon)
@@ -63,6 +66,8 @@ class DPSGDConfig:
         check_choice("mode", self.mode, _MODES)
         check_choice("accountant", self.accountant, DPSGD_ACCOUNTANTS)
         check_range("pld_grid", self.pld_grid, 1e-6, 1.0)
+        if self.sampling_rate is not None:
+            check_range("sampling_rate", self.sampling_rate, 0.0, 1.0, low_open=True)
 
 
 def dpsgd_noise_multiplier(epsilon: float, delta: float, *, q: float, steps: int, accountant: str = "rdp",
@@ -124,15 +129,21 @@ def dp_sgd_train(flat, dataset, indices, config: DPSGDConfig, *, generator: torc
     idx = np.asarray(indices, dtype=np.int64)
     x, y = dataset.train_subset(idx)
     n = len(idx)
-    q = min(config.batch_size / n, 1.0)
+    public = config.sampling_rate is not None
+    q = config.sampling_rate if public else min(config.batch_size / n, 1.0)
+    per_batch = config.batch_size if public else q * n
+    rows = np.asarray((dataset.info or {}).get("row_ids", np.arange(dataset.n_train)))[idx]  # raw identities
     e1, d1 = dpsgd_group_targets(config.epsilon, config.delta, config.k, mode=config.mode)
     z = config.noise_multiplier or dpsgd_noise_multiplier(e1, d1, q=q, steps=config.steps,
                                                           accountant=config.accountant, pld_grid=config.pld_grid)
     theta = (flat.init() if init is None else init).to(x.device).clone()
     evals = 0
     with Stopwatch() as sw:
+        flow("dp_sgd.steps", int(config.steps))
+        flow("dp_sgd.sampling_rate", float(q))
         for t in range(config.steps):
-            mask = torch.rand(n, generator=generator, device=generator.device) < q
+            theta = transcript("dp_sgd.theta", theta)  # each step is computed at the released model
+            mask = coupled_uniforms("dp_sgd.rows", rows, generator) < q
             sel = torch.nonzero(mask).reshape(-1).to(x.device)
             total = torch.zeros_like(theta)
             if sel.numel():
@@ -140,10 +151,12 @@ def dp_sgd_train(flat, dataset, indices, config: DPSGDConfig, *, generator: torc
                 scale = torch.clamp(config.clip / g.norm(dim=1).clamp_min(1e-12), max=1.0)
                 total = (g * scale[:, None]).sum(0)
                 evals += int(sel.numel())
-            total = total + gaussian_noise(theta, z * config.clip, generator)
-            theta = theta - config.lr * total / (q * n)
+            # the k forgotten rows move the clipped sum by at most k clip when the batches are coupled by row
+            total = noisy_release(total, z * config.clip, generator, name="dp_sgd.step",
+                                  sensitivity=config.k * config.clip)
+            theta = theta - config.lr * total / per_batch
             emit(callback, "step", t + 1, batch=float(sel.numel()))
-    constants = {"k": config.k, "eps1": e1, "delta1": d1, "noise_multiplier": z, "q": q}
+    constants = {"k": config.k, "eps1": e1, "delta1": d1, "noise_multiplier": z, "q": q, "q_public": public}
     if config.accountant == "pld":  # both accountants' per-record epsilon at the noise used; the PLD's upper certifies
         bracket = pld_epsilon(q, z, config.steps, d1, grid=config.pld_grid)
         constants.update(accountant="pld", eps1_pld_upper=bracket.upper, eps1_pld_lower=bracket.lower,
@@ -153,5 +166,6 @@ def dp_sgd_train(flat, dataset, indices, config: DPSGDConfig, *, generator: torc
                        source=f"{SOURCE}, Sec. 4.2; Vadhan 2017 Lemma 2.2",
                        constants=constants,
                        note="paper code's per-record delta omits the 1/k of group privacy" if config.mode == "paper"
-                       else "per-record (eps/k, delta/(k e^{(k-1) eps/k}))")
+                       else "per-record (eps/k, delta/(k e^{(k-1) eps/k}))" + (
+                           "" if public else f"; q = batch_size/n = {q:.4g} assumes the training size n public"))
     return theta, cert, Cost(grad_evals=evals, seconds=sw.seconds)
