@@ -188,3 +188,13 @@ def test_dp_sgd_quick_steps_move_only_by_the_forgotten_rows():
     moved = [x for x in r.rows if x["name"] == "dp_sgd.step" and x["distance"] > 0]
     assert 0 < len(moved) < r.certificate.constants["q"] * 300 * 13 * 2  # steps whose batch held a forgotten row
     assert r.rows[-1]["name"] == "dp_sgd.release" and r.rows[-1]["distance"] == 0.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2])
+def test_replay_sweep_on_more_seeds(seed):
+    """The fuller sweep: every recipe and profile on two more seeds (about a minute each on 2 cores)."""
+    from unlearnkit.experiments.replay import replay_table
+
+    bad = [r for r in replay_table(seeds=(seed,)) if not r["passed"]]
+    assert not bad, bad
