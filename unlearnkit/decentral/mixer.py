@@ -1,0 +1,150 @@
+"""One gossip round ``X <- W X`` for an ``(N, d)`` stack of client vectors, with the kernel chosen by shape.
+
+A gossip round touches every parameter once; how close it gets to one memory pass over ``X`` depends on the
+kernel, not on the maths:
+
+- ``"dense"``: ``W @ X`` with a dense ``W``: ``2 N^2 d`` flops; the fastest for small, dense networks.
+- ``"circulant"``: ``W`` is a circulant band (every row has the same weights at the same offsets modulo
+  ``N``: the ring, the exponential graph, any ``W`` of a vertex-transitive cyclic layout). Then
+  ``(W X)_i = sum_s w_s X_{(i + s) mod N}`` is a handful of shifted in-place ``add_`` calls on contiguous
+  row slices, done block by block (blocks of about 1 MiB) so that the rows a block reads stay in cache and
+  ``X`` comes from memory about once.
+- ``"csr"``: any other sparse ``W``: SciPy's row-by-row CSR product on the CPU (each output row is finished
+  in cache before the next), ``torch.sparse.mm`` on a CSR tensor elsewhere or when ``X`` needs gradients.
+
+>>> import numpy as np, torch
+>>> from unlearnkit.graphs import edge_list, sparse_mixing_matrix
+>>> k = GossipKernel(sparse_mixing_matrix(edge_list("ring", 6), 6), kind="circulant")
+>>> k.kind, tuple(k(torch.eye(6, device="cpu")).sum(0).tolist()) == (1.0,) * 6
+('circulant', True)
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from torch import Tensor
+
+from .._validate import check_choice
+
+__all__ = ["GossipKernel", "MIX_KERNELS"]
+
+MIX_KERNELS = ("auto", "dense", "circulant", "csr")
+
+
+def _circulant(W: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(shifts, weights)`` when every row of ``W`` holds the same weights at the same offsets mod ``N``."""
+    n = W.shape[0]
+    counts = np.diff(W.indptr)
+    k = int(counts[0])
+    if k == 0 or np.any(counts != k):
+        return None
+    off = (W.indices.reshape(n, k) - np.arange(n)[:, None]) % n
+    order = np.argsort(off, axis=1, kind="stable")
+    off = np.take_along_axis(off, order, axis=1)
+    val = np.take_along_axis(W.data.reshape(n, k), order, axis=1)
+    # weights equal to a few ulps: a diagonal ``1 - sum`` rounds differently from row to row
+    if np.array_equal(off, np.broadcast_to(off[0], off.shape)) and np.abs(val - val[0]).max() <= 1e-15:
+        return off[0].astype(np.int64), val[0].astype(float)
+    return None
+
+
+class GossipKernel:
+    """``X <- W X`` for a fixed mixing matrix ``W``, with the kernel picked from ``W``'s structure and size.
+
+    Parameters
+    ----------
+    W:
+        The ``(N, N)`` mixing matrix: a ``scipy.sparse`` matrix, a numpy array or a (dense or sparse) tensor.
+        It is not validated here (:func:`~unlearnkit.graphs.validate_mixing` does that).
+    kind:
+        ``"auto"`` (default), ``"dense"``, ``"circulant"`` or ``"csr"`` (module docstring). ``"auto"`` takes
+        ``"dense"`` when ``W`` has more than ``N^2 / 8`` entries or
+        ``N <= 16``, else ``"circulant"`` when ``W`` is one, else ``"csr"``.
+    device, dtype:
+        Where and in which precision the rounds run (the dtype of the ``X`` it will be given).
+    block_bytes:
+        Size of the row blocks of the circulant kernel on the CPU (default 1 MiB: in cache, few Python calls).
+
+    Attributes
+    ----------
+    kind: the kernel in use. n: ``N``. nnz: stored entries of ``W``.
+    """
+
+    def __init__(self, W: Any, *, kind: str = "auto", device: torch.device | str = "cpu",
+                 dtype: torch.dtype = torch.float32, block_bytes: int = 1 << 20) -> None:
+        check_choice("kind", kind, MIX_KERNELS)
+        if isinstance(W, Tensor):
+            W = W.to_dense() if W.layout != torch.strided else W
+            W = W.detach().cpu().double().numpy()
+        csr = sp.csr_matrix(W, dtype=float)
+        csr.sort_indices()
+        if csr.ndim != 2 or csr.shape[0] != csr.shape[1]:
+            raise ValueError(f"W must be a square (N, N) matrix, got shape {csr.shape}")
+        self.n, self.nnz = csr.shape[0], csr.nnz
+        self.device, self.dtype, self.block_bytes = torch.device(device), dtype, int(block_bytes)
+        circ = _circulant(csr) if kind in ("auto", "circulant") else None
+        if kind == "circulant" and circ is None:
+            raise ValueError("kind='circulant' but W is not circulant (rows differ in offsets or weights)")
+        if kind == "auto":
+            dense = self.nnz > self.n * self.n / 8 or self.n <= 16
+            kind = "dense" if dense else ("circulant" if circ is not None else "csr")
+        self.kind = kind
+        if kind == "circulant":
+            self.shifts, self.weights = [int(s) for s in circ[0]], [float(w) for w in circ[1]]
+        elif kind == "dense":
+            self._dense = torch.as_tensor(csr.toarray(), dtype=dtype, device=self.device)
+        else:
+            self._csr = csr.astype(np.float64 if dtype == torch.float64 else np.float32)
+            self._torch_csr: Tensor | None = None
+
+    def __repr__(self) -> str:
+        return f"GossipKernel(kind={self.kind!r}, n={self.n}, nnz={self.nnz})"
+
+    def __call__(self, X: Tensor) -> Tensor:
+        """``W @ X`` for ``X`` of shape ``(N, d)`` (or ``(N,)``)."""
+        if X.shape[0] != self.n:
+            raise ValueError(f"X has {X.shape[0]} rows but W is {self.n}x{self.n}")
+        if X.ndim == 1:
+            return self(X[:, None])[:, 0]
+        if self.kind == "dense":
+            return self._dense.to(X.dtype) @ X
+        if self.kind == "csr":
+            if X.device.type == "cpu" and not X.requires_grad and X.dtype in (torch.float32, torch.float64):
+                data = self._csr if self._csr.dtype == np.dtype(str(X.dtype).split(".")[-1]) else self._csr.astype(
+                    np.float64 if X.dtype == torch.float64 else np.float32)
+                return torch.as_tensor(data @ X.detach().contiguous().numpy(), device="cpu")
+            if self._torch_csr is None:
+                with warnings.catch_warnings():  # "CSR support is in beta"
+                    warnings.simplefilter("ignore", UserWarning)
+                    self._torch_csr = torch.sparse_csr_tensor(
+                        torch.as_tensor(self._csr.indptr, dtype=torch.int64, device=X.device),
+                        torch.as_tensor(self._csr.indices, dtype=torch.int64, device=X.device),
+                        torch.as_tensor(self._csr.data, dtype=X.dtype, device=X.device), self._csr.shape)
+            return torch.sparse.mm(self._torch_csr.to(X.dtype), X)
+        return self._circulant_apply(X)
+
+    def _circulant_apply(self, X: Tensor) -> Tensor:
+        X = X.contiguous()
+        n, d = X.shape
+        out = torch.empty_like(X)
+        if X.requires_grad:  # the autograd graph of many slices is slow: one roll per shift instead
+            return sum(w * torch.roll(X, -s, dims=0) for s, w in zip(self.shifts, self.weights))
+        rows = n if X.device.type != "cpu" else max(1, self.block_bytes // max(1, d * X.element_size()))
+        for a in range(0, n, rows):
+            b = min(n, a + rows)
+            o = out[a:b]
+            for k, (s, w) in enumerate(zip(self.shifts, self.weights)):
+                start = (a + s) % n
+                m = min(b - a, n - start)  # rows before the source wraps around
+                pieces = [(o[:m], X[start:start + m])] + ([(o[m:], X[:b - a - m])] if m < b - a else [])
+                for dst, src in pieces:
+                    if k == 0:
+                        torch.mul(src, w, out=dst)
+                    else:
+                        dst.add_(src, alpha=w)
+        return out
