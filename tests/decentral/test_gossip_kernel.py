@@ -27,6 +27,11 @@ def test_every_kernel_is_w_times_x(name, n, kw, dtype):
         k = GossipKernel(W, kind=kind, dtype=dtype, block_bytes=3 * 23 * X.element_size())
         torch.testing.assert_close(k(X), ref, rtol=0, atol=tol)
         torch.testing.assert_close(k(X[:, 0]), ref[:, 0], rtol=0, atol=tol)
+        out = torch.full_like(X, float("nan"))
+        assert k(X, out=out) is out
+        torch.testing.assert_close(out, ref, rtol=0, atol=tol)
+        with pytest.raises(ValueError, match="distinct from X"):
+            k(X, out=X)
     Xg = X.clone().requires_grad_()
     torch.testing.assert_close(GossipKernel(W, dtype=dtype)(Xg).detach(), ref, rtol=0, atol=tol)
 

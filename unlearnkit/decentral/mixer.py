@@ -105,19 +105,34 @@ class GossipKernel:
     def __repr__(self) -> str:
         return f"GossipKernel(kind={self.kind!r}, n={self.n}, nnz={self.nnz})"
 
-    def __call__(self, X: Tensor) -> Tensor:
-        """``W @ X`` for ``X`` of shape ``(N, d)`` (or ``(N,)``)."""
+    def __call__(self, X: Tensor, *, out: Tensor | None = None) -> Tensor:
+        """``W @ X`` for ``X`` of shape ``(N, d)`` (or ``(N,)``).
+
+        Parameters
+        ----------
+        X: the client vectors.
+        out: optional ``(N, d)`` contiguous tensor (not ``X``) to write the result into: reusing one
+            buffer across rounds (``Y = k(X, out=Y); X, Y = Y, X``) saves the page faults of a fresh
+            ``N x d`` allocation every round, which on the CPU cost as much as the round itself.
+
+        Returns
+        -------
+        torch.Tensor
+            ``W @ X`` (``out`` when given).
+        """
         if X.shape[0] != self.n:
             raise ValueError(f"X has {X.shape[0]} rows but W is {self.n}x{self.n}")
         if X.ndim == 1:
             return self(X[:, None])[:, 0]
+        if out is not None and (out.shape != X.shape or not out.is_contiguous() or out.data_ptr() == X.data_ptr()):
+            raise ValueError(f"out must be a contiguous {tuple(X.shape)} tensor distinct from X")
+        grad = X.requires_grad
         if self.kind == "dense":
-            return self._dense.to(X.dtype) @ X
+            return self._dense.to(X.dtype) @ X if out is None or grad else torch.matmul(self._dense.to(X.dtype), X, out=out)
+        cpu = X.device.type == "cpu" and not grad
+        if self.kind == "csr" and cpu and X.dtype in (torch.float32, torch.float64):
+            return self._csr_apply(X.contiguous(), torch.empty_like(X) if out is None else out)
         if self.kind == "csr":
-            if X.device.type == "cpu" and not X.requires_grad and X.dtype in (torch.float32, torch.float64):
-                data = self._csr if self._csr.dtype == np.dtype(str(X.dtype).split(".")[-1]) else self._csr.astype(
-                    np.float64 if X.dtype == torch.float64 else np.float32)
-                return torch.as_tensor(data @ X.detach().contiguous().numpy(), device="cpu")
             if self._torch_csr is None:
                 with warnings.catch_warnings():  # "CSR support is in beta"
                     warnings.simplefilter("ignore", UserWarning)
@@ -125,16 +140,36 @@ class GossipKernel:
                         torch.as_tensor(self._csr.indptr, dtype=torch.int64, device=X.device),
                         torch.as_tensor(self._csr.indices, dtype=torch.int64, device=X.device),
                         torch.as_tensor(self._csr.data, dtype=X.dtype, device=X.device), self._csr.shape)
-            return torch.sparse.mm(self._torch_csr.to(X.dtype), X)
-        return self._circulant_apply(X)
-
-    def _circulant_apply(self, X: Tensor) -> Tensor:
-        X = X.contiguous()
-        n, d = X.shape
-        out = torch.empty_like(X)
-        if X.requires_grad:  # the autograd graph of many slices is slow: one roll per shift instead
+            Y = torch.sparse.mm(self._torch_csr.to(X.dtype), X)
+            return Y if out is None or grad else out.copy_(Y)
+        if grad:  # the autograd graph of many slices is slow: one roll per shift instead
             return sum(w * torch.roll(X, -s, dims=0) for s, w in zip(self.shifts, self.weights))
-        rows = n if X.device.type != "cpu" else max(1, self.block_bytes // max(1, d * X.element_size()))
+        return self._circulant_apply(X.contiguous(), torch.empty_like(X) if out is None else out)
+
+    def _rows_per_block(self, X: Tensor) -> int:
+        if X.device.type != "cpu":
+            return X.shape[0]
+        return max(1, self.block_bytes // max(1, X.shape[1] * X.element_size()))
+
+    def _csr_apply(self, X: Tensor, out: Tensor) -> Tensor:
+        """SciPy's CSR kernel block by block: zero a block of output rows (in cache), then accumulate."""
+        from scipy.sparse._sparsetools import csr_matvecs
+
+        A = self._csr if self._csr.dtype == (np.float64 if X.dtype == torch.float64 else np.float32) else \
+            self._csr.astype(np.float64 if X.dtype == torch.float64 else np.float32)
+        x, y = X.detach().numpy().reshape(-1), out.detach().numpy()
+        n, d = X.shape
+        rows = self._rows_per_block(X)
+        for a in range(0, n, rows):
+            b = min(n, a + rows)
+            yb = y[a:b]
+            yb.fill(0)
+            csr_matvecs(b - a, n, d, A.indptr[a:b + 1], A.indices, A.data, x, yb.reshape(-1))
+        return out
+
+    def _circulant_apply(self, X: Tensor, out: Tensor) -> Tensor:
+        n = X.shape[0]
+        rows = self._rows_per_block(X)
         for a in range(0, n, rows):
             b = min(n, a + rows)
             o = out[a:b]
