@@ -126,8 +126,9 @@ def gossip_step_loop(flat: Any, thetas: Tensor, batches: list[tuple[Tensor, Tens
     out = []
     for i in range(n):
         acc = torch.zeros_like(thetas[i])
-        for j in np.flatnonzero(Wn[i]):
-            acc = acc + Wd[i, j] * src[j]
+        for j in np.flatnonzero(Wn[i]).tolist():
+            # a Python float holds the float32/float64 weight exactly: same product as the 0-d tensor, cheaper
+            acc = acc + float(Wn[i, j]) * src[j]
         out.append(acc if order == "atc" else acc - (thetas[i] - ys[i]))
     return torch.stack(out), torch.stack(losses)
 
