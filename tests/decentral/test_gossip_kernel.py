@@ -12,7 +12,7 @@ from unlearnkit.decentral.mixer import GossipKernel
 from unlearnkit.models import FlatParams, make_model
 
 CASES = [("ring", 2, {}), ("ring", 3, {}), ("ring", 50, {}), ("exponential", 50, {}), ("exponential", 64, {}),
-         ("torus", 36, {}), ("path", 40, {}), ("random_regular", 60, {"degree": 4})]
+         ("torus", 36, {}), ("torus", 35, {}), ("torus", 300, {}), ("path", 40, {}), ("random_regular", 60, {"degree": 4})]
 
 
 @pytest.mark.parametrize("name,n,kw", CASES)
@@ -22,9 +22,9 @@ def test_every_kernel_is_w_times_x(name, n, kw, dtype):
     X = torch.randn((n, 23), generator=uk.make_generator(0), device="cpu", dtype=dtype)
     ref = torch.as_tensor(W.toarray() @ X.double().numpy(), dtype=dtype, device="cpu")
     tol = 1e-6 if dtype == torch.float32 else 1e-13
-    kinds = ["dense", "csr"] + (["circulant"] if name in ("ring", "exponential") else [])
-    for kind in kinds:  # tiny blocks: the wrap-around of the circulant kernel inside and across blocks
-        k = GossipKernel(W, kind=kind, dtype=dtype, block_bytes=3 * 23 * X.element_size())
+    kinds = ["dense", "csr"] + (["circulant"] if name in ("ring", "exponential", "torus") else [])
+    for kind, cells in ((k, b) for k in kinds for b in (3, 7, n)):  # wrap-around inside and across blocks
+        k = GossipKernel(W, kind=kind, dtype=dtype, block_bytes=cells * 23 * X.element_size())
         torch.testing.assert_close(k(X), ref, rtol=0, atol=tol)
         torch.testing.assert_close(k(X[:, 0]), ref[:, 0], rtol=0, atol=tol)
         out = torch.full_like(X, float("nan"))
@@ -39,7 +39,9 @@ def test_every_kernel_is_w_times_x(name, n, kw, dtype):
 def test_auto_picks_by_structure_and_size():
     ring = graphs.sparse_mixing_matrix(graphs.edge_list("ring", 1000), 1000)
     rr = graphs.sparse_mixing_matrix(graphs.edge_list("random_regular", 1000, degree=3), 1000)
-    assert GossipKernel(ring).kind == "circulant"
+    assert GossipKernel(ring).kind == "circulant" and GossipKernel(ring).grid == (1, 1000)
+    torus = graphs.sparse_mixing_matrix(graphs.edge_list("torus", 1000), 1000)
+    assert GossipKernel(torus).kind == "circulant" and GossipKernel(torus).grid == (25, 40)
     assert GossipKernel(rr).kind == "csr"
     assert GossipKernel(graphs.mixing_matrix(graphs.make_graph("complete", 20))).kind == "dense"
     with pytest.raises(ValueError, match="not circulant"):

@@ -1,6 +1,6 @@
 """``python -m unlearnkit bench scale``: sparse networks of 10^2 to 10^5 clients, one gossip round ``X <- W X``.
 
-For each topology (ring: the circulant stencil; random 4-regular: the CSR kernel) and each ``N`` in
+For each topology (ring, torus: the circulant stencil, 1-D and 2-D; random 4-regular: the CSR kernel) and each ``N`` in
 ``10^2 .. 10^5`` (``10^4`` in quick mode) at ``d = 1000`` float32 parameters per client, a row gives the time
 and peak traced memory of building ``W`` from the edge list (:func:`~unlearnkit.graphs.edge_list`,
 :func:`~unlearnkit.graphs.sparse_mixing_matrix`), the kernel chosen, the time of one round into a reused output buffer (``round_ms``; ``round_fresh_ms`` allocates
@@ -86,7 +86,7 @@ def bench_scale(*, quick: bool = False) -> list[dict[str, Any]]:
     d = 1000
     sizes = [100, 1000, 10_000] + ([] if quick else [100_000])
     rows = []
-    for name, kw in (("ring", {}), ("random_regular", {"degree": 4})):
+    for name, kw in (("ring", {}), ("torus", {}), ("random_regular", {"degree": 4})):
         for n in sizes:
             tracemalloc.start()
             t0 = time.perf_counter()

@@ -5,10 +5,11 @@ kernel, not on the maths:
 
 - ``"dense"``: ``W @ X`` with a dense ``W``: ``2 N^2 d`` flops; the fastest for small, dense networks.
 - ``"circulant"``: ``W`` is a circulant band (every row has the same weights at the same offsets modulo
-  ``N``: the ring, the exponential graph, any ``W`` of a vertex-transitive cyclic layout). Then
-  ``(W X)_i = sum_s w_s X_{(i + s) mod N}`` is a handful of shifted in-place ``add_`` calls on contiguous
-  row slices, done block by block (blocks of about 1 MiB) so that the rows a block reads stay in cache and
-  ``X`` comes from memory about once.
+  ``N``: the ring, the exponential graph), or the same on a 2-D grid that wraps both ways (the torus, with
+  clients in row-major order on its default ``rows x cols`` shape). Then
+  ``(W X)_i = sum_s w_s X_{(i + s) mod N}`` is a handful of shifted in-place ``add_`` calls on row slices,
+  done block by block (blocks of about 1 MiB) so that the rows a block reads stay in cache and ``X`` comes
+  from memory about once.
 - ``"csr"``: any other sparse ``W``: SciPy's row-by-row CSR product on the CPU (each output row is finished
   in cache before the next), ``torch.sparse.mm`` on a CSR tensor elsewhere or when ``X`` needs gradients.
 
@@ -21,6 +22,7 @@ kernel, not on the maths:
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -36,21 +38,32 @@ __all__ = ["GossipKernel", "MIX_KERNELS"]
 MIX_KERNELS = ("auto", "dense", "circulant", "csr")
 
 
-def _circulant(W: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(shifts, weights)`` when every row of ``W`` holds the same weights at the same offsets mod ``N``."""
+def _circulant(W: sp.csr_matrix, rows: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(row_shifts, col_shifts, weights)`` when ``W``, with client ``v`` at cell ``(v // cols, v % cols)`` of a
+    ``rows x cols`` grid that wraps around both ways, holds the same weights at the same 2-D offsets in every
+    row (``rows = 1``: a 1-D circulant, the ring; the default grid shape: the torus)."""
     n = W.shape[0]
     counts = np.diff(W.indptr)
     k = int(counts[0])
-    if k == 0 or np.any(counts != k):
+    if k == 0 or np.any(counts != k) or n % rows:
         return None
-    off = (W.indices.reshape(n, k) - np.arange(n)[:, None]) % n
+    cols = n // rows
+    v, u = np.arange(n)[:, None], W.indices.reshape(n, k)
+    off = ((u // cols - v // cols) % rows) * cols + (u % cols - v % cols) % cols
     order = np.argsort(off, axis=1, kind="stable")
     off = np.take_along_axis(off, order, axis=1)
     val = np.take_along_axis(W.data.reshape(n, k), order, axis=1)
     # weights equal to a few ulps: a diagonal ``1 - sum`` rounds differently from row to row
     if np.array_equal(off, np.broadcast_to(off[0], off.shape)) and np.abs(val - val[0]).max() <= 1e-15:
-        return off[0].astype(np.int64), val[0].astype(float)
+        return off[0] // cols, off[0] % cols, val[0].astype(float)
     return None
+
+
+def _pieces(start: int, length: int, size: int) -> list[tuple[int, int, int]]:
+    """``(dst_offset, src_start, count)`` pieces of the cyclic range ``start .. start + length`` mod ``size``."""
+    start %= size
+    first = min(length, size - start)
+    return [(0, start, first)] + ([(first, 0, length - first)] if first < length else [])
 
 
 class GossipKernel:
@@ -87,7 +100,14 @@ class GossipKernel:
             raise ValueError(f"W must be a square (N, N) matrix, got shape {csr.shape}")
         self.n, self.nnz = csr.shape[0], csr.nnz
         self.device, self.dtype, self.block_bytes = torch.device(device), dtype, int(block_bytes)
-        circ = _circulant(csr) if kind in ("auto", "circulant") else None
+        circ = None
+        if kind in ("auto", "circulant"):
+            grid = max(r for r in range(1, math.isqrt(self.n) + 1) if self.n % r == 0)  # the torus's default
+            for rows in dict.fromkeys((1, grid)):
+                circ = _circulant(csr, rows)
+                if circ is not None:
+                    self.grid = (rows, self.n // rows)
+                    break
         if kind == "circulant" and circ is None:
             raise ValueError("kind='circulant' but W is not circulant (rows differ in offsets or weights)")
         if kind == "auto":
@@ -95,7 +115,7 @@ class GossipKernel:
             kind = "dense" if dense else ("circulant" if circ is not None else "csr")
         self.kind = kind
         if kind == "circulant":
-            self.shifts, self.weights = [int(s) for s in circ[0]], [float(w) for w in circ[1]]
+            self.offsets = [(int(a), int(b), float(w)) for a, b, w in zip(*circ)]
         elif kind == "dense":
             self._dense = torch.as_tensor(csr.toarray(), dtype=dtype, device=self.device)
         else:
@@ -143,7 +163,9 @@ class GossipKernel:
             Y = torch.sparse.mm(self._torch_csr.to(X.dtype), X)
             return Y if out is None or grad else out.copy_(Y)
         if grad:  # the autograd graph of many slices is slow: one roll per shift instead
-            return sum(w * torch.roll(X, -s, dims=0) for s, w in zip(self.shifts, self.weights))
+            r, c = self.grid
+            X3 = X.reshape(r, c, -1)
+            return sum(w * torch.roll(X3, (-a, -b), dims=(0, 1)) for a, b, w in self.offsets).reshape(X.shape)
         return self._circulant_apply(X.contiguous(), torch.empty_like(X) if out is None else out)
 
     def _rows_per_block(self, X: Tensor) -> int:
@@ -168,18 +190,25 @@ class GossipKernel:
         return out
 
     def _circulant_apply(self, X: Tensor, out: Tensor) -> Tensor:
-        n = X.shape[0]
-        rows = self._rows_per_block(X)
-        for a in range(0, n, rows):
-            b = min(n, a + rows)
-            o = out[a:b]
-            for k, (s, w) in enumerate(zip(self.shifts, self.weights)):
-                start = (a + s) % n
-                m = min(b - a, n - start)  # rows before the source wraps around
-                pieces = [(o[:m], X[start:start + m])] + ([(o[m:], X[:b - a - m])] if m < b - a else [])
-                for dst, src in pieces:
-                    if k == 0:
-                        torch.mul(src, w, out=dst)
-                    else:
-                        dst.add_(src, alpha=w)
+        """Blocks of grid cells (about ``block_bytes`` each); in a block, one in-place ``add_`` per offset and
+        wrap-around piece, so the rows a block reads stay in cache."""
+        r, c = self.grid
+        d = X.shape[1]
+        X3, O3 = X.view(r, c, d), out.view(r, c, d)
+        cells = self._rows_per_block(X)
+        cb = min(c, cells)  # columns per block, then grid rows per block
+        rb = max(1, min(r, cells // cb))
+        for i0 in range(0, r, rb):
+            ni = min(rb, r - i0)
+            for j0 in range(0, c, cb):
+                nj = min(cb, c - j0)
+                o = O3[i0:i0 + ni, j0:j0 + nj]
+                for k, (si, sj, w) in enumerate(self.offsets):
+                    for di, ai, li in _pieces(i0 + si, ni, r):
+                        for dj, aj, lj in _pieces(j0 + sj, nj, c):
+                            dst, src = o[di:di + li, dj:dj + lj], X3[ai:ai + li, aj:aj + lj]
+                            if k == 0:
+                                torch.mul(src, w, out=dst)
+                            else:
+                                dst.add_(src, alpha=w)
         return out
