@@ -5,6 +5,11 @@ client's gradient, then ``x_i <- sum_j W_ij x_j - lr g_i`` on a ring. The loop i
 client simulator does client by client (decentralizepy, BlueFog; ``research/peers.md`` B.3); the vectorised
 engine is one ``vmap`` call and one matmul (:func:`unlearnkit.decentral.gossip_step`). Rows also time the
 sparse ``W`` path and report the largest difference between the two results.
+
+The ``"mix only"`` rows time the gossip round ``X <- W X`` alone on a ring of 128 clients at ``d`` = 1000 and
+64000: the kernel :class:`~unlearnkit.decentral.mixer.GossipKernel` chooses, the dense matmul, and the loop
+written the obvious way (for each client, sum ``w_ij x_j`` over its neighbours; see
+:mod:`unlearnkit.benchmarks.scale`).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any
 import torch
 
 from . import register_bench, timeit
+from .scale import mix_loop_rows
 
 
 @register_bench("gossip", description="vectorised D-PSGD round vs a per-client loop, digits MLP, N in {8, 32, 128}")
@@ -54,4 +60,4 @@ def bench_gossip(*, quick: bool = False) -> list[dict[str, Any]]:
         rows.append({"N": n, "d": flat.d, "device": str(dev), "threads": torch.get_num_threads(),
                      "vectorized_ms": 1e3 * t_vec, "sparse_ms": 1e3 * t_sp, "loop_ms": 1e3 * t_loop,
                      "speedup": t_loop / t_vec, "max_abs_diff": diff})
-    return rows
+    return rows + mix_loop_rows(dev, quick=quick)

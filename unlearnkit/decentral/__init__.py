@@ -2,6 +2,8 @@
 
 - :mod:`~unlearnkit.decentral.gossip`: D-PSGD (parameter gossip), all clients as one ``(N, d)`` tensor,
   gradients by one ``vmap`` call, mixing by one matmul; a per-client loop reference.
+- :mod:`~unlearnkit.decentral.mixer`: the gossip round ``X <- W X`` with its kernel (dense, circulant stencil,
+  CSR) chosen by ``W``'s structure and size, for networks of up to millions of clients.
 - :mod:`~unlearnkit.decentral.gradient_gossip`: gradient-gossip DSGD as PDUDT trains, with the per-client
   caches PDUDT's correction needs (running sums in O(N d) per client, or the full history);
   :mod:`~unlearnkit.decentral.correction`: PDUDT's Eqs. (7) to (9), the one copy the caches and the
@@ -16,6 +18,7 @@
 
 from ._engine import ClientSampler, MixingSource, batched_loss_and_grad, consensus_distance
 from .correction import retrain_matrices
+from .mixer import MIX_KERNELS, GossipKernel
 from .gradient_gossip import (GradientGossipConfig, HistoryCache, RunningSumCache, paper_storage_bytes,
                               run_gradient_gossip)
 from .token import HopContext, TokenConfig, TokenOptimizer, netdp_sigma, run_netdp, run_token
@@ -26,6 +29,7 @@ from .network_steps import LocalProblem, dpsgd_rounds, flooded_correction, gradi
 __all__ = ["HopContext", "TokenConfig", "TokenOptimizer", "netdp_sigma", "run_netdp", "run_token",
            "GradientGossipConfig", "HistoryCache", "RunningSumCache", "paper_storage_bytes", "retrain_matrices",
            "run_gradient_gossip",
+           "MIX_KERNELS", "GossipKernel",
            "ClientSampler", "MixingSource", "batched_loss_and_grad", "consensus_distance",
            "GossipConfig", "gossip_step", "gossip_step_loop", "run_gossip", "simulate_averaging",
            "Network", "SimulatedNetwork", "LocalProblem", "dpsgd_rounds", "gradient_gossip_rounds",

@@ -7,10 +7,12 @@ Everything is vectorised over clients: parameters are one ``(N, d)`` tensor, a r
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, Optional, Sequence
 
 import networkx as nx
 import numpy as np
+import scipy.sparse as sp
 import torch
 from torch import Tensor
 from torch.func import grad_and_value, vmap
@@ -18,6 +20,9 @@ from torch.func import grad_and_value, vmap
 from .._validate import check_int
 from ..graphs.dynamic import DynamicTopology, StaticSchedule
 from ..graphs.mixing import mixing_matrix, validate_mixing
+from ..graphs.sparse import sparse_mixing_matrix
+from ..graphs.topology import MAX_CLIENTS
+from .mixer import GossipKernel
 
 __all__ = ["ClientSampler", "MixingSource", "batched_loss_and_grad", "consensus_distance", "client_indices_of",
            "init_stack"]
@@ -89,6 +94,11 @@ class MixingSource:
     (round ``t`` uses ``Ws[t % len(Ws)]``), or a callable ``t -> W``. Matrices are validated once when fixed,
     and per round otherwise (symmetric, doubly stochastic, non-negative; a round may be disconnected).
     ``sparse=True`` stores each matrix as sparse COO, so ``W @ Theta`` costs ``O(nnz * d)``.
+
+    A fixed ``scipy.sparse`` matrix (:func:`~unlearnkit.graphs.sparse_mixing_matrix`), or a graph of more than
+    ``MAX_CLIENTS`` clients with ``sparse=True``, stays sparse throughout (validated in ``O(nnz)``, never an
+    ``N x N`` array): :meth:`numpy` returns it as CSR, :meth:`matrix` as a torch CSR tensor, and
+    :meth:`kernel` gives the :class:`~unlearnkit.decentral.mixer.GossipKernel` that runs its rounds.
     """
 
     def __init__(self, network: Any, *, rule: str = "metropolis", sparse: bool = False,
@@ -101,8 +111,12 @@ class MixingSource:
         self.schedule: DynamicTopology | None = None
         self._fn: Callable[[int], Any] | None = None
         self._fixed: Tensor | None = None
-        self._fixed_np: np.ndarray | None = None
-        if isinstance(network, nx.Graph):
+        self._fixed_np: Any = None
+        self._kernel: GossipKernel | None = None
+        if isinstance(network, nx.Graph) and self.sparse and network.number_of_nodes() > MAX_CLIENTS:
+            self.schedule = StaticSchedule(network, require_connected=require_connected)
+            self._set_fixed(sparse_mixing_matrix(network, rule=rule, require_connected=require_connected))
+        elif isinstance(network, nx.Graph):
             self.schedule = StaticSchedule(network, require_connected=require_connected)
             self._set_fixed(mixing_matrix(network, rule, require_connected=require_connected))
         elif isinstance(network, DynamicTopology):
@@ -123,7 +137,20 @@ class MixingSource:
     def static(self) -> bool:
         return self._fixed is not None
 
-    def _to_torch(self, W: np.ndarray) -> Tensor:
+    @property
+    def large(self) -> bool:
+        """True when the fixed matrix is kept sparse (``scipy.sparse``) throughout."""
+        return sp.issparse(self._fixed_np)
+
+    def _to_torch(self, W: Any) -> Tensor:
+        if sp.issparse(W):
+            W = W.tocsr()
+            with warnings.catch_warnings():  # "CSR support is in beta"
+                warnings.simplefilter("ignore", UserWarning)
+                return torch.sparse_csr_tensor(torch.as_tensor(W.indptr, dtype=torch.int64, device=self.device),
+                                               torch.as_tensor(W.indices, dtype=torch.int64, device=self.device),
+                                               torch.as_tensor(W.data, dtype=self.dtype, device=self.device),
+                                               W.shape)
         T = torch.as_tensor(W, dtype=self.dtype, device=self.device)
         return T.to_sparse() if self.sparse else T
 
@@ -131,8 +158,8 @@ class MixingSource:
         self._fixed_np = W
         self._fixed = self._to_torch(W)
 
-    def numpy(self, t: int) -> np.ndarray:
-        """Round ``t``'s matrix as a validated float64 array."""
+    def numpy(self, t: int) -> Any:
+        """Round ``t``'s matrix as a validated float64 array (CSR when kept sparse)."""
         if self._fixed_np is not None:
             return self._fixed_np
         return validate_mixing(self._fn(t), require_connected=False)
@@ -146,12 +173,24 @@ class MixingSource:
     def messages(self, t: int) -> int:
         """Model-sized messages sent in round ``t``: one per ordered pair ``i != j`` with ``W_ij > 0``."""
         W = self.numpy(t)
+        if sp.issparse(W):
+            return int(np.count_nonzero(W.data) - np.count_nonzero(W.diagonal()))
         return int(np.count_nonzero(W) - np.count_nonzero(np.diag(W)))
 
+    def kernel(self, t: int) -> GossipKernel:
+        """Round ``t``'s mixing as a :class:`~unlearnkit.decentral.mixer.GossipKernel` (built once when fixed)."""
+        if self._fixed_np is not None:
+            if self._kernel is None:
+                self._kernel = GossipKernel(self._fixed_np, device=self.device, dtype=self.dtype)
+            return self._kernel
+        return GossipKernel(self.numpy(t), device=self.device, dtype=self.dtype)
+
     @staticmethod
-    def mix(W: Tensor, X: Tensor) -> Tensor:
-        """``W @ X`` for dense or sparse ``W``."""
-        return torch.sparse.mm(W, X) if W.is_sparse else W @ X
+    def mix(W: Any, X: Tensor) -> Tensor:
+        """``W @ X`` for a dense or sparse (COO, CSR) ``W`` or a :class:`~unlearnkit.decentral.mixer.GossipKernel`."""
+        if isinstance(W, GossipKernel):
+            return W(X)
+        return torch.sparse.mm(W, X) if W.layout != torch.strided else W @ X
 
 
 def batched_loss_and_grad(flat: Any, thetas: Tensor, xs: Tensor, ys: Tensor, *,

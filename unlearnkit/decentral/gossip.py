@@ -110,7 +110,7 @@ def gossip_step_loop(flat: Any, thetas: Tensor, batches: list[tuple[Tensor, Tens
     """The same round as :func:`gossip_step`, one client at a time, as a per-process simulator would do it:
     each client computes its own gradient, then averages the vectors it receives from its neighbours.
     Reference implementation for tests and the benchmark; use :func:`gossip_step` for real work."""
-    Wd = W.to_dense() if getattr(W, "is_sparse", False) else torch.as_tensor(W)
+    Wd = W.to_dense() if getattr(W, "layout", torch.strided) != torch.strided else torch.as_tensor(W)
     Wn = Wd.detach().cpu().numpy()
     n = thetas.shape[0]
     ys, losses = [], []
@@ -126,8 +126,9 @@ def gossip_step_loop(flat: Any, thetas: Tensor, batches: list[tuple[Tensor, Tens
     out = []
     for i in range(n):
         acc = torch.zeros_like(thetas[i])
-        for j in np.flatnonzero(Wn[i]):
-            acc = acc + Wd[i, j] * src[j]
+        for j in np.flatnonzero(Wn[i]).tolist():
+            # a Python float holds the float32/float64 weight exactly: same product as the 0-d tensor, cheaper
+            acc = acc + float(Wn[i, j]) * src[j]
         out.append(acc if order == "atc" else acc - (thetas[i] - ys[i]))
     return torch.stack(out), torch.stack(losses)
 
@@ -186,7 +187,8 @@ def run_gossip(flat: Any, federation: Any, network: Any, config: GossipConfig, *
     with Stopwatch() as sw:
         for t in range(config.rounds):
             batches = [sampler.sample()[:2] for _ in range(config.local_steps)]
-            W = mixing.matrix(t)
+            # a matrix kept sparse (millions of clients) runs through its kernel; otherwise the exact matmul
+            W = mixing.kernel(t) if mixing.large and engine == "vectorized" else mixing.matrix(t)
             thetas, losses = step(flat, thetas, batches, W, lr=config.lr, order=config.order,
                                   weight_decay=config.weight_decay)
             thetas = thetas.detach()

@@ -32,8 +32,10 @@ from typing import Iterable
 
 import networkx as nx
 import numpy as np
+import scipy.sparse as sp
 
 from .._validate import check_choice, check_positive, check_range
+from .sparse import graph_edges, sparse_slem, validate_sparse_mixing
 from .topology import validate_graph
 
 __all__ = [
@@ -98,11 +100,17 @@ def validate_mixing(W, *, G: nx.Graph | None = None, atol: float = 1e-9, require
     (doubly stochastic), support connected (unless ``require_connected=False``) and, when ``G`` is given,
     no weight between clients that are not neighbours in ``G``.
 
+    A ``scipy.sparse`` ``W`` is checked in ``O(nnz)`` by
+    :func:`~unlearnkit.graphs.sparse.validate_sparse_mixing` and returned as float64 CSR.
+
     Raises
     ------
     ValueError
         Naming the first violated property and by how much.
     """
+    if sp.issparse(W):
+        return validate_sparse_mixing(W, edges=None if G is None else graph_edges(G), atol=atol,
+                                      require_connected=require_connected)
     W = np.asarray(W.detach().cpu().numpy() if hasattr(W, "detach") else W, dtype=float)
     if W.ndim != 2 or W.shape[0] != W.shape[1]:
         raise ValueError(f"W must be a square (N, N) matrix, got shape {W.shape}")
@@ -150,7 +158,11 @@ def slem(W) -> float:
 
     Digest 001 writes ``rho = slem^2`` (Lemma 1: ``||W^k - J||^2 <= rho^k``); digest 002 writes
     ``rho_t = slem(W^t)`` (Assumption 4.8). We return the unsquared modulus and say so at each use.
+    A ``scipy.sparse`` ``W`` goes to :func:`~unlearnkit.graphs.sparse.sparse_slem` (exact up to
+    ``DENSE_EIG_MAX`` clients, ARPACK above).
     """
+    if sp.issparse(W):
+        return sparse_slem(W)
     # NaN or non-stochastic W: a clear error; the tolerance admits float32 matrices (rows sum to 1 +- 3e-8)
     lam = eigenvalues(validate_mixing(W, atol=1e-6, require_connected=False))
     return float(max(abs(lam[1]), abs(lam[-1])))

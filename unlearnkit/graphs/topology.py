@@ -63,8 +63,9 @@ def _check_n(n: int, *, pairs: float = 0.0, what: str = "") -> int:
     if n < 2:
         raise ValueError(f"n={n} is too small: a network needs at least 2 clients (expected n >= 2)")
     if n > MAX_CLIENTS:
-        raise ValueError(f"n={n} is too large: expected n in [2, {MAX_CLIENTS}] (dense N x N mixing matrices "
-                         "of more clients do not fit in memory)")
+        raise ValueError(f"n={n} is too large: expected n in [2, {MAX_CLIENTS}] for a networkx graph with dense "
+                         "N x N mixing matrices; for more clients use unlearnkit.graphs.edge_list and "
+                         "sparse_mixing_matrix (up to MAX_SPARSE_CLIENTS)")
     if pairs and pairs * n * (n - 1) / 2 > MAX_EDGES:
         hi = int((1 + math.sqrt(1 + 8 * MAX_EDGES / pairs)) / 2)
         raise ValueError(f"n={n} is too large for {what}: it would visit {pairs * n * (n - 1) / 2:.3g} node pairs; "

@@ -27,6 +27,7 @@ import networkx as nx
 import numpy as np
 
 from .._validate import check_int, check_probability
+from .sparse import MAX_SPARSE_CLIENTS
 from .topology import MAX_CLIENTS, validate_graph
 
 __all__ = [
@@ -91,7 +92,7 @@ def rrdu_route(n: int, u: int, p: float, hops: int, *, rng: np.random.Generator)
     """RR-DU routing (digest 000, Algorithm 4): ``hops`` i.i.d. draws, each ``u`` with probability ``p``,
     else uniform on ``V \\ {u}``. The current location is irrelevant (the routing is memoryless), so the
     token's start does not matter either."""
-    n = check_int("n", n, low=2, high=MAX_CLIENTS)
+    n = check_int("n", n, low=2, high=MAX_SPARSE_CLIENTS)
     u = _check_node("u", u, n)
     p = check_probability("p", p)
     hops = check_int("hops", hops, low=0, high=MAX_HOPS)
@@ -112,7 +113,7 @@ def route_next(current: int, u: int, n_nodes: int, p: float, rng: np.random.Gene
 
 def uniform_route(n: int, hops: int, *, rng: np.random.Generator) -> np.ndarray:
     """I.i.d. uniform clients, as NetDP (digest 000, Algorithm 3) picks them."""
-    n = check_int("n", n, low=2, high=MAX_CLIENTS)
+    n = check_int("n", n, low=2, high=MAX_SPARSE_CLIENTS)
     return _rng(rng).integers(0, n, size=check_int("hops", hops, low=0, high=MAX_HOPS)).astype(np.int64)
 
 
@@ -205,7 +206,7 @@ def crosses_only_edges(route: np.ndarray, G: nx.Graph, *, allow_stay: bool = Fal
 
 def visit_counts(route: np.ndarray, n: int) -> np.ndarray:
     """How many hops each of the ``n`` clients held the token."""
-    n = check_int("n", n, low=1, high=MAX_CLIENTS)
+    n = check_int("n", n, low=1, high=MAX_SPARSE_CLIENTS)
     route = np.asarray(route, dtype=np.int64)
     if route.size and (route.min() < 0 or route.max() >= n):
         raise ValueError(f"route has client ids outside [0, {n - 1}]")

@@ -1,0 +1,116 @@
+"""``python -m unlearnkit bench scale``: sparse networks of 10^2 to 10^5 clients, one gossip round ``X <- W X``.
+
+For each topology (ring, torus: the circulant stencil, 1-D and 2-D; random 4-regular: the CSR kernel) and each ``N`` in
+``10^2 .. 10^5`` (``10^4`` in quick mode) at ``d = 1000`` float32 parameters per client, a row gives the time
+and peak traced memory of building ``W`` from the edge list (:func:`~unlearnkit.graphs.edge_list`,
+:func:`~unlearnkit.graphs.sparse_mixing_matrix`), the kernel chosen, the time of one round into a reused output buffer (``round_ms``; ``round_fresh_ms`` allocates
+the output every round, whose page faults on the CPU cost about as much as the round), and the time of one
+elementwise memory pass over the ``(N, d)`` parameters (``X.mul_(1.0)``, in place, and ``torch.mul(X, 1.0,
+out=Y)``, which reads ``X`` and writes a second array as a round must) measured in the same run, with the
+round's ratio to each. ``rss_peak_mib`` is the process's peak resident memory so far (it only grows: rows run
+in increasing ``N``); on CUDA ``gpu_peak_mib`` is the allocator's peak for the row.
+
+:func:`mix_loop_rows` compares, at ``N = 128``, the chosen kernel with a gossip round written the obvious way
+(for each client, sum ``w_ij x_j`` over its neighbours): ``bench gossip`` prints those rows.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+import tracemalloc
+from typing import Any
+
+import torch
+
+from . import register_bench, timeit
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kilobytes on Linux
+
+
+def plain_gossip_loop(W: Any, X: torch.Tensor) -> torch.Tensor:
+    """``W @ X`` the obvious way: for each client ``i``, ``sum_j w_ij x_j`` over its neighbours (and itself).
+
+    Parameters
+    ----------
+    W: the mixing matrix as ``scipy.sparse`` CSR (its stored entries are the neighbours).
+    X: ``(N, d)`` client vectors.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(N, d)``, one Python-level axpy per stored entry of ``W``.
+    """
+    out = torch.empty_like(X)
+    for i in range(X.shape[0]):
+        lo, hi = W.indptr[i], W.indptr[i + 1]
+        acc = torch.zeros_like(X[i])
+        for j, w in zip(W.indices[lo:hi].tolist(), W.data[lo:hi].tolist()):
+            acc += w * X[j]
+        out[i] = acc
+    return out
+
+
+def mix_loop_rows(dev: torch.device, *, quick: bool = False) -> list[dict[str, Any]]:
+    """One mixing round on a ring of 128 clients at ``d`` in {1000, 64000}: the chosen kernel, the dense
+    matmul and :func:`plain_gossip_loop`, with the speedup of the chosen kernel over the loop."""
+    import unlearnkit as uk
+    from ..decentral.mixer import GossipKernel
+    from ..graphs import edge_list, sparse_mixing_matrix
+
+    n, rows, repeat = 128, [], 2 if quick else 5
+    W = sparse_mixing_matrix(edge_list("ring", n), n)
+    for d in (1000, 64000):
+        X = torch.randn((n, d), generator=uk.make_generator(0, dev), device=dev)
+        auto, dense = GossipKernel(W, device=dev), GossipKernel(W, kind="dense", device=dev)
+        t_auto = timeit(lambda: auto(X), repeat=repeat)
+        t_dense = timeit(lambda: dense(X), repeat=repeat)
+        t_loop = timeit(lambda: plain_gossip_loop(W, X), repeat=max(1, repeat - 2))
+        err = float((auto(X) - plain_gossip_loop(W, X)).abs().max())
+        rows.append({"what": "mix only", "N": n, "d": d, "device": str(dev), "kernel": auto.kind,
+                     "kernel_ms": 1e3 * t_auto, "dense_matmul_ms": 1e3 * t_dense, "plain_loop_ms": 1e3 * t_loop,
+                     "speedup_vs_loop": t_loop / t_auto, "max_abs_diff": err})
+    return rows
+
+
+@register_bench("scale", description="sparse W from edge lists, one gossip round at N = 1e2..1e5, d = 1000, "
+                                     "against one memory pass over the parameters")
+def bench_scale(*, quick: bool = False) -> list[dict[str, Any]]:
+    import unlearnkit as uk
+    from ..decentral.mixer import GossipKernel
+    from ..graphs import edge_list, sparse_mixing_matrix
+
+    dev = uk.device()
+    d = 1000
+    sizes = [100, 1000, 10_000] + ([] if quick else [100_000])
+    rows = []
+    for name, kw in (("ring", {}), ("torus", {}), ("random_regular", {"degree": 4})):
+        for n in sizes:
+            tracemalloc.start()
+            t0 = time.perf_counter()
+            W = sparse_mixing_matrix(edge_list(name, n, **kw), n)
+            build = time.perf_counter() - t0
+            build_peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            if dev.type == "cuda":
+                torch.cuda.reset_peak_memory_stats(dev)
+            X = torch.randn((n, d), generator=uk.make_generator(0, dev), device=dev)
+            Y = torch.empty_like(X)
+            kernel = GossipKernel(W, device=dev)
+            repeat = 3 if n >= 100_000 else 5
+            t_round = timeit(lambda: kernel(X, out=Y), repeat=repeat)
+            t_fresh = timeit(lambda: kernel(X), repeat=repeat)
+            t_pass = timeit(lambda: X.mul_(1.0), repeat=repeat)
+            t_pass2 = timeit(lambda: torch.mul(X, 1.0, out=Y), repeat=repeat)
+            row = {"topology": name, "N": n, "d": d, "device": str(dev), "threads": torch.get_num_threads(),
+                   "kernel": kernel.kind, "build_s": build, "build_peak_mib": build_peak / 2**20,
+                   "round_ms": 1e3 * t_round, "round_fresh_ms": 1e3 * t_fresh, "pass_inplace_ms": 1e3 * t_pass, "pass_out_ms": 1e3 * t_pass2,
+                   "ratio_inplace": t_round / t_pass, "ratio_out": t_round / t_pass2,
+                   "params_mib": X.numel() * X.element_size() / 2**20, "rss_peak_mib": _peak_rss_mib()}
+            if dev.type == "cuda":
+                row["gpu_peak_mib"] = torch.cuda.max_memory_allocated(dev) / 2**20
+            rows.append(row)
+            del X, Y, kernel, W
+    return rows
