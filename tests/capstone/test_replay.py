@@ -198,3 +198,14 @@ def test_replay_sweep_on_more_seeds(seed):
 
     bad = [r for r in replay_table(seeds=(seed,)) if not r["passed"]]
     assert not bad, bad
+
+
+def test_every_certified_method_states_its_relation_and_public_inputs():
+    """A certified result says which relation it is about and what it takes as public."""
+    from unlearnkit.experiments.contract import PUBLIC_INPUTS, finish_result
+
+    for method in {m for m, _ in CASES}:
+        assert method in PUBLIC_INPUTS, method
+    out = finish_result({"method": "r2d", "certificate": {"epsilon": 1.0, "delta": 1e-5, "mode": "sound"}}, None)
+    assert "raw data before any preprocessing" in out["guarantee"]["relation"]
+    assert out["guarantee"]["public"] == PUBLIC_INPUTS["r2d"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 __all__ = ["Released", "RELEASED_KEY", "INFINITY", "NOT_CERTIFIED", "COST_UNIT", "guarantee", "cost_saved",
-           "finish_result", "guarantee_line", "json_safe"]
+           "finish_result", "guarantee_line", "json_safe", "NEIGHBOURING_RELATION", "PUBLIC_INPUTS"]
 
 #: the key of the in-memory :class:`Released` record in a runner's result (never written to JSON)
 RELEASED_KEY = "released"
@@ -36,6 +36,29 @@ NOT_CERTIFIED = "NOT CERTIFIED (epsilon = infinity)"
 #: the unit of ``cost["grad_evals"]`` for every method (:class:`unlearnkit.core.Cost`)
 COST_UNIT = ("per-sample gradient evaluations: a minibatch of b counts b; a Hessian-vector product on n samples "
              "counts n (unlearnkit.curvature), so a dense Hessian counts nd")
+
+
+#: the neighbouring relation every certificate of the package is about (docs/frontiers/end_to_end.md)
+NEIGHBOURING_RELATION = ("D versus D minus D_f: the request's rows removed from the raw data before any "
+                         "preprocessing, every other row where it was (its client in a federation); the seeds "
+                         "(split, initialisation, batches, walks, noise) public and equal in both worlds")
+
+#: what each certified method's shipped profiles take as public (data-independent): the certificate's inputs
+PUBLIC_INPUTS: dict[str, str] = {
+    "retrain": "nothing is released from D_f: exact retraining on D minus D_f (epsilon 0)",
+    "r2d": "the unit-ball map from the public pixel range (or the synthetic loader's constant), K, T, step, "
+           "radius, L2 weight and the analytic constants from them",
+    "d2d": "as r2d",
+    "gradient_clipping": "pixels / 16 (the loader), C0, C1, gamma, lam, T, sigma",
+    "model_clipping": "pixels / 16, C2, gamma, lam, T, sigma",
+    "output_perturbation": "pixels / 16, C0, sigma",
+    "dp_sgd": "pixels / 16, the Poisson rate (a constant of the profile), the group size k, steps, clip",
+    "newton": "the unit-ball map from the public pixel range (feature bound 1), lam, the gradient tolerance "
+              "grad_tol, the constants L, M; the client assignment of the rows",
+    "pdudt": "each row centred at a public constant and scaled alone, the topology schedule, rounds, step, the "
+             "coupled minibatch draws, C and L",
+    "rrdu": "pixels / 16, the walk seeds and the training route (drawn before training), p, T_unlearn, L",
+}
 
 
 @dataclass(frozen=True)
@@ -138,6 +161,9 @@ def finish_result(result: dict, released: Released, *, diagnostics: Optional[Map
     """
     result["config"] = json_safe(config)
     result["guarantee"] = guarantee(result.get("certificate"))
+    if result["guarantee"]["certified"]:
+        result["guarantee"]["relation"] = NEIGHBOURING_RELATION
+        result["guarantee"]["public"] = PUBLIC_INPUTS.get(str(result.get("method")), "not stated")
     diag = dict(result.get("diagnostics") or {})
     diag.update(diagnostics or {})
     result["diagnostics"] = diag
