@@ -49,7 +49,8 @@ from .contract import RELEASED_KEY, cost_saved, json_safe
 from .registry import METHODS, get_method
 
 __all__ = ["BUDGET_PATH", "BUDGET_SEEDS", "FAMILY", "LABELS", "equal_steps", "budget_retrain", "measure_seed",
-           "measure_budget", "t_interval", "label", "summarize", "write_budget", "load_budget", "budget_rows"]
+           "measure_budget", "t_interval", "label", "summarize", "write_budget", "load_budget", "budget_rows",
+           "markdown_table"]
 
 _DATA = Path(__file__).resolve().parent / "data"
 #: the committed per-seed measurements of every quick profile (regenerate with :func:`write_budget`)
@@ -309,3 +310,22 @@ def budget_rows(data: Optional[Mapping[str, Any]] = None) -> dict[str, dict[str,
     """The summary rows by method, recomputed from the per-seed rows of ``data`` (default: the committed file)."""
     data = load_budget() if data is None else data
     return {r["method"]: r for r in summarize(data["per_seed"])}
+
+
+def markdown_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``summarize`` rows as the Markdown table of ``docs/frontiers/budget.md``: method, released test accuracy,
+    equal-budget retraining's, full retraining's (means [95 % CI]), advantage [CI], label, cost saved, steps."""
+    def ci(r: Mapping[str, Any], key: str) -> str:
+        v = r.get(key)
+        return "-" if not v else f"{v['mean']:.3f} [{v['low']:.3f}, {v['high']:.3f}]"
+
+    lines = ["| method | released test acc | equal-budget retraining | full retraining | advantage [95 % CI] | "
+             "label | cost saved | steps: budget / full |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        adv = r["advantage"]
+        steps = "/".join(str(s) for s in r["budget_steps"])
+        saved = "-" if r.get("cost_saved") is None else f"{r['cost_saved']:.3f}"
+        lines.append(f"| {r['method']} | {ci(r, 'test_acc')} | {ci(r, 'budget_test_acc')} | "
+                     f"{ci(r, 'retrain_test_acc')} | {adv['mean']:+.3f} [{adv['low']:+.3f}, {adv['high']:+.3f}] | "
+                     f"{r['reading']} | {saved} | {steps} / {r['full_steps']} |")
+    return "\n".join(lines) + "\n"
