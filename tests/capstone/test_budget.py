@@ -76,3 +76,10 @@ def test_capstone_rows_carry_the_advantage(data):
         assert r["advantage_label"] == s["label"] and r["advantage_n_seeds"] >= 5
     missing = CT.capstone_rows(CT.load_measured()["results"], budget={})
     assert all(r["advantage"] is None and r["advantage_label"] == "not measured" for r in missing)
+
+
+def test_docs_table_is_the_committed_summary(data):
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "frontiers" / "budget.md").read_text(encoding="utf-8")
+    assert B.markdown_table(data["summary"]) in doc, "regenerate the table of docs/frontiers/budget.md"
