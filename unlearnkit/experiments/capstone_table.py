@@ -14,6 +14,9 @@ its frontier found; the result contract of :mod:`unlearnkit.experiments.contract
   samples) next to retraining's and the original model's (equal original and retraining values mean the
   request carries no measurable signal);
 - the **cost** relative to retraining (per-sample gradient evaluations, the contract's one unit);
+- the **advantage** over retraining with the same budget: released test accuracy minus that of retraining
+  on the retained data with as many gradient evaluations as the unlearning spent, mean and 95 % t-interval over
+  seeds with its label (:mod:`unlearnkit.experiments.budget`, read from ``data/budget_quick.json``);
 - the **audit**: joined on ``(method, mode)`` from rows shaped like
   ``unlearnkit.experiments.audit_registry.audit_registry`` returns (``method, mode, observer,
   certified_epsilon, lower_bound, point_estimate, verdict, n_trials, statistic``); "not audited" when none.
@@ -40,7 +43,7 @@ from .contract import RELEASED_KEY, guarantee, json_safe
 from .registry import METHODS, get_method
 
 __all__ = ["SETTING", "FORGET_TOL", "UTILITY_TOL", "MEASURED_PATH", "AUDIT_PATH", "measure", "load_measured",
-           "write_measured", "load_audit_rows", "audit_cell", "method_row", "capstone_rows"]
+           "write_measured", "load_audit_rows", "audit_cell", "advantage_cell", "method_row", "capstone_rows"]
 
 _DATA = Path(__file__).resolve().parent / "data"
 #: the committed measured results of every quick profile (regenerate with :func:`write_measured`)
@@ -178,12 +181,32 @@ def _reading(method: str, certified: bool, epsilon: float, useful: Optional[bool
     return f"{head}: {'forgets' if forgets else 'does NOT forget'}, {use}"
 
 
-def method_row(name: str, result: Mapping[str, Any], audit_rows: Optional[Iterable[Mapping[str, Any]]] = None
-               ) -> dict[str, Any]:
+def advantage_cell(budget: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+    """The advantage columns of a row from one summary row of :func:`unlearnkit.experiments.budget.summarize`
+    (None: "not measured"): ``advantage`` (mean over seeds), ``advantage_low``/``advantage_high`` (its 95 %
+    t-interval), ``advantage_label`` (``better``, ``same``, ``worse``), ``advantage_text``,
+    ``advantage_n_seeds`` and ``budget_test_acc`` (equal-budget retraining's mean test accuracy)."""
+    if not budget or "advantage" not in budget:
+        return {"advantage": None, "advantage_low": None, "advantage_high": None, "advantage_label": "not measured",
+                "advantage_text": "not measured", "advantage_n_seeds": 0, "budget_test_acc": None}
+    adv = budget["advantage"]
+    lab = budget.get("label", "same")
+    words = {"better": "better than", "same": "no better than", "worse": "worse than"}.get(lab, lab)
+    return {"advantage": adv["mean"], "advantage_low": adv["low"], "advantage_high": adv["high"],
+            "advantage_label": lab, "advantage_n_seeds": int(budget.get("n_seeds", 0)),
+            "advantage_text": f"{adv['mean']:+.3f} [{adv['low']:+.3f}, {adv['high']:+.3f}]: {words} equal-budget "
+                              f"retraining ({budget.get('n_seeds', 0)} seeds)",
+            "budget_test_acc": (budget.get("budget_test_acc") or {}).get("mean")}
+
+
+def method_row(name: str, result: Mapping[str, Any], audit_rows: Optional[Iterable[Mapping[str, Any]]] = None,
+               budget: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
     """One row of the table from one runner result (the released model's metrics, the contract's guarantee).
 
     Every row carries the certificate's ``epsilon`` and ``delta`` beside its accuracy; a result without a
-    ``"guarantee"`` block (an older JSON file) gets one derived from its ``"certificate"`` block.
+    ``"guarantee"`` block (an older JSON file) gets one derived from its ``"certificate"`` block. ``budget``:
+    the method's summary row of :func:`unlearnkit.experiments.budget.summarize` (the advantage columns,
+    :func:`advantage_cell`; None: "not measured").
     """
     m = result["metrics"]
     g = result.get("guarantee") or guarantee(result.get("certificate"))
@@ -210,18 +233,21 @@ def method_row(name: str, result: Mapping[str, Any], audit_rows: Optional[Iterab
         "forget_signal": signal,
         "reading": _reading(name, certified, math.inf if eps is None else eps, useful, forgets, signal),
         "audit": audit_text, "audit_row": audit, "wall_seconds": _num(result.get("wall_seconds")),
+        **advantage_cell(budget),
     }
 
 
 def capstone_rows(results: Optional[Mapping[str, Mapping[str, Any]]] = None, *,
                   audit_rows: Optional[Iterable[Mapping[str, Any]]] = None, live: bool = False,
-                  seed: int = 0) -> list[dict[str, Any]]:
+                  seed: int = 0, budget: Optional[Mapping[str, Mapping[str, Any]]] = None) -> list[dict[str, Any]]:
     """Every registered method's row, grouped by setting and forget task (registry order inside a group).
 
     ``results``: ``{name: result}`` (a :func:`measure` or :func:`load_measured` ``"results"`` block); None
     reads the committed measurements, or runs them when ``live``. ``audit_rows``: rows shaped like
     ``audit_registry``'s (None: every method "not audited"). Each row carries ``group``, a label of its
-    setting and task; a method missing from ``results`` raises ``KeyError`` naming it.
+    setting and task; a method missing from ``results`` raises ``KeyError`` naming it. ``budget``: summary rows
+    by method (:func:`unlearnkit.experiments.budget.budget_rows`); None reads the committed
+    ``data/budget_quick.json`` (every row "not measured" when it is missing).
     """
     if results is None:
         results = measure(seed=seed)["results"] if live else load_measured()["results"]
@@ -230,7 +256,11 @@ def capstone_rows(results: Optional[Mapping[str, Mapping[str, Any]]] = None, *,
     missing = [n for n in order if n not in results]
     if missing:
         raise KeyError(f"results has no run of {missing}: expected every registered method {order}")
-    rows = [method_row(n, results[n], audit_rows) for n in order]
+    if budget is None:
+        from .budget import BUDGET_PATH, budget_rows
+
+        budget = budget_rows() if BUDGET_PATH.is_file() else {}
+    rows = [method_row(n, results[n], audit_rows, budget.get(n)) for n in order]
     groups: dict[tuple[str, str, str], int] = {}
     for r in rows:
         groups.setdefault((r["setting"], r["dataset"], r["task"]), len(groups))
