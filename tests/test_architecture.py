@@ -163,6 +163,13 @@ def test_each_public_name_means_one_thing():
     assert not twice, f"public names defined in more than one module (rename one): {twice}"
 
 
-def test_no_module_over_400_lines():
-    long = {module_name(p): n for p in PKG.rglob("*.py") if (n := len(p.read_text().splitlines())) > 400}
-    assert not long, f"split these modules (100 to 400 lines each): {long}"
+def test_no_module_over_700_lines():
+    """A module holds one concept: a warning from 400 lines (look for a seam), a failure above 700."""
+    import warnings
+
+    sizes = {module_name(p): len(p.read_text().splitlines()) for p in PKG.rglob("*.py")}
+    long = {m: n for m, n in sizes.items() if n > 700}
+    assert not long, f"split these modules along a concept (at most 700 lines): {long}"
+    big = {m: n for m, n in sizes.items() if n > 400}
+    if big:
+        warnings.warn(f"modules over 400 lines (is there a seam?): {big}", stacklevel=1)

@@ -41,7 +41,7 @@ from ._validate import (DivergenceError, check_choice, check_finite_params, chec
                         check_int, check_request, check_request_fits, check_result, check_unlearn_call, checked_unlearn)
 
 __all__ = ["Cost", "Event", "Request", "Result", "TrainedState", "Unlearner", "Callback", "Stopwatch", "emit",
-           "Certificate", "MODES", "DivergenceError", "check_finite_params", "check_generator", "check_request",
+           "Certificate", "NoisePoint", "Plan", "MODES", "DivergenceError", "check_finite_params", "check_generator", "check_request",
            "check_result", "check_unlearn_call", "checked_unlearn", "MAX_STEPS", "MAX_DIM"]
 
 MODES = ("paper", "sound", "none")
@@ -234,9 +234,12 @@ class Result:
 
 @runtime_checkable
 class Unlearner(Protocol):
-    """Anything with the shared ``unlearn`` signature."""
+    """Anything with the shared ``unlearn`` and ``certify`` signatures."""
 
     name: str
+
+    def certify(self, state: TrainedState, request: Request, config: Any) -> "Plan":
+        ...
 
     def unlearn(self, state: TrainedState, request: Request, config: Any, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
@@ -353,3 +356,57 @@ class Certificate:
             ]
         )
         return f"<table><caption style='text-align:left'><b>Certificate</b></caption>{rows}</table>"
+
+
+@dataclass(frozen=True)
+class NoisePoint:
+    """One point where a method adds Gaussian noise, as its certificate declares it.
+
+    Attributes
+    ----------
+    name:
+        The point's name, the one its traced release carries (:mod:`unlearnkit.privacy.trace`).
+    sensitivity:
+        The largest L2 distance the certificate allows between the noise-free values of the two worlds
+        (D and D minus D_f) at this point; ``None`` when the certificate bounds none.
+    sigma:
+        The noise std per coordinate.
+    count:
+        How many releases of this point the certificate composes (1: a single release).
+    """
+
+    name: str
+    sensitivity: Optional[float]
+    sigma: float
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a method will release and certify for a request, computed before any unlearning work.
+
+    ``certificate`` is the one :meth:`unlearn` issues (unless a check on the run, stated in its note, withdraws
+    it; ``None`` for a run that issues none); ``noise`` lists the method's noise points with their declared sensitivities. Every method class
+    has ``certify(state, request, config) -> Plan``, and its ``unlearn`` calls it.
+    """
+
+    certificate: Optional[Certificate]
+    noise: tuple[NoisePoint, ...] = ()
+
+    @property
+    def sigma(self) -> Optional[float]:
+        """The certificate's noise std (the first noise point's when the run issues no certificate)."""
+        if self.certificate is not None and self.certificate.sigma is not None:
+            return self.certificate.sigma
+        return self.noise[0].sigma if self.noise else None
+
+    @property
+    def certified(self) -> bool:
+        return self.certificate is not None and self.certificate.certified
+
+    def point(self, name: str) -> NoisePoint:
+        """The noise point called ``name`` (``KeyError`` naming the ones there are)."""
+        for p in self.noise:
+            if p.name == name:
+                return p
+        raise KeyError(f"name={name!r}: this plan's noise points are {[p.name for p in self.noise]}")

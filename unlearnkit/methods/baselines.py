@@ -23,8 +23,12 @@ from ..evaluate import accuracy
 from ..models import project_l2_ball
 from ..privacy import Certificate
 from ..train import SGDConfig, run_sgd
-from ..core import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ..core import Callback, Cost, Plan, Request, Result, Stopwatch, TrainedState, emit
 from ..core import checked_unlearn
+
+#: the plan of a heuristic: nothing is certified (epsilon = infinity)
+_NO_CERTIFICATE = Certificate(epsilon=float("inf"), delta=1.0, mode="none", mechanism="none",
+                              note="a heuristic: no certificate (epsilon = infinity)")
 
 __all__ = ["Retrain", "RetrainConfig", "Finetune", "FinetuneConfig", "GradientAscent", "GradientAscentConfig"]
 
@@ -76,9 +80,12 @@ class Retrain:
             init = state.flat.init().to(x.device)
         theta, cost, history = run_sgd(state.flat, init, x, y, cfg, generator=generator, callback=callback,
                                        progress=progress, desc="retraining")
-        cert = Certificate(0.0, 0.0, None, "retraining from scratch", "exact unlearning (definition)", "sound",
-                           note="the retrained model is the reference distribution itself")
-        return Result(theta, cert, history, cost)
+        return Result(theta, self.certify(state, request, config).certificate, history, cost)
+
+    def certify(self, state: TrainedState, request: Request, config: RetrainConfig = RetrainConfig()) -> Plan:
+        """Exact unlearning by definition: epsilon = delta = 0, no noise."""
+        return Plan(Certificate(0.0, 0.0, None, "retraining from scratch", "exact unlearning (definition)", "sound",
+                                note="the retrained model is the reference distribution itself"))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -113,6 +120,10 @@ class Finetune:
         theta, cost, history = run_sgd(state.flat, state.params, x, y, sgd, generator=generator, callback=callback,
                                        progress=progress, desc="fine-tuning")
         return Result(theta, None, history, cost)
+
+    def certify(self, state: TrainedState, request: Request, config: FinetuneConfig = FinetuneConfig()) -> Plan:
+        """A heuristic: no certificate (epsilon = infinity); ``unlearn`` reports none."""
+        return Plan(_NO_CERTIFICATE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -203,3 +214,8 @@ class GradientAscent:
                         break
         return Result(theta, None, history, Cost(grad_evals=grad_evals, seconds=sw.seconds),
                       extras={"stopped_at": stopped_at, "target_forget_acc": target})
+
+    def certify(self, state: TrainedState, request: Request,
+                config: GradientAscentConfig = GradientAscentConfig()) -> Plan:
+        """A heuristic: no certificate (epsilon = infinity); ``unlearn`` reports none."""
+        return Plan(_NO_CERTIFICATE)

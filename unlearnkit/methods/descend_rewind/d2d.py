@@ -45,14 +45,14 @@ import torch
 
 from ..._validate import check_choice, check_instance, check_int, check_positive, check_probability
 from ...constants import NOT_CERTIFIED_NOTE, Constants
-from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ...core import Callback, Certificate, Cost, NoisePoint, Plan, Request, Result, Stopwatch, TrainedState, emit
 from ...core import MAX_STEPS, checked_unlearn
 from .bounds import PAPER_NEEL, PAPER_SGD, descend_rewind_sigma, diameter_cap_sigma, gd_d2d_contraction, \
     gd_d2d_sensitivity, neel_initial_iterations, neel_sigma, sgd_d2d_sensitivity_derived
 from .coverage import PAPER_PSGD_D2D, classic_range_note, coverage_problems, psgd_d2d_sensitivity
 from .r2d import add_output_noise, declared_sensitivity, initial_norm
 
-__all__ = ["D2DConfig", "D2D", "d2d_certificate"]
+__all__ = ["D2DConfig", "D2D", "d2d_certificate", "d2d_plan"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -212,6 +212,18 @@ def d2d_certificate(config: D2DConfig, train_cfg, *, m: int, n: int, d: int, ini
                                      mode=cert_mode, constants=consts, note=note)
 
 
+def d2d_plan(state: TrainedState, request: Request, config: D2DConfig) -> Plan:
+    """D2D's certificate for ``request`` and its noise point ``"output noise"`` (before any work; the
+    published model's noise under ``publish="perfect"`` is training's release, not this certificate's)."""
+    cfg = state.config
+    if cfg is None:
+        raise ValueError("state.config is None: D2D needs the training config (step size, batch size, radius)")
+    n = len(state.train_indices)
+    m = max(n - len(request.retain(state.train_indices)), 1)
+    sigma, cert = d2d_certificate(config, cfg, m=m, n=n, d=state.params.numel(), init_norm=initial_norm(state))
+    return Plan(cert, (NoisePoint("output noise", declared_sensitivity(cert, cfg.radius), float(sigma)),))
+
+
 def _unlearn(state: TrainedState, request: Request, config: D2DConfig, *, generator: torch.Generator,
              callback: Optional[Callback] = None, progress: bool = False,
              published: Optional[torch.Tensor] = None, batches=None) -> Result:
@@ -225,12 +237,9 @@ def _unlearn(state: TrainedState, request: Request, config: D2DConfig, *, genera
     from ...train import run_sgd
 
     cfg = state.config
-    if cfg is None:
-        raise ValueError("state.config is None: D2D needs the training config (step size, batch size, radius)")
     retain = request.retain(state.train_indices)
-    n = len(state.train_indices)
-    m = max(n - len(retain), 1)
-    sigma, cert = d2d_certificate(config, cfg, m=m, n=n, d=state.params.numel(), init_norm=initial_norm(state))
+    plan = d2d_plan(state, request, config)
+    sigma, cert = plan.sigma or 0.0, plan.certificate
     with Stopwatch() as sw:
         start = state.params
         if config.publish == "perfect":
@@ -244,7 +253,7 @@ def _unlearn(state: TrainedState, request: Request, config: D2DConfig, *, genera
                                     desc="D2D", batches=batches)
         else:
             u, cost, hist = start.clone(), Cost(), []
-        out = add_output_noise(u, sigma, generator, sensitivity=declared_sensitivity(cert, cfg.radius))
+        out = add_output_noise(u, sigma, generator, sensitivity=plan.point("output noise").sensitivity)
     emit(callback, "noise", cfg.steps + config.K, sigma=sigma, noise_norm=float((out - u).norm()))
     return Result(params=out, certificate=cert, history=hist, cost=Cost(grad_evals=cost.grad_evals, seconds=sw.seconds),
                   extras={"noiseless": u, "sigma": sigma})
@@ -278,3 +287,7 @@ class D2D:
         """Unlearn ``request`` from ``state`` (Algorithm 2b); ``extras["noiseless"]`` holds the iterate before noise."""
         return _unlearn(state, request, config, generator=generator, callback=callback, progress=progress,
                         published=self.published, batches=self.batches)
+
+    def certify(self, state: TrainedState, request: Request, config: D2DConfig) -> Plan:
+        """The certificate and noise point of :meth:`unlearn` (:func:`d2d_plan`), without a descent step."""
+        return d2d_plan(state, request, config)

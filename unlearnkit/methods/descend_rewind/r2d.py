@@ -26,14 +26,14 @@ import torch
 
 from ..._validate import check_choice, check_instance, check_int, check_positive, check_probability
 from ...constants import NOT_CERTIFIED_NOTE, Constants
-from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ...core import Callback, Certificate, Cost, NoisePoint, Plan, Request, Result, Stopwatch, TrainedState, emit
 from ...core import MAX_STEPS, checked_unlearn
 from ...privacy.trace import noisy_release
 from .bounds import DESCEND_REWIND_PAPER, R2D_PROVENANCE, descend_rewind_epsilon, descend_rewind_sigma, diameter_cap_sigma, \
     r2d_sensitivity
 from .coverage import classic_range_note, coverage_problems
 
-__all__ = ["R2DConfig", "R2D", "r2d_certificate", "add_output_noise", "declared_sensitivity", "initial_norm"]
+__all__ = ["R2DConfig", "R2D", "r2d_certificate", "r2d_plan", "add_output_noise", "declared_sensitivity", "initial_norm"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,6 +190,17 @@ def initial_norm(state: TrainedState) -> Optional[float]:
     return None if w0 is None else float(w0.norm())
 
 
+def r2d_plan(state: TrainedState, request: Request, config: R2DConfig) -> Plan:
+    """R2D's certificate for ``request`` and its one noise point, ``"output noise"`` (before any work)."""
+    cfg = state.config
+    if cfg is None:
+        raise ValueError("state.config is None: R2D needs the training config to replay steps")
+    n = len(state.train_indices)
+    m = n - len(request.retain(state.train_indices))
+    sigma, cert = r2d_certificate(config, cfg, m=max(m, 1), n=n, sigma=config.sigma, init_norm=initial_norm(state))
+    return Plan(cert, (NoisePoint("output noise", declared_sensitivity(cert, cfg.radius), float(sigma)),))
+
+
 def _unlearn(state: TrainedState, request: Request, config: R2DConfig, *, generator: torch.Generator,
              callback: Optional[Callback] = None, progress: bool = False, batches=None) -> Result:
     """SGD/PSGD/GD-R2D (Algorithm 2a): load checkpoint ``T-K``, run K steps on the retain set, add noise.
@@ -215,9 +226,8 @@ def _unlearn(state: TrainedState, request: Request, config: R2DConfig, *, genera
     else:
         start = state.checkpoints[T - K]
     retain = request.retain(state.train_indices)
-    n, m = len(state.train_indices), len(state.train_indices) - len(retain)
-    sigma, cert = r2d_certificate(config, cfg, m=max(m, 1), n=n, sigma=config.sigma,
-                                  init_norm=initial_norm(state))
+    plan = r2d_plan(state, request, config)
+    sigma, cert = plan.sigma or 0.0, plan.certificate
     with Stopwatch() as sw:
         x, y = state.dataset.train_subset(retain)
         if K > 0:
@@ -226,7 +236,7 @@ def _unlearn(state: TrainedState, request: Request, config: R2DConfig, *, genera
                                     batches=batches)
         else:
             u, cost, hist = start.clone(), Cost(), []
-        out = add_output_noise(u, sigma, generator, sensitivity=declared_sensitivity(cert, cfg.radius))
+        out = add_output_noise(u, sigma, generator, sensitivity=plan.point("output noise").sensitivity)
     emit(callback, "noise", T, sigma=sigma, noise_norm=float((out - u).norm()))
     return Result(params=out, certificate=cert, history=hist,
                   cost=Cost(grad_evals=cost.grad_evals, seconds=sw.seconds), extras={"noiseless": u, "sigma": sigma})
@@ -257,3 +267,7 @@ class R2D:
         """Unlearn ``request`` from ``state`` (Algorithm 2a); ``extras["noiseless"]`` holds ``u_T``."""
         return _unlearn(state, request, config, generator=generator, callback=callback, progress=progress,
                         batches=self.batches)
+
+    def certify(self, state: TrainedState, request: Request, config: R2DConfig) -> Plan:
+        """The certificate and noise point of :meth:`unlearn` (:func:`r2d_plan`), without replaying a step."""
+        return r2d_plan(state, request, config)

@@ -23,7 +23,7 @@ from typing import Callable, Mapping, Optional
 import torch
 
 from ..._validate import check_choice, check_int, check_number, check_positive, check_probability
-from ...core import Certificate, Request, Result, Stopwatch, TrainedState, emit
+from ...core import Certificate, NoisePoint, Plan, Request, Result, Stopwatch, TrainedState, emit
 from ...core import checked_unlearn
 from ...privacy.noise import gaussian_noise
 from ...privacy.trace import noisy_release
@@ -239,7 +239,7 @@ class GradientClipping(_NoisyFinetuneMethod):
         Each step draws fresh noise; ``g`` is the mean gradient of a retain minibatch (no per-example clipping
         needed). Then :func:`~.finetune.clean_finetune` with ``config.finetune``.
         """
-        cert = config.certificate()
+        cert = self.certify(state, request, config).certificate
         sigma, T = cert.sigma, config.steps
         gam, lam, C1 = config.gamma, config.lam, config.C1
         with Stopwatch() as sw:
@@ -251,6 +251,13 @@ class GradientClipping(_NoisyFinetuneMethod):
                                       eval_fn=self.eval_fn, tag="gc",
                                       sensitivity=lambda t: gc_coupled_distance(t + 1, config))
         return _finish(state, request, x, hist, ev, config, cert, generator, callback, sw.seconds, progress)
+
+    def certify(self, state: TrainedState, request: Request, config: GradientClippingConfig) -> Plan:
+        """The certificate (Theorem 4.1 / A.9 at ``config``) and the T noisy steps, each declared at most
+        :func:`gc_coupled_distance` apart (the largest over the steps; it is monotone in t)."""
+        cert = config.certificate()
+        worst = max(gc_coupled_distance(1, config), gc_coupled_distance(config.steps, config))
+        return Plan(cert, (NoisePoint("noisy step", worst, float(cert.sigma or 0.0), count=config.steps),))
 
 
 class ModelClipping(_NoisyFinetuneMethod):
@@ -269,7 +276,7 @@ class ModelClipping(_NoisyFinetuneMethod):
 
         ``x0 = clip(x_hat, C0) + N(0, sigma0^2 I)`` (no clip and no noise by default, as in every reported run).
         """
-        cert = config.certificate()
+        cert = self.certify(state, request, config).certificate
         T, gam, lam, C2 = config.steps, config.gamma, config.lam, config.C2
         with Stopwatch() as sw:
             x0 = _start(state, config.init)
@@ -281,6 +288,12 @@ class ModelClipping(_NoisyFinetuneMethod):
                                       config.batch_size, config.sigma, generator=generator, callback=callback,
                                       eval_fn=self.eval_fn, tag="mc", sensitivity=lambda t: 2 * C2)
         return _finish(state, request, x, hist, ev, config, cert, generator, callback, sw.seconds, progress)
+
+    def certify(self, state: TrainedState, request: Request, config: ModelClippingConfig) -> Plan:
+        """The certificate (Theorem 4.2 at ``config``) and the T noisy steps, each inside the ball of radius
+        C2, so at most 2 C2 apart."""
+        cert = config.certificate()
+        return Plan(cert, (NoisePoint("noisy step", 2 * config.C2, float(config.sigma), count=config.steps),))
 
 
 class OutputPerturbation(_NoisyFinetuneMethod):
@@ -296,13 +309,20 @@ class OutputPerturbation(_NoisyFinetuneMethod):
     def unlearn(self, state: TrainedState, request: Request, config: OutputPerturbationConfig, *,
                 generator: torch.Generator, callback=None, progress: bool = False) -> Result:
         """``clip(x_hat, C0) + N(0, sigma0^2 I)`` with :func:`~.bounds.op_sigma`, then fine-tune."""
-        cert = config.certificate()
+        plan = self.certify(state, request, config)
+        cert, point = plan.certificate, plan.point("output perturbation")
         with Stopwatch() as sw:
             x0 = _clip(_start(state, config.init), config.C0)
-            x = noisy_release(x0, cert.sigma, generator, name="output perturbation", sensitivity=2 * config.C0)
+            x = noisy_release(x0, cert.sigma, generator, name=point.name, sensitivity=point.sensitivity)
             z = x - x0
             rec = {"step": 1, "phase": 0.0, "noise_norm": float(z.norm()), "param_norm": float(x.norm())}
             if self.eval_fn is not None:
                 rec.update(self.eval_fn(x))
         emit(callback, "noise", 1, noise_norm=rec["noise_norm"])
         return _finish(state, request, x, [rec], 0, config, cert, generator, callback, sw.seconds, progress)
+
+    def certify(self, state: TrainedState, request: Request, config: OutputPerturbationConfig) -> Plan:
+        """The certificate (the analytic Gaussian at ``config``) and the one release: two models clipped to
+        C0 are at most 2 C0 apart."""
+        cert = config.certificate()
+        return Plan(cert, (NoisePoint("output perturbation", 2 * config.C0, float(cert.sigma or 0.0)),))
