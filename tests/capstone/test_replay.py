@@ -209,3 +209,17 @@ def test_every_certified_method_states_its_relation_and_public_inputs():
     out = finish_result({"method": "r2d", "certificate": {"epsilon": 1.0, "delta": 1e-5, "mode": "sound"}}, None)
     assert "raw data before any preprocessing" in out["guarantee"]["relation"]
     assert out["guarantee"]["public"] == PUBLIC_INPUTS["r2d"]
+
+
+def test_planted_bug_a_release_beyond_its_plan_is_caught(monkeypatch):
+    """certify() and the run must agree: a release declaring twice the planned sensitivity is flagged (f)."""
+    import unlearnkit.methods.noisy_finetune.algorithms as NFA
+
+    plain = NFA.noisy_release
+
+    def doubled(value, sigma, generator, *, name, sensitivity=None):
+        return plain(value, sigma, generator, name=name, sensitivity=2 * sensitivity)
+
+    monkeypatch.setattr(NFA, "noisy_release", doubled)
+    report = replay("output_perturbation", "quick")
+    assert any(p.startswith("plan") for p in report.problems), report.problems

@@ -21,7 +21,9 @@ and checks, mechanism by mechanism (each noisy release of :mod:`unlearnkit.priva
     sensitivity needs at the certificate's (epsilon, delta) (the analytic Gaussian mechanism);
 (d) **noise**: both worlds drew the same standard-normal noise (the seeds do not depend on the data);
 (e) **composition**: a certificate that composes noisy steps (``constants["train_rho"]``) counts every step at
-    which the worlds differ.
+    which the worlds differ;
+(f) **plan**: where the method has ``certify`` (:class:`~unlearnkit.core.Plan`), world A released only at
+    the planned noise points, within their declared sensitivities and counts, and issued the planned certificate.
 
 A walk's noisy steps compose adaptively: world B then runs under world A's transcript
 (:func:`~unlearnkit.privacy.trace.replaying`), each noisy step computed at the model world A released before it.
@@ -130,13 +132,14 @@ def _central_pair(prof, method, make_config, *, seed: int, hooks: dict):
     ds, backdoor, request = C.raw_world(prof, seed=seed)
     with recording() as trace_a:
         state_a = fit(prof, ds, backdoor, seed=seed)
+        plan = method.certify(state_a, request, make_config(state_a))
         result = method.unlearn(state_a, request, make_config(state_a), generator=gen_for(state_a))
     ds_b = drop_rows(ds, request.indices)
     bd_b = None if backdoor is None else replace(backdoor, dataset=ds_b)
     with recording() as trace_b:
         state_b = fit(prof, ds_b, bd_b, seed=seed)
         nothing_to_forget(method, state_b, make_config(state_b), generator=gen_for(state_b))
-    return trace_a, trace_b, result.certificate
+    return trace_a, trace_b, result.certificate, plan
 
 
 def _descend_rewind(name: str):
@@ -278,7 +281,7 @@ def replay(method: str, profile: str = "quick", *, seed: int = 0, hooks: Optiona
     check_choice("method", method, tuple(REPLAYS))
     profiles, recipe = REPLAYS[method]
     check_choice("profile", profile, profiles)
-    trace_a, trace_b, cert = recipe(profile, seed, dict(hooks or {}))
+    trace_a, trace_b, cert, *planned = recipe(profile, seed, dict(hooks or {}))
     report = ReplayReport(method, profile, seed, cert, flow_a=trace_a.flow, flow_b=trace_b.flow, trace_a=trace_a,
                           trace_b=trace_b)
     if cert is None or not cert.certified:
@@ -317,7 +320,30 @@ def replay(method: str, profile: str = "quick", *, seed: int = 0, hooks: Optiona
             report.problems.append(f"noise: mechanism {i} ({ma.name}) drew different noise in the two worlds "
                                    "(a seed that depends on the data)")
     _check_composition(report, trace_a, cert)
+    if planned:
+        _check_plan(report, trace_a, cert, planned[0])
     return report
+
+
+def _check_plan(report: ReplayReport, trace_a: Any, cert: Any, plan: Any) -> None:
+    """(f) the run is the one ``certify`` planned: the certificate it issued, and noise only at the planned
+    points, each declared at most as the plan declares it and released at most the planned number of times."""
+    if plan.certificate != cert:
+        report.problems.append("plan: the certificate unlearn issued differs from the one certify planned")
+    points = {p.name: p for p in plan.noise}
+    used: dict[str, int] = {}
+    for m in trace_a.mechanisms:
+        p = points.get(m.name)
+        if p is None:
+            report.problems.append(f"plan: mechanism {m.name!r} is not among the planned noise points {list(points)}")
+            continue
+        used[m.name] = used.get(m.name, 0) + 1
+        if p.sensitivity is not None and (m.sensitivity is None or m.sensitivity > p.sensitivity * (1 + RTOL)):
+            report.problems.append(f"plan: mechanism {m.name!r} declared sensitivity {m.sensitivity}, above the "
+                                   f"planned {p.sensitivity:.4g}")
+    for name, k in used.items():
+        if k > points[name].count:
+            report.problems.append(f"plan: {k} releases at {name!r}, more than the planned {points[name].count}")
 
 
 def _check_composition(report: ReplayReport, trace_a: Any, cert: Any) -> None:
