@@ -17,6 +17,8 @@ The public names other modules rely on are imported here eagerly (numpy and scip
 - privacy loss distributions (:mod:`.pld`, grid arithmetic in :mod:`.pld_grid`): :class:`PLD`,
   :func:`pld_epsilon`, :func:`pld_delta` and their two-sided :class:`EpsilonBracket`, :class:`DeltaBracket`;
 - trade-off functions (:mod:`.tradeoff`): :func:`gdp_tradeoff`, :func:`gaussian_certificate_mu`;
+- the last-iterate heuristic for DP-SGD (:mod:`.last_iterate`, a heuristic, not a bound):
+  :func:`last_iterate_epsilon`, :func:`last_iterate_delta`;
 - :class:`Certificate` (:mod:`.certificate`).
 """
 
@@ -69,6 +71,7 @@ from .mixture import (
 )
 from .pld import PLD, PLD_DIRECTIONS, PLD_ESTIMATES, DeltaBracket, EpsilonBracket, pld_delta, pld_epsilon
 from .tradeoff import gaussian_certificate_mu, gdp_tradeoff
+from .last_iterate import last_iterate_delta, last_iterate_epsilon
 from .rdp import (
     CONVERSIONS,
     DEFAULT_ORDERS,
@@ -139,6 +142,8 @@ __all__ = [
     "pld_epsilon",
     "gaussian_certificate_mu",
     "gdp_tradeoff",
+    "last_iterate_epsilon",
+    "last_iterate_delta",
     "CONVERSIONS",
     "DEFAULT_ORDERS",
     "OrderGridWarning",
