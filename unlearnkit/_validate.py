@@ -34,6 +34,20 @@ def check_finite(name: str, value: float) -> float:
     return v
 
 
+#: the privacy budgets a config accepts: below 1e-6 no noise scale is representable, above 1e6 nothing is private
+EPSILON_RANGE = (1e-6, 1e6)
+
+
+def check_epsilon(name: str, value: float) -> float:
+    """A privacy budget: a finite number in :data:`EPSILON_RANGE` (the message names both ends)."""
+    v = check_finite(name, value)
+    lo, hi = EPSILON_RANGE
+    if not (lo <= v <= hi):
+        raise ValueError(f"{name}={value!r} is out of range: expected {name} in [{lo:g}, {hi:g}] (smaller needs noise "
+                         "no float represents; larger promises nothing)")
+    return v
+
+
 def check_positive(name: str, value: float, *, allow_zero: bool = False) -> float:
     """``value > 0`` (or ``>= 0`` with ``allow_zero``), finite."""
     v = check_finite(name, value)

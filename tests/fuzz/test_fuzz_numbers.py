@@ -107,3 +107,35 @@ def test_bench_json_never_holds_nan(tmp_path, monkeypatch):
     text = out.read_text()
     assert "NaN" not in text and json.loads(text)["non_finite"] == [
         "benchmarks.nan_bench.rows[0].value: nan written as null"]
+
+
+# ---- budgets and numerics at the edges of floating point (each a listed repro)
+
+@pytest.mark.parametrize("eps", [1e-300, 1e300, 1e7, 1e-7])
+def test_configs_refuse_budgets_no_float_can_serve(eps):
+    from unlearnkit.methods.noisy_finetune import OutputPerturbationConfig
+
+    with pytest.raises(ValueError, match=r"epsilon=.* is out of range: expected epsilon in \[1e-06, 1e\+06\]"):
+        OutputPerturbationConfig(epsilon=eps, delta=1e-5)
+
+
+def test_gaussian_noise_without_a_generator_names_the_fix():
+    import torch
+
+    from unlearnkit.privacy.noise import gaussian_noise
+
+    with pytest.raises(TypeError, match="generator=None is not a torch.Generator"):
+        gaussian_noise(torch.zeros(3), 1.0, None)
+
+
+def test_gaussian_delta_at_a_huge_epsilon_is_zero_not_nan():
+    from unlearnkit.privacy.gaussian import gaussian_delta
+
+    assert gaussian_delta(1e300, 1.0) == 0.0 and gaussian_delta(1e3, 1.0) == 0.0
+
+
+def test_rdp_orders_beyond_the_numerics_give_inf_not_nan():
+    from unlearnkit.privacy.rdp import subsampled_gaussian_rdp
+
+    out = subsampled_gaussian_rdp(0.01, 1.0, [2.0, 1e300, float("inf")])
+    assert np.isfinite(out[0]) and out[1] == math.inf and out[2] == math.inf

@@ -127,7 +127,8 @@ def _read_idx_stream(fh: BinaryIO, path: Path, raw_size: int | None) -> np.ndarr
     dtype = np.dtype(_IDX_DTYPES[code])
     expected = math.prod(dims)
     n_bytes = expected * dtype.itemsize
-    if n_bytes > IDX_MAX_BYTES:
+    # an empty axis still needs every other axis representable: the largest array the limit could hold
+    if n_bytes > IDX_MAX_BYTES or math.prod(d for d in dims if d) * dtype.itemsize > IDX_MAX_BYTES:
         raise DatasetCorruptError(f"{path}: header says {dims} ({n_bytes} bytes), over the limit of "
                                   f"{IDX_MAX_BYTES} bytes an IDX file may hold")
     if raw_size is not None and raw_size - (4 + 4 * ndim) != n_bytes:   # uncompressed: checked before reading

@@ -40,7 +40,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from .._validate import check_int, check_positive, check_probability
+from .._validate import check_epsilon, check_int, check_positive, check_probability
 from ..audit.forgetting import forgetting_score, score_interval
 from ..constants import softmax_constants
 from ..methods.descend_rewind.bounds import descend_rewind_sigma, gd_d2d_sensitivity, gd_r2d_sensitivity
@@ -86,7 +86,7 @@ class DigitsForgetConfig:
         check_int("nft_steps", self.nft_steps, low=1)
         check_positive("C0", self.C0)
         check_positive("C1", self.C1)
-        check_positive("epsilon", self.epsilon)
+        check_epsilon("epsilon", self.epsilon)
         check_probability("delta", self.delta, allow_zero=False, allow_one=False)
 
 

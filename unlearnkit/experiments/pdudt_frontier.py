@@ -30,7 +30,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import torch
 
-from .._validate import check_choice, check_int, check_positive, check_range
+from .._validate import check_choice, check_epsilon, check_int, check_positive, check_range
 from ..core import Request
 from ..data import Federation, add_backdoor, load, partition
 from ..decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
@@ -101,7 +101,7 @@ class CertifiedPDUDT:
         check_range("center", self.center, 0.0, 1.0, high_open=True)
         check_choice("retrain_rule", self.retrain_rule, RETRAIN_RULES)
         check_choice("correction_scale", self.correction_scale, CORRECTION_SCALES)
-        check_positive("epsilon", self.epsilon)
+        check_epsilon("epsilon", self.epsilon)
         check_range("beta", self.beta, 0.0, 1.0, low_open=True, high_open=True)
         check_choice("mode", self.mode, ("sound", "sound_d1", "paper"))
         check_choice("scope", self.scope, ("clients", "average"))

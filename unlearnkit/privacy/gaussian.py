@@ -97,7 +97,9 @@ def gaussian_delta(epsilon: ArrayLike, sigma: float, sensitivity: float = 1.0) -
     eps = np.asarray(epsilon, dtype=float)
     if np.any(~np.isfinite(eps)) or np.any(eps < 0):
         raise ValueError(f"epsilon={epsilon!r} is out of range: expected epsilon in [0, inf)")
-    out = np.exp(_log_profile(eps, np.full_like(eps, sensitivity / sigma)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.exp(_log_profile(eps, np.full_like(eps, sensitivity / sigma)))
+    out = np.where(np.isnan(out) & (eps > 0), 0.0, out)  # an epsilon so large that delta underflows to 0
     return float(out) if out.ndim == 0 else out
 
 

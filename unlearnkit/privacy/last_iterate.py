@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special, stats
 
 from .._validate import check_int, check_positive, check_range
 
@@ -38,6 +37,8 @@ _SD = 40.0  # binomial support kept: mean +- 40 standard deviations (mass outsid
 
 
 def _support(q: float, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    from scipy import stats
+
     mean, sd = steps * q, math.sqrt(steps * q * (1 - q))
     k = np.arange(max(0, int(mean - _SD * sd) - 1), min(steps, int(mean + _SD * sd) + 1) + 1)
     logb = stats.binom.logpmf(k, steps, q)
@@ -66,6 +67,8 @@ def last_iterate_delta(q: float, sigma: float, steps: int, epsilon: float) -> fl
     float
         ``max(H_{e^eps}(Q || P), H_{e^eps}(P || Q))``: a heuristic, exact for linear losses only.
     """
+    from scipy import optimize, special, stats
+
     _check(q, sigma, steps)
     check_positive("epsilon", epsilon, allow_zero=True)
     s = sigma * math.sqrt(steps)
@@ -111,6 +114,8 @@ def last_iterate_epsilon(q: float, sigma: float, steps: int, delta: float) -> fl
     ----------
     Steinke et al., ICLR 2025, section 4 (the linear-loss heuristic).
     """
+    from scipy import optimize
+
     check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     _check(q, sigma, steps)
     if last_iterate_delta(q, sigma, steps, 0.0) <= delta:

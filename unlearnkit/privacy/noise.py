@@ -24,6 +24,9 @@ def gaussian_noise(like: Tensor, sigma: float, generator: torch.Generator, *,
     The draw consumes ``generator`` even when ``sigma == 0`` (so a run's later draws do not depend on it).
     """
     check_positive("sigma", sigma, allow_zero=True)
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator={generator!r} is not a torch.Generator: pass unlearnkit.make_generator(seed) "
+                        "(unlearnkit never draws from torch's global random state)")
     z = torch.randn(tuple(like.shape) if shape is None else tuple(shape), generator=generator,
                     device=generator.device, dtype=like.dtype)
     return (sigma * z).to(like.device)

@@ -60,6 +60,10 @@ __all__ = [
     "subsampled_gaussian_rdp_mpmath",
 ]
 
+#: orders above this get RDP inf from :func:`subsampled_gaussian_rdp` (sound: the conversion takes the best
+#: order; the numerics of the series overflow there)
+MAX_ORDER = 1e6
+
 #: dp_accounting's ``DEFAULT_RDP_ORDERS``: 1.1..10.9 in steps of 0.1, 11..63, and 128, 256, 512, 1024.
 DEFAULT_ORDERS: np.ndarray = np.array(
     [1.0 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [128, 256, 512, 1024], dtype=float
@@ -266,12 +270,19 @@ def subsampled_gaussian_rdp(q: float, sigma: float, orders: Iterable[float] | fl
     sigma : float > 0
         Noise multiplier (std of the noise divided by the L2 sensitivity).
     orders : array of orders > 1
-        Integer orders use the closed form, others exact numerical integration.
+        Integer orders use the closed form, others exact numerical integration; orders above
+        :data:`MAX_ORDER` give ``inf``.
     """
     q = check_probability("q", q, allow_zero=False)
     sigma = check_scale("sigma", sigma)
     a = check_orders(orders)
-    return _rdp_curve(q, sigma, a)
+    big = a > MAX_ORDER  # the series overflows there: inf is a sound (if useless) value at such an order
+    if not np.any(big):
+        return _rdp_curve(q, sigma, a)
+    out = np.full(a.shape, np.inf)
+    if np.any(~big):
+        out[~big] = _rdp_curve(q, sigma, a[~big])
+    return out
 
 
 def subsampled_gaussian_rdp_mpmath(q: float, sigma: float, alpha: float, *, dps: int = 30) -> float:

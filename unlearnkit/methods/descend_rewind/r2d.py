@@ -24,7 +24,7 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-from ..._validate import check_choice, check_instance, check_int, check_positive, check_probability
+from ..._validate import check_choice, check_epsilon, check_instance, check_int, check_positive, check_probability
 from ...constants import NOT_CERTIFIED_NOTE, Constants
 from ...core import Callback, Certificate, Cost, NoisePoint, Plan, Request, Result, Stopwatch, TrainedState, emit
 from ...core import MAX_STEPS, checked_unlearn
@@ -69,7 +69,7 @@ class R2DConfig:
         check_int("K", self.K, low=0, high=MAX_STEPS)
         check_instance("constants", self.constants, Constants, optional=True)
         if self.epsilon is not None:
-            check_positive("epsilon", self.epsilon)
+            check_epsilon("epsilon", self.epsilon)
         check_probability("delta", self.delta, allow_zero=False, allow_one=False)
         check_choice("theorem", self.theorem, ("auto", "psgd", "sgd_derived", "gd"))
         check_choice("mode", self.mode, ("paper", "sound"))

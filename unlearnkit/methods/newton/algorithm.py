@@ -48,7 +48,7 @@ import torch
 from torch import Tensor
 
 from ... import curvature as cv
-from ..._validate import check_choice, check_int, check_positive, check_probability
+from ..._validate import check_choice, check_epsilon, check_int, check_positive, check_probability
 from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
 from ...core import checked_unlearn
 from ...data.federated import Federation
@@ -129,7 +129,7 @@ class NewtonConfig:
     progress: bool = False
 
     def __post_init__(self) -> None:
-        check_positive("epsilon", self.epsilon)
+        check_epsilon("epsilon", self.epsilon)
         check_probability("delta", self.delta, allow_zero=False, allow_one=False)
         check_choice("mode", self.mode, ("paper", "sound", "none"))
         check_choice("curvature", self.curvature, cv.CURVATURES)

@@ -22,7 +22,7 @@ from typing import Callable, Mapping, Optional
 
 import torch
 
-from ..._validate import check_choice, check_int, check_number, check_positive, check_probability
+from ..._validate import check_choice, check_epsilon, check_int, check_number, check_positive, check_probability
 from ...core import Certificate, NoisePoint, Plan, Request, Result, Stopwatch, TrainedState, emit
 from ...core import checked_unlearn
 from ...privacy.noise import gaussian_noise
@@ -78,7 +78,7 @@ class GradientClippingConfig:
     finetune: CleanFinetuneConfig = CleanFinetuneConfig()
 
     def __post_init__(self) -> None:
-        check_positive("epsilon", self.epsilon)
+        check_epsilon("epsilon", self.epsilon)
         check_probability("delta", self.delta, allow_zero=False, allow_one=False)
         _check_gc(self.C0, self.C1, self.gamma, self.lam, self.T)
         check_choice("mode", self.mode, _MODES)
@@ -140,7 +140,7 @@ class ModelClippingConfig:
     finetune: CleanFinetuneConfig = CleanFinetuneConfig()
 
     def __post_init__(self) -> None:
-        check_positive("epsilon", self.epsilon)
+        check_epsilon("epsilon", self.epsilon)
         check_probability("delta", self.delta, allow_zero=False, allow_one=False)
         check_positive("C2", self.C2)
         check_positive("sigma", self.sigma)
@@ -188,7 +188,7 @@ class OutputPerturbationConfig:
     finetune: CleanFinetuneConfig = CleanFinetuneConfig()
 
     def __post_init__(self) -> None:
-        check_positive("epsilon", self.epsilon)
+        check_epsilon("epsilon", self.epsilon)
         check_probability("delta", self.delta, allow_zero=False, allow_one=False)
         check_positive("C0", self.C0)
         check_choice("mode", self.mode, _MODES)

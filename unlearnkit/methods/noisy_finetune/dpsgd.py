@@ -16,7 +16,7 @@ from typing import Optional
 import numpy as np
 import torch
 
-from ..._validate import check_choice, check_int, check_positive, check_probability, check_range
+from ..._validate import check_choice, check_epsilon, check_int, check_positive, check_probability, check_range
 from ...core import MAX_STEPS, Certificate, Cost, Stopwatch, emit
 from ...privacy.calibrate import calibrate_sigma, dpsgd_epsilon
 from ...privacy.trace import coupled_uniforms, flow, noisy_release, transcript
@@ -54,7 +54,7 @@ class DPSGDConfig:
     sampling_rate: Optional[float] = None
 
     def __post_init__(self) -> None:
-        check_positive("epsilon", self.epsilon)
+        check_epsilon("epsilon", self.epsilon)
         check_probability("delta", self.delta, allow_zero=False, allow_one=False)
         check_int("k", self.k, low=1)
         check_int("steps", self.steps, low=1, high=MAX_STEPS)

@@ -30,7 +30,7 @@ from typing import Any, Optional
 import torch
 from torch import Tensor
 
-from ..._validate import check_choice, check_instance, check_int, check_positive, check_range
+from ..._validate import check_choice, check_epsilon, check_instance, check_int, check_positive, check_range
 from ...core import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
 from ...core import checked_unlearn
 from ...decentral.correction import (CORRECTION_SCALES, RETRAIN_RULES, history_correction, reconstruct_models,
@@ -152,7 +152,7 @@ class PDUDTConfig:
                              f"{self.t_unlearn}]")
         check_choice("noise", self.noise, NOISE_MODES)
         check_positive("sigma", self.sigma, allow_zero=True)
-        check_positive("epsilon", self.epsilon)
+        check_epsilon("epsilon", self.epsilon)
         check_range("beta", self.beta, 0.0, 1.0, low_open=True, high_open=True)
         check_choice("mode", self.mode, ("paper", "sound"))
         check_choice("scope", self.scope, SOUND_SCOPES)

@@ -52,7 +52,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..._validate import (check_choice, check_int, check_positive, check_probability, check_range)
+from ..._validate import check_choice, check_epsilon, check_int, check_positive, check_probability, check_range
 from ...core import Callback, Cost, Request, Result, TrainedState, emit
 from ...core import MAX_STEPS, checked_unlearn
 from ...decentral.token import TokenConfig, run_token
@@ -168,7 +168,7 @@ class RRDUConfig:
         check_positive("lr", self.lr)
         if self.sigma is not None:
             check_positive("sigma", self.sigma, allow_zero=True)
-        check_positive("epsilon", self.epsilon)
+        check_epsilon("epsilon", self.epsilon)
         check_range("delta", self.delta, 0.0, 1.0, low_open=True, high_open=True)
         check_choice("accountant", self.accountant, ("A", "B", "C", "D", "S", "M"))
         check_choice("composition", self.composition, ("gaussian", "rdp"))

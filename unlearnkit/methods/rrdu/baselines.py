@@ -25,7 +25,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..._validate import check_choice, check_instance, check_int, check_positive, check_range
+from ..._validate import check_choice, check_epsilon, check_instance, check_int, check_positive, check_range
 from ...core import Callback, Request, Result, TrainedState
 from ...core import checked_unlearn
 from ...decentral.token import TokenConfig, run_token
@@ -86,7 +86,7 @@ class DDPWalkConfig(WalkConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_positive("epsilon", self.epsilon)
+        check_epsilon("epsilon", self.epsilon)
         check_range("delta", self.delta, 0.0, 1.0, low_open=True, high_open=True)
         check_positive("L", self.L)
         check_positive("R", self.R)
@@ -107,7 +107,7 @@ class DPSGDWalkConfig(WalkConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        check_positive("epsilon", self.epsilon)
+        check_epsilon("epsilon", self.epsilon)
         check_range("delta", self.delta, 0.0, 1.0, low_open=True, high_open=True)
         check_positive("C", self.C)
 

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..._validate import check_instance, check_int, check_positive, check_range
+from ..._validate import check_epsilon, check_instance, check_int, check_positive, check_range
 from ...core import Callback, Certificate, Cost, Request, Result, TrainedState
 from ...core import MAX_STEPS, checked_unlearn
 from ...decentral.token import TokenConfig
@@ -60,7 +60,7 @@ class NoisyWalkConfig:
             check_int("route_seed", self.route_seed, low=0)
         check_int("hops", self.hops, low=1)
         check_int("local_steps", self.local_steps, low=1, high=MAX_STEPS)
-        check_positive("epsilon", self.epsilon)
+        check_epsilon("epsilon", self.epsilon)
         check_range("delta", self.delta, 0.0, 1.0, low_open=True, high_open=True)
         check_positive("L", self.L)
         check_positive("R", self.R)
