@@ -16,8 +16,10 @@ The backdoor experiment (Figure 1, Tables 3, 14-16) lives in :mod:`unlearnkit.ex
 from .algorithm import RRDU, RRDUConfig
 from .baselines import (DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, FinetuneWalk, NetworkSGD, RetrainWalk,
                         WalkConfig)
-from .accountants import ACCOUNTANTS, Accountant, ClosedFormAccountant, MixtureAccountant, NoisyStartAccountant, rrdu_plan
-from .certify import (CLOSED_FORM_ACCOUNTANTS, DDP_CALIBRATIONS, ObserverLedger, ddp_certify, ddp_sigma, network_amplification,
+from .accountants import (ACCOUNTANTS, Accountant, ClosedFormAccountant, MixtureAccountant, NoisyStartAccountant,
+                          rrdu_plan)
+from .certify import (CLOSED_FORM_ACCOUNTANTS, DDP_CALIBRATIONS, ObserverLedger, ddp_certify, ddp_sigma,
+                      network_amplification,
                       observer_hit_prob, rrdu_certify, rrdu_epsilon, rrdu_sigma, visit_quantile)
 from .ledger import SoundObserverLedger
 from .mixture import (OBSERVERS, accountant_comparison, observer_visit_pmf, rrdu_mixture_certify, rrdu_mixture_epsilon,

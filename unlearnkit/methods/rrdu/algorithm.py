@@ -32,7 +32,7 @@ state travelling with the token, reset when unlearning starts; the noisy gradien
 hops; the paper is silent).
 
 The baselines of the paper's section 6 are in :mod:`unlearnkit.methods.rrdu.baselines`, the accountants in
-:mod:`unlearnkit.methods.rrdu.certify`, and the backdoor experiment (``python -m unlearnkit run rrdu``, ``ddp``,
+:mod:`unlearnkit.methods.rrdu.accountants`, and the backdoor experiment (``python -m unlearnkit run rrdu``, ``ddp``,
 ``dp_sgd_walk``) in :mod:`unlearnkit.experiments.rrdu_lab`.
 
 Measured on the quick profile (digits, one seed; ``tests/methods/rrdu/test_rrdu_backdoor.py``): without noise and
@@ -295,8 +295,8 @@ class RRDU:
     ``unlearn(state, request, config, *, generator, callback=None, progress=False)``.
 
     ``state`` must carry ``federation`` (and ``network`` for ``walk_with_restart``); ``request.client`` is
-    ``u``. The certificate comes from :func:`unlearnkit.methods.rrdu.certify.rrdu_certify` with the
-    accountant named in the config, for the realised ``sigma``; with ``optimizer="adam"``, ``clip_L = inf``
+    ``u``. The noise and the certificate come from the accountant named in the config
+    (:data:`~unlearnkit.methods.rrdu.accountants.ACCOUNTANTS`), through :meth:`certify` before any hop; with ``optimizer="adam"``, ``clip_L = inf``
     or ``noise=False`` the certificate is ``mode="none"`` (epsilon = inf) and its note says why.
 
     Two optional constructor arguments: ``monitor(theta) -> dict`` is evaluated every ``config.eval_every``
