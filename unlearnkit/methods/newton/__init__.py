@@ -14,8 +14,9 @@ convex lab of notebook 07) are in :mod:`unlearnkit.experiments.newton_lab`.
 from .algorithm import Newton, NewtonConfig
 from .certify import (NEWTON_PAPER, logistic_newton_constants, newton_certificate, paper_sensitivity, sound_sensitivity,
                       step_bounds)
+from .plan import newton_plan
 from .steps import newton_model_constants
 from .training import GossipRetrain, GossipRetrainConfig, exact_minimizer, train_dpsgd
 
 __all__ = ["NewtonConfig", "Newton", "logistic_newton_constants", "newton_model_constants", "paper_sensitivity",
-           "sound_sensitivity", "step_bounds", "newton_certificate", "train_dpsgd", "GossipRetrain", "GossipRetrainConfig", "exact_minimizer", "NEWTON_PAPER"]
+           "sound_sensitivity", "step_bounds", "newton_certificate", "train_dpsgd", "GossipRetrain", "GossipRetrainConfig", "exact_minimizer", "NEWTON_PAPER", "newton_plan"]

@@ -38,27 +38,25 @@ retraining baseline and the exact convex oracle are in :mod:`unlearnkit.methods.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Mapping, Optional, Sequence
 
-import networkx as nx
 import numpy as np
 import torch
 from torch import Tensor
 
 from ... import curvature as cv
 from ..._validate import check_choice, check_epsilon, check_int, check_positive, check_probability
-from ...core import Callback, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ...core import Callback, Certificate, Cost, NoisePoint, Plan, Request, Result, Stopwatch, TrainedState, emit
 from ...core import checked_unlearn
 from ...data.federated import Federation
 from ...decentral.gossip import run_gossip
-from ...graphs.flood import Flood, check_flood_network, flood, remove_client
+from ...graphs.flood import Flood, flood, remove_client
 from ...privacy.noise import gaussian_noise
 from ...privacy.trace import record_release, recording_active
 from .certify import newton_certificate, step_bounds
+from .plan import _newton_terms, newton_plan
 from .step_cache import noise_free_step
-from .steps import _is_linear, _requesters, newton_model_constants
 from .training import _train_config
 
 __all__ = ["NewtonConfig", "Newton"]
@@ -170,42 +168,22 @@ class NewtonConfig:
                                   cg_tol=self.cg_tol)
 
 
-def _x_norm(ds) -> tuple[float, bool]:
-    """``(bound on ||x||, public)``: 1 after ``data.scale_to_unit_ball`` (recorded in ``info``, public), else
-    measured on the training data (``public=False``: it depends on the data, so it certifies nothing)."""
-    info = getattr(ds, "info", {}) or {}
-    if "max_norm" in info:
-        return float(info["max_norm"]), True
-    return float(ds.x_train.reshape(ds.n_train, -1).norm(dim=1).max()), False
-
-
-def _trace_average(x_bar: Tensor, x_delta: Mapping[int, Tensor], draws: dict, weight: float, cert) -> None:
-    """Record the released average ``x_s + weight sum_c (x_delta_c + nu_c)`` as one mechanism (replay check).
+def _trace_average(x_bar: Tensor, x_delta: Mapping[int, Tensor], draws: dict, weight: float,
+                   point: NoisePoint) -> None:
+    """Record the released average ``x_s + weight sum_c (x_delta_c + nu_c)`` as one mechanism (replay check),
+    under the plan's noise point ``"newton.average"`` (its std ``weight sqrt(sum_c sigma_c^2)``).
 
     ``draws[c] = (sigma_c, u_c)``: requester ``c``'s message noise is ``sigma_c u_c`` with ``u_c ~ N(0, I)``.
     """
     if not recording_active() or not draws:
         return
     value = x_bar + weight * sum(x_delta.values())
-    sigma = weight * math.sqrt(sum(s ** 2 for s, _ in draws.values()))
+    sigma = point.sigma
     units = [u for _, u in draws.values()]
     z = units[0] if len(units) == 1 or sigma == 0 else sum(s * u for s, u in draws.values()) * (weight / sigma)
-    record_release("newton.average", value, sigma, z,
-                   sensitivity=cert.constants.get("sensitivity") if cert.mode == "sound" else None)
+    record_release(point.name, value, sigma, z, sensitivity=point.sensitivity)
 
 
-def _unverified_constants(analytic: Mapping[str, float], config: "NewtonConfig", x_norm: float,
-                          public: bool) -> list[str]:
-    """Why the constants a sound certificate would use are not bounds derived from public quantities."""
-    why = []
-    if not public:
-        why.append(f"the feature bound ||x|| <= {x_norm:.4g} was measured on the training data (no public bound: "
-                   "scale the data with data.scale_to_unit_ball)")
-    for name, key in (("lipschitz", "L"), ("hessian_lipschitz", "M")):
-        v = getattr(config, name)
-        if v is not None and v < analytic[key] * (1 - 1e-12):
-            why.append(f"{name}={v:g} is below the analytic {key}={analytic[key]:.4g}: not a valid bound")
-    return why
 
 
 class Newton:
@@ -242,22 +220,16 @@ class Newton:
             Events (``"hop"``, ``"noise"``, ``"done"`` and the fine-tuning round's) and a progress bar for the
             fine-tuning round.
         """
-        G = state.network
-        if not isinstance(G, nx.Graph):
-            raise ValueError("state.network must be the networkx graph the clients trained on")
-        check_flood_network(G)
-        reqs = _requesters(state, request)
-        flat, fed, ds = state.flat, state.federation, state.dataset
+        # the plan (newton_plan, as certify returns it) before any work: it validates the request, and the run
+        # checks after the step (measured gradient, CG convergence, clips) recompute it with what they measured
+        terms = _newton_terms(state, request, config)
+        reqs, wd, weight, constants = terms.requesters, terms.weight_decay, terms.weight, terms.constants
+        G, flat, fed, ds = state.network, state.flat, state.federation, state.dataset
         X = state.params
-        if X.dim() != 2 or X.shape[0] != fed.n_clients:
-            raise ValueError(f"state.params has shape {tuple(X.shape)}; expected ({fed.n_clients}, d)")
         N, d = X.shape
         train_cfg = _train_config(state)
-        wd = train_cfg.weight_decay
         client_kind = request.kind == "client"
         G_after = remove_client(G, request.client) if client_kind else G
-        if config.curvature == "diag_fisher" and wd + config.damping == 0:
-            raise ValueError("curvature='diag_fisher' with weight_decay=0 and damping=0 is singular: set damping > 0")
 
         def xy(idx: np.ndarray) -> tuple[Tensor, Tensor]:
             x, y = ds.train_subset(idx)
@@ -268,7 +240,6 @@ class Newton:
         keep_rows = [i for i in range(N) if i != request.client] if client_kind else list(range(N))
         x_bar = X[keep_rows].mean(0)
         history: list[dict[str, float]] = []
-        weight = (1.0 if config.clientwise_weight == "1" else 1.0 / N) if client_kind else 1.0 / N
         with Stopwatch() as sw:
             # the corrections, before clipping and noise: they do not depend on the privacy settings, so a
             # sweep over epsilon solves each system once (step_cache; the stored seconds count in the cost)
@@ -276,15 +247,6 @@ class Newton:
             x_delta, fractions, local_seconds = step.x_delta, step.fractions, step.local_seconds
             evals, messages, converged = step.evals, step.messages, step.converged
 
-            constants, unverified = None, []
-            if _is_linear(flat) and wd > 0:
-                x_norm, public = _x_norm(ds)
-                constants = newton_model_constants(flat, weight_decay=wd, x_norm=x_norm)
-                unverified = _unverified_constants(constants, config, x_norm, public)
-                if config.lipschitz is not None:
-                    constants["L"] = config.lipschitz
-                if config.hessian_lipschitz is not None:
-                    constants["M"] = config.hessian_lipschitz
             grad_norm, clipped = None, False
             if config.mode == "sound" and constants is not None:
                 # check the public grad_tol on this run (the noise never depends on the measured value)
@@ -303,13 +265,11 @@ class Newton:
                     nz = float(z.norm())
                     if nz > bounds[c]:
                         x_delta[c], clipped = z * (bounds[c] / nz), True
-            sigmas, cert = config.certificate(kind=request.kind, fractions=fractions, n_clients=N,
-                                              constants=constants, weight=weight, measured_grad=grad_norm,
-                                              converged=converged, clipped=clipped)
-            if unverified and cert.mode == "sound":
-                cert = replace(cert, epsilon=math.inf, mode="none",
-                               constants={**cert.constants, "epsilon_target": cert.epsilon},
-                               note="not certified: " + "; ".join(unverified) + f" (was: {cert.note})")
+            if grad_norm is not None or not converged or clipped:
+                terms = _newton_terms(state, request, config, measured_grad=grad_norm, converged=converged,
+                                      clipped=clipped)
+            plan, sigmas = terms.plan, terms.sigmas
+            cert = plan.certificate
 
             new = X.clone()
             if config.release == "average":
@@ -339,7 +299,7 @@ class Newton:
                      noise_norm=float(noise.norm()))
 
             if config.release == "average":
-                _trace_average(x_bar, x_delta, draws, weight, cert)
+                _trace_average(x_bar, x_delta, draws, weight, plan.point("newton.average"))
                 messages += len(keep_rows) * flood(G_after, 0).messages  # one flood per released model
             if client_kind:
                 new = new[keep_rows]
@@ -370,6 +330,18 @@ class Newton:
                               "weight": weight, "grad_norm": grad_norm, "clipped": clipped,
                               "start": x_bar, "constants": constants, "parallel_seconds": par, "step_cached": step.cached,
                               "removed_client": request.client if client_kind else None})
+
+    def certify(self, state: TrainedState, request: Request, config: NewtonConfig = NewtonConfig()) -> Plan:
+        """The certificate and noise point of :meth:`unlearn` (:func:`~.plan.newton_plan`), before the Newton step.
+
+        Computed from the request, the federation and the model's constants with the run checks taken as
+        passed. :meth:`unlearn` recomputes it with what the run measured, which withdraws or weakens it: a
+        measured ``||grad f(x_s)||`` above ``grad_tol`` withdraws it (``mode="none"``, the noise stays
+        calibrated to ``grad_tol``); an unconverged CG solve or a clipped correction makes the step
+        approximate, so only the first-order sensitivity holds (the noise is recalibrated to it). The issued
+        certificate also records the measured gradient in ``constants["measured_grad"]``.
+        """
+        return newton_plan(state, request, config)
 
     def unlearn_sequence(self, state: TrainedState, requests: Sequence[Request],
                          config: NewtonConfig = NewtonConfig(), *, generator: torch.Generator,

@@ -19,13 +19,17 @@ from torch import Tensor
 
 from ... import curvature as cv
 from ..._validate import check_int, check_positive
-from ...core import MAX_STEPS, Callback, Request, Result, TrainedState, checked_unlearn
+from ...core import MAX_STEPS, Callback, Certificate, Plan, Request, Result, TrainedState, checked_unlearn
 from ...data.federated import Federation
 from ...decentral.gossip import GossipConfig, run_gossip
 from ...graphs.flood import check_flood_network, remove_client
 from .steps import _requesters
 
 __all__ = ["train_dpsgd", "GossipRetrain", "GossipRetrainConfig", "exact_minimizer"]
+
+#: the plan of a method that issues no certificate (epsilon = infinity)
+_NO_CERTIFICATE = Certificate(epsilon=float("inf"), delta=1.0, mode="none", mechanism="none",
+                              note="retraining from scratch is exact by definition; no certificate is issued")
 
 
 def train_dpsgd(flat, federation, G: nx.Graph, config: GossipConfig, *, generator: torch.Generator,
@@ -132,3 +136,10 @@ class GossipRetrain:
         out = _retrain(state, request, generator=generator, rounds=config.rounds, callback=callback,
                        progress=progress)
         return Result(out.params, None, list(out.history), out.cost, extras={"state": out})
+
+    def certify(self, state: TrainedState, request: Request,
+                config: GossipRetrainConfig = GossipRetrainConfig()) -> Plan:
+        """Exact by definition, so no certificate is issued: a ``mode="none"`` plan (``unlearn`` reports
+        ``None``) with no noise point."""
+        _requesters(state, request)  # the request must be one the federation can serve
+        return Plan(_NO_CERTIFICATE)

@@ -17,14 +17,14 @@ the membership-inference metric of Table 3 is :func:`unlearnkit.evaluate.mia_pre
 
 from ...decentral.correction import (CORRECTION_SCALES, RETRAIN_RULES, correction, history_correction,
                                      reconstruct_models, residuals, retrain_mixing, round_weights)
-from .algorithm import PDUDT, PDUDTConfig, client_noise, measured_rho
+from .algorithm import PDUDT, PDUDTConfig, client_noise, measured_rho, pdudt_plan
 from .certify import (NOISE_MODES, GapBound, GapConstants, bun_steinke_epsilon, gap_bound, lemma_coverage,
                       pdudt_certificate, pdudt_sigma, step_size_limit)
 from .sound import (SOUND_SCOPES, GossipSensitivity, GossipSmoothness, gossip_certificate, gossip_sensitivity,
                     sound_gossip_sigma)
 
 __all__ = [
-    "PDUDT", "PDUDTConfig", "client_noise", "measured_rho",
+    "PDUDT", "PDUDTConfig", "client_noise", "measured_rho", "pdudt_plan",
     "NOISE_MODES", "GapConstants", "GapBound", "step_size_limit", "gap_bound", "bun_steinke_epsilon",
     "pdudt_sigma", "lemma_coverage", "pdudt_certificate",
     "SOUND_SCOPES", "GossipSmoothness", "GossipSensitivity", "gossip_sensitivity", "sound_gossip_sigma",

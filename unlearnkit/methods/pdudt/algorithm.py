@@ -31,7 +31,7 @@ import torch
 from torch import Tensor
 
 from ..._validate import check_choice, check_epsilon, check_instance, check_int, check_positive, check_range
-from ...core import Callback, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ...core import Callback, Cost, NoisePoint, Plan, Request, Result, Stopwatch, TrainedState, emit
 from ...core import checked_unlearn
 from ...decentral.correction import (CORRECTION_SCALES, RETRAIN_RULES, history_correction, reconstruct_models,
                                      retrain_mixing)
@@ -42,7 +42,7 @@ from ...privacy.trace import record_release, recording_active
 from .certify import NOISE_MODES, GapConstants, pdudt_certificate
 from .sound import SOUND_SCOPES, GossipSmoothness, gossip_certificate, gossip_sensitivity
 
-__all__ = ["client_noise", "measured_rho", "PDUDTConfig", "PDUDT"]
+__all__ = ["client_noise", "measured_rho", "PDUDTConfig", "PDUDT", "pdudt_plan"]
 
 
 def measured_rho(W: Tensor, leaver: int, retrain_rule: str = "recompute", *,
@@ -75,20 +75,17 @@ def client_noise(n_remaining: int, d: int, sigma: float, *, generator: torch.Gen
     return gaussian_noise(like, math.sqrt(n_remaining) * sigma, generator, shape=(n_remaining, d))
 
 
-def _trace_release(corrected: Tensor, z: Tensor, cert: Any, scope: str) -> None:
-    """Record the release for the replay check: the ``n - 1`` models at std ``sqrt(n-1) sigma`` (sensitivity
-    ``sqrt(sum_i Delta_i^2)``, ``scope="clients"``) or their average at std ``sigma`` (``"average"``)."""
+def _trace_release(corrected: Tensor, z: Tensor, point: NoisePoint) -> None:
+    """Record the release for the replay check under the plan's noise point: the ``n - 1`` models at std
+    ``sqrt(n-1) sigma`` (``"pdudt.clients"``) or their average at std ``sigma`` (``"pdudt.average"``)."""
     if not recording_active():
         return
-    sigma = float(cert.sigma or 0.0)
-    sens = cert.constants.get("sensitivity") if cert.mode == "sound" and cert.constants else None
-    if scope == "average":
-        record_release("pdudt.average", corrected.mean(0), sigma, z.mean(0) / sigma if sigma > 0 else z.mean(0),
-                       sensitivity=sens)
+    sigma = point.sigma
+    if point.name == "pdudt.average":
+        record_release(point.name, corrected.mean(0), sigma, z.mean(0) / sigma if sigma > 0 else z.mean(0),
+                       sensitivity=point.sensitivity)
         return
-    root = math.sqrt(corrected.shape[0])
-    record_release("pdudt.clients", corrected, root * sigma, z / (root * sigma) if sigma > 0 else z,
-                   sensitivity=None if sens is None else root * sens)
+    record_release(point.name, corrected, sigma, z / sigma if sigma > 0 else z, sensitivity=point.sensitivity)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -164,6 +161,90 @@ class PDUDTConfig:
                              "smoothness=GossipSmoothness(...))")
 
 
+def _setup(state: TrainedState, request: Request, config: PDUDTConfig) -> tuple:
+    """``(cache, lr, mixing_rule, n, d, leaver, t1, es_rounds)`` of a request, validated against the state."""
+    params = state.params
+    n, d = int(params.shape[0]), int(params.shape[1])
+    ex = state.extras
+    cache = ex.get("cache", ex.get("history", ex.get("running")))
+    lr = ex.get("lr", getattr(state.config, "lr", None))
+    mixing_rule = getattr(state.config, "rule", "metropolis")
+    if cache is None or lr is None:
+        raise ValueError("state needs a gradient-gossip cache (extras 'history' or 'running') and the step "
+                         "size: train with run_gradient_gossip(..., GradientGossipConfig(cache=...))")
+    if request.client is None:
+        raise ValueError(f"request.kind={request.kind!r} without a client: PDUDT unlearns a whole client")
+    k = request.client
+    if isinstance(k, bool) or not (0 <= int(k) < n):
+        raise ValueError(f"leaver={k!r} does not exist: expected a client in [0, {n - 1}]")
+    k = int(k)
+    rounds = cache.rounds
+    t1 = rounds if config.t_unlearn is None else config.t_unlearn
+    if t1 > rounds or t1 < 1:
+        raise ValueError(f"t_unlearn={t1} is after training ended: expected t_unlearn in [1, {rounds}] "
+                         f"(rounds trained and cached)")
+    es = config.es_rounds
+    if es is not None and es > t1:
+        raise ValueError(f"es_rounds={es} is out of range: expected es_rounds in [1, t_unlearn={t1}]")
+    if isinstance(cache, RunningSumCache):
+        if t1 != rounds:
+            raise ValueError(f"t_unlearn={t1}: running sums only hold the request round {rounds}")
+        if cache.retrain_rule != config.retrain_rule or cache.es_rounds != es:
+            raise ValueError(f"retrain_rule={config.retrain_rule!r}, es_rounds={es}: the running sums were "
+                             f"accumulated with retrain_rule={cache.retrain_rule!r}, "
+                             f"es_rounds={cache.es_rounds}")
+    return cache, lr, mixing_rule, n, d, k, t1, es
+
+
+def _plan(state: TrainedState, request: Request, config: PDUDTConfig) -> tuple[Plan, Optional[tuple[float, float]]]:
+    """The plan of :func:`pdudt_plan` and the measured ``(rho1, rho2)`` it checked (``None`` when none)."""
+    cache, lr, mixing_rule, n, _, k, t1, _ = _setup(state, request, config)
+    rho = None
+    if config.noise == "certified" and config.mode == "sound" and config.smoothness is not None:
+        cert = PDUDT._sound_certificate(state, cache, config, k, t1, lr, mixing_rule)
+    else:
+        if config.noise == "certified" and not isinstance(cache, RunningSumCache):
+            rho = measured_rho(cache.W[:t1], k, config.retrain_rule, mixing_rule=mixing_rule)
+        cert = pdudt_certificate(lr=lr, t1=t1, n=n, constants=config.constants, noise=config.noise,
+                                 mode=config.mode, epsilon=config.epsilon, beta=config.beta,
+                                 sigma=config.sigma if config.noise == "manual" else None,
+                                 correction_scale=config.correction_scale, measured_rho=rho)
+    sigma = float(cert.sigma or 0.0)
+    sens = cert.constants.get("sensitivity") if cert.mode == "sound" and cert.constants else None
+    if config.scope == "average":
+        point = NoisePoint("pdudt.average", sens, sigma)
+    else:  # every remaining model carries sqrt(n - 1) sigma: the n - 1 of them are one release
+        root = math.sqrt(n - 1)
+        point = NoisePoint("pdudt.clients", None if sens is None else root * sens, root * sigma)
+    return Plan(cert, (point,)), rho
+
+
+def pdudt_plan(state: TrainedState, request: Request, config: PDUDTConfig) -> Plan:
+    """PDUDT's certificate for the leaving client and its one noise point, before any correction.
+
+    The certificate reads only the config and the public mixing schedule ``W^t``: the sound one
+    (:mod:`~unlearnkit.methods.pdudt.sound`, with ``config.smoothness``) or Theorem 4.9 / Corollary 4.10
+    (:func:`~unlearnkit.methods.pdudt.certify.pdudt_certificate`, checked against the measured ``rho1, rho2``).
+
+    Parameters
+    ----------
+    state:
+        What :func:`unlearnkit.decentral.run_gradient_gossip` returns (a gradient-gossip cache and the step size).
+    request:
+        A client request (``request.client`` leaves).
+    config:
+        :class:`PDUDTConfig`.
+
+    Returns
+    -------
+    Plan
+        The certificate and the noise point: ``"pdudt.clients"`` (``config.scope="clients"``: the ``n - 1``
+        models, std ``sqrt(n-1) sigma``, sensitivity ``sqrt(n-1)`` times the sound one) or ``"pdudt.average"``
+        (their average, std ``sigma``); the sensitivity is ``None`` unless the certificate is sound.
+    """
+    return _plan(state, request, config)[0]
+
+
 class PDUDT:
     """PDUDT (Algorithm 2) behind the package's one calling shape.
 
@@ -204,43 +285,19 @@ class PDUDT:
             ``extras``: ``"corrected"`` (before noise), ``"correction"``, ``"noise"`` and, from a history,
             ``"delta_norms"`` and ``"p"`` (Eqs. 7 and 8).
         """
-        params = state.params
-        n, d = int(params.shape[0]), int(params.shape[1])
-        ex = state.extras
-        cache = ex.get("cache", ex.get("history", ex.get("running")))
-        lr = ex.get("lr", getattr(state.config, "lr", None))
-        mixing_rule = getattr(state.config, "rule", "metropolis")
-        if cache is None or lr is None:
-            raise ValueError("state needs a gradient-gossip cache (extras 'history' or 'running') and the step "
-                             "size: train with run_gradient_gossip(..., GradientGossipConfig(cache=...))")
-        if request.client is None:
-            raise ValueError(f"request.kind={request.kind!r} without a client: PDUDT unlearns a whole client")
-        k = request.client
-        if isinstance(k, bool) or not (0 <= int(k) < n):
-            raise ValueError(f"leaver={k!r} does not exist: expected a client in [0, {n - 1}]")
-        k = int(k)
+        params, ex = state.params, state.extras
+        cache, lr, mixing_rule, n, d, k, t1, es = _setup(state, request, config)
         rounds = cache.rounds
-        t1 = rounds if config.t_unlearn is None else config.t_unlearn
-        if t1 > rounds or t1 < 1:
-            raise ValueError(f"t_unlearn={t1} is after training ended: expected t_unlearn in [1, {rounds}] "
-                             f"(rounds trained and cached)")
-        es = config.es_rounds
-        if es is not None and es > t1:
-            raise ValueError(f"es_rounds={es} is out of range: expected es_rounds in [1, t_unlearn={t1}]")
         keep = [i for i in range(n) if i != k]
         extras: dict[str, Any] = {"clients": keep, "leaver": k, "t_unlearn": t1}
-        sound = config.noise == "certified" and config.mode == "sound" and config.smoothness is not None
-        # the sound calibration reads only the public schedule W^t (A3): it can be computed before the request,
-        # so it is not timed with the unlearning (the paper times the unlearning operations only)
-        sound_cert = self._sound_certificate(state, cache, config, k, t1, lr, mixing_rule) if sound else None
+        # the plan reads only the public schedule W^t (A3) and the config: it is computed before the request's
+        # work and not timed with the unlearning (the paper times the unlearning operations only)
+        plan, rho = _plan(state, request, config)
+        cert, point = plan.certificate, plan.noise[0]
+        if rho is not None:
+            extras["measured_rho"] = rho
         with Stopwatch() as sw:
             if isinstance(cache, RunningSumCache):
-                if t1 != rounds:
-                    raise ValueError(f"t_unlearn={t1}: running sums only hold the request round {rounds}")
-                if cache.retrain_rule != config.retrain_rule or cache.es_rounds != es:
-                    raise ValueError(f"retrain_rule={config.retrain_rule!r}, es_rounds={es}: the running sums were "
-                                     f"accumulated with retrain_rule={cache.retrain_rule!r}, "
-                                     f"es_rounds={cache.es_rounds}")
                 if config.correction_scale == "none":
                     corr = torch.zeros(n, d, dtype=cache.A.dtype, device=cache.A.device)
                 else:
@@ -264,21 +321,10 @@ class PDUDT:
                     theta = reconstruct_models(theta0.to(g.dtype), W, g, lr).to(params.dtype)
             corr = corr.to(device=params.device, dtype=params.dtype)
             corrected = theta[keep] - corr[keep].to(params.dtype)
-            if sound_cert is not None:
-                cert = sound_cert
-            else:
-                rho = None
-                if config.noise == "certified" and not isinstance(cache, RunningSumCache):
-                    rho = measured_rho(cache.W[:t1], k, config.retrain_rule, mixing_rule=mixing_rule)
-                    extras["measured_rho"] = rho
-                cert = pdudt_certificate(lr=lr, t1=t1, n=n, constants=config.constants, noise=config.noise,
-                                         mode=config.mode, epsilon=config.epsilon, beta=config.beta,
-                                         sigma=config.sigma if config.noise == "manual" else None,
-                                         correction_scale=config.correction_scale, measured_rho=rho)
             z = client_noise(n - 1, d, cert.sigma or 0.0, generator=generator, dtype=params.dtype,
                              device=params.device)
             out = corrected + z
-            _trace_release(corrected, z, cert, config.scope)
+            _trace_release(corrected, z, point)
         extras.update(corrected=corrected, correction=corr[keep], noise=z)
         emit(callback, "noise", t1, None, sigma=cert.sigma or 0.0, correction_norm=float(corr[keep].norm()),
              noise_norm=float(z.norm()))
@@ -290,6 +336,10 @@ class PDUDT:
         # about as much), so the cost column is not a flattering zero
         cost = Cost(grad_evals=ops, messages=0, seconds=sw.seconds, memory_bytes=int(cache.memory_bytes))
         return Result(out, cert, history, cost, extras)
+
+    def certify(self, state: TrainedState, request: Request, config: PDUDTConfig) -> Plan:
+        """The certificate and noise point of :meth:`unlearn` (:func:`pdudt_plan`), without a correction."""
+        return pdudt_plan(state, request, config)
 
     @staticmethod
     def _vector_ops(cache: Any, k: int, t1: int, es: Optional[int], scale: str, rule: str, mixing_rule: str) -> int:

@@ -1,5 +1,6 @@
 """RR-DU (Lamri & Maniatakos, "Fully Decentralized Certified Unlearning"): random-walk unlearning.
 
+- :mod:`.accountants`: every accountant (A-D, S, M) as an object in one table, and RR-DU's plan;
 - :mod:`.certify`: the accountants A-D, the DDP calibrations and the per-observer ledger (pure maths);
 - :mod:`.walk`: the clients' data seen from the walk, the routing, the full-batch expectations;
 - :mod:`.algorithm`: :class:`RRDUConfig` and the method :class:`RRDU` (paper Algorithm 4);
@@ -15,7 +16,10 @@ The backdoor experiment (Figure 1, Tables 3, 14-16) lives in :mod:`unlearnkit.ex
 from .algorithm import RRDU, RRDUConfig
 from .baselines import (DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, FinetuneWalk, NetworkSGD, RetrainWalk,
                         WalkConfig)
-from .certify import (ACCOUNTANTS, DDP_CALIBRATIONS, ObserverLedger, ddp_certify, ddp_sigma, network_amplification,
+from .accountants import (ACCOUNTANTS, Accountant, ClosedFormAccountant, MixtureAccountant, NoisyStartAccountant,
+                          rrdu_plan)
+from .certify import (CLOSED_FORM_ACCOUNTANTS, DDP_CALIBRATIONS, ObserverLedger, ddp_certify, ddp_sigma,
+                      network_amplification,
                       observer_hit_prob, rrdu_certify, rrdu_epsilon, rrdu_sigma, visit_quantile)
 from .ledger import SoundObserverLedger
 from .mixture import (OBSERVERS, accountant_comparison, observer_visit_pmf, rrdu_mixture_certify, rrdu_mixture_epsilon,
@@ -28,7 +32,8 @@ __all__ = [
     "RRDU", "RRDUConfig", "VARIANTS", "WalkData", "make_route", "expected_update", "retrain_gradient",
     "WalkConfig", "DDPWalkConfig", "DPSGDWalkConfig", "NetworkSGD", "RetrainWalk", "FinetuneWalk", "DDPWalk",
     "DPSGDWalk",
-    "ACCOUNTANTS", "DDP_CALIBRATIONS", "ObserverLedger", "ddp_certify", "ddp_sigma", "network_amplification",
+    "ACCOUNTANTS", "Accountant", "ClosedFormAccountant", "NoisyStartAccountant", "MixtureAccountant", "rrdu_plan",
+    "CLOSED_FORM_ACCOUNTANTS", "DDP_CALIBRATIONS", "ObserverLedger", "ddp_certify", "ddp_sigma", "network_amplification",
     "observer_hit_prob", "rrdu_certify", "rrdu_epsilon", "rrdu_sigma", "visit_quantile",
     "NoisyWalkConfig", "NoisyWalkTraining", "NoisyDDPConfig", "NoisyDDP", "noisy_walk_certify", "noisy_walk_epsilon",
     "noisy_walk_sigma", "rrdu_noisy_start_certify",

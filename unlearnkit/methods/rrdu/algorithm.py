@@ -32,7 +32,7 @@ state travelling with the token, reset when unlearning starts; the noisy gradien
 hops; the paper is silent).
 
 The baselines of the paper's section 6 are in :mod:`unlearnkit.methods.rrdu.baselines`, the accountants in
-:mod:`unlearnkit.methods.rrdu.certify`, and the backdoor experiment (``python -m unlearnkit run rrdu``, ``ddp``,
+:mod:`unlearnkit.methods.rrdu.accountants`, and the backdoor experiment (``python -m unlearnkit run rrdu``, ``ddp``,
 ``dp_sgd_walk``) in :mod:`unlearnkit.experiments.rrdu_lab`.
 
 Measured on the quick profile (digits, one seed; ``tests/methods/rrdu/test_rrdu_backdoor.py``): without noise and
@@ -45,7 +45,7 @@ step, a side of pitfall P7 the paper's MNIST/CIFAR numbers do not show.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -53,16 +53,14 @@ import torch
 from torch import Tensor
 
 from ..._validate import check_choice, check_epsilon, check_int, check_positive, check_probability, check_range
-from ...core import Callback, Cost, Request, Result, TrainedState, emit
+from ...core import Callback, Cost, Plan, Request, Result, TrainedState, emit
 from ...core import MAX_STEPS, checked_unlearn
 from ...decentral.token import TokenConfig, run_token
 from ...models import project_l2_ball
 from ...privacy.trace import record_release, recording_active, transcript
-from .certify import rrdu_certify, rrdu_sigma
+from .accountants import ACCOUNTANTS, NoisyStartAccountant, _plan, rrdu_plan
 from .ledger import SoundObserverLedger
 from .noisy import training_rho
-from .noisy_start import (mixture_start_certificate, mixture_start_sigma, noisy_start_certificate,
-                          noisy_start_sigma)
 from .sound import rrdu_u_sensitivity
 from .walk import VARIANTS, WalkData, make_route
 
@@ -170,7 +168,7 @@ class RRDUConfig:
             check_positive("sigma", self.sigma, allow_zero=True)
         check_epsilon("epsilon", self.epsilon)
         check_range("delta", self.delta, 0.0, 1.0, low_open=True, high_open=True)
-        check_choice("accountant", self.accountant, ("A", "B", "C", "D", "S", "M"))
+        check_choice("accountant", self.accountant, tuple(ACCOUNTANTS))
         check_choice("composition", self.composition, ("gaussian", "rdp"))
         check_positive("C_A", self.C_A)
         check_positive("sens_factor", self.sens_factor)
@@ -297,8 +295,8 @@ class RRDU:
     ``unlearn(state, request, config, *, generator, callback=None, progress=False)``.
 
     ``state`` must carry ``federation`` (and ``network`` for ``walk_with_restart``); ``request.client`` is
-    ``u``. The certificate comes from :func:`unlearnkit.methods.rrdu.certify.rrdu_certify` with the
-    accountant named in the config, for the realised ``sigma``; with ``optimizer="adam"``, ``clip_L = inf``
+    ``u``. The noise and the certificate come from the accountant named in the config
+    (:data:`~unlearnkit.methods.rrdu.accountants.ACCOUNTANTS`), through :meth:`certify` before any hop; with ``optimizer="adam"``, ``clip_L = inf``
     or ``noise=False`` the certificate is ``mode="none"`` (epsilon = inf) and its note says why.
 
     Two optional constructor arguments: ``monitor(theta) -> dict`` is evaluated every ``config.eval_every``
@@ -323,48 +321,36 @@ class RRDU:
     def unlearn(self, state: TrainedState, request: Request, config: RRDUConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
         route, monitor = self.route, self.monitor
-        data = WalkData.from_state(state, request)
-        p = config.routing_p(data.n_clients)
-        if config.accountant in ("S", "M"):
-            calib = noisy_start_sigma if config.accountant == "S" else mixture_start_sigma
-            sigma = config.sigma if config.sigma is not None else calib(state, data, config, p)
-        else:
-            sigma = config.sigma if config.sigma is not None else rrdu_sigma(
-                config.accountant, epsilon=config.epsilon, delta=config.delta, n_clients=data.n_clients, p=p,
-                T_unlearn=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor, C_A=config.C_A)
+        plan, data, p = _plan(state, request, config, route)
+        sigma = plan.point("rrdu.u_step").sigma
         theta, history, cost, path = walk_unlearn(state.flat, state.params, data, config, sigma=sigma,
                                                    generator=generator, federation=state.federation.without(request),
                                                    route=None if route is None else np.asarray(route),
                                                    network=state.network, callback=callback, monitor=monitor,
                                                    progress=progress)
-        if config.accountant == "S":
-            cert = noisy_start_certificate(state, data, config, sigma, int(np.sum(path == data.u)))
-        elif config.accountant == "M":
-            cert = mixture_start_certificate(state, data, config, sigma, p)
-        else:
-            cert = rrdu_certify(config.accountant, sigma=sigma, delta=config.delta, n_clients=data.n_clients, p=p,
-                                T_unlearn=config.T_unlearn, L=_finite_L(config), sens_factor=config.sens_factor,
-                                C_A=config.C_A)
-        exact_s = config.accountant in ("S", "M") and config.variant == "exact"
-        reasons = []
-        if config.optimizer == "adam":
-            reasons.append("Adam (the paper's experimental setting) is not covered by the SGD analysis")
-        if config.clip_L == math.inf and not exact_s:
-            reasons.append("no per-example clipping: the sensitivity is unbounded")
-        if (not config.noise or sigma == 0) and not exact_s:
-            reasons.append("no noise was added")
-        if config.routing != "rrdu_complete" and config.accountant != "S":  # M's visit law is the complete graph's
-            reasons.append("the certificate is proved only for the complete-graph routing")
-        if reasons:
-            cert = replace(cert, epsilon=math.inf, mode="none", note="; ".join(reasons) + f" (was: {cert.note})")
+        accountant = ACCOUNTANTS[config.accountant]
+        cert = plan.certificate
+        if route is None and isinstance(accountant, NoisyStartAccountant):
+            # the route was drawn by the walk: the certificate of its realised u-visits replaces the a-priori one
+            cert = _plan(state, request, config, path)[0].certificate
         emit(callback, "done", config.T_unlearn, None, sigma=sigma)
         extras = {"path": path.tolist(), "sigma": sigma, "u": data.u, "p": p}
-        if config.accountant in ("S", "M"):  # the sound per-observer ledger of this walk (realised route)
+        if accountant.noisy_start:  # the sound per-observer ledger of this walk (realised route)
             sens = rrdu_u_sensitivity(config.variant, L=_finite_L(config), m=data.m, n_u=data.n_u)
             led = SoundObserverLedger(path, n_clients=data.n_clients, u=data.u, sigma=sigma if config.noise else 0.0,
                                       sensitivity=sens, train_rho=training_rho(state, data.u))
             extras["observer_epsilons"] = led.epsilons(config.delta).tolist()
         return Result(params=theta, certificate=cert, history=history, cost=cost, extras=extras)
+
+    def certify(self, state: TrainedState, request: Request, config: RRDUConfig) -> Plan:
+        """The certificate and noise point of :meth:`unlearn` (:func:`~.accountants.rrdu_plan`), before any hop.
+
+        With ``route`` set the route is taken as given, so the certificate is the one :meth:`unlearn` issues for
+        every accountant. Without it the route is drawn inside :meth:`unlearn`: accountants ``"A"`` .. ``"D"``
+        and ``"M"`` do not read it (the same certificate), while ``"S"`` composes the realised u-visits, so this
+        reports its a-priori certificate at the visit cap (its note says so) and :meth:`unlearn` the realised one.
+        """
+        return rrdu_plan(state, request, config, self.route)
 
 
 def _finite_L(cfg: RRDUConfig) -> float:

@@ -26,7 +26,7 @@ import torch
 from torch import Tensor
 
 from ..._validate import check_choice, check_epsilon, check_instance, check_int, check_positive, check_range
-from ...core import Callback, Request, Result, TrainedState
+from ...core import Callback, Certificate, NoisePoint, Plan, Request, Result, TrainedState
 from ...core import checked_unlearn
 from ...decentral.token import TokenConfig, run_token
 from ...graphs.topology import complete
@@ -37,6 +37,10 @@ __all__ = ["WalkConfig", "DDPWalkConfig", "DPSGDWalkConfig", "NetworkSGD", "Retr
            "DDPWalk", "DPSGDWalk"]
 
 Monitor = Optional[Callable[[Tensor], dict]]
+
+#: the plan of a walk that issues no certificate (epsilon = infinity)
+_NO_CERTIFICATE = Certificate(epsilon=float("inf"), delta=1.0, mode="none", mechanism="none",
+                              note="no certificate is issued (epsilon = infinity)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -224,6 +228,11 @@ class RetrainWalk(_Monitored):
                            progress=progress)
         return _result(out)
 
+    def certify(self, state: TrainedState, request: Request, config: WalkConfig) -> Plan:
+        """Exact by definition, so no certificate is issued: a ``mode="none"`` plan (``unlearn`` reports
+        ``None``) with no noise point."""
+        return Plan(_NO_CERTIFICATE)
+
 
 class FinetuneWalk(_Monitored):
     """Fine-tuning (digest P18): the walk of Algorithm 2 over *all* clients on D minus D_f from the original
@@ -241,6 +250,10 @@ class FinetuneWalk(_Monitored):
         out = _simple_walk(state.flat, state.federation.without(request), config, config.token, generator=generator,
                            init=state.params, monitor=self.monitor, callback=callback, progress=progress)
         return _result(out)
+
+    def certify(self, state: TrainedState, request: Request, config: WalkConfig) -> Plan:
+        """A heuristic: no certificate (epsilon = infinity; ``unlearn`` reports ``None``), no noise point."""
+        return Plan(_NO_CERTIFICATE)
 
 
 class DDPWalk(_Monitored):
@@ -260,18 +273,27 @@ class DDPWalk(_Monitored):
     def unlearn(self, state: TrainedState, request: Request, config: DDPWalkConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
         fed = state.federation.without(request)
-        m = request.m if config.m is None else config.m
-        sigma = config.sigma if config.sigma is not None else ddp_sigma(
-            config.calibration, epsilon=config.epsilon, delta=config.delta, L=config.L, m=m, T=config.hops,
-            n_clients=fed.n_clients)
+        plan = self.certify(state, request, config)
+        sigma = plan.point("ddp_walk.step").sigma
         token = dc_replace(config.token, noise_sigma=float(sigma), clip=float(config.L), radius=float(config.R),
                            center="init")
         route = uniform_route(fed.n_clients, config.hops, rng=_route_rng(config, generator))
         out = _walk(state.flat, fed, route, config, token, generator=generator, init=state.params, monitor=self.monitor,
                     callback=callback, progress=progress)
+        return _result(out, plan.certificate, sigma=sigma)
+
+    def certify(self, state: TrainedState, request: Request, config: DDPWalkConfig) -> Plan:
+        """The certificate the calibration claims (:func:`.certify.ddp_certify`; none is ``certified``) and the
+        noisy steps, ``"ddp_walk.step"`` (std ``config.sigma`` or :func:`.certify.ddp_sigma`'s; no sensitivity
+        is declared: the accounting describes noisy steps on D_f that never ran; not traced)."""
+        fed = state.federation.without(request)
+        m = request.m if config.m is None else config.m
+        sigma = config.sigma if config.sigma is not None else ddp_sigma(
+            config.calibration, epsilon=config.epsilon, delta=config.delta, L=config.L, m=m, T=config.hops,
+            n_clients=fed.n_clients)
         cert = ddp_certify(config.calibration, sigma=sigma, epsilon=config.epsilon, delta=config.delta, L=config.L,
                            m=m, T=config.hops, n_clients=fed.n_clients)
-        return _result(out, cert, sigma=sigma)
+        return Plan(cert, (NoisePoint("ddp_walk.step", None, sigma, count=config.hops * config.local_steps),))
 
 
 class DPSGDWalk(_Monitored):
@@ -292,6 +314,18 @@ class DPSGDWalk(_Monitored):
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: DPSGDWalkConfig, *,
                 generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        fed = state.federation.without(request)
+        batch = config.token.batch_size * config.token.local_batches
+        z = self.certify(state, request, config).point("dpsgd_walk.step").sigma
+        token = dc_replace(config.token, noise_sigma=z * config.C / batch, clip=float(config.C))
+        out = _simple_walk(state.flat, fed, config, token, generator=generator, init=state.params, monitor=self.monitor,
+                           callback=callback, progress=progress)
+        return _result(out, None, sigma=z)
+
+    def certify(self, state: TrainedState, request: Request, config: DPSGDWalkConfig) -> Plan:
+        """No certificate is issued (``mode="none"``; ``unlearn`` reports ``None``: the minibatches are not
+        Poisson-sampled) and the noisy steps ``"dpsgd_walk.step"``, whose ``sigma`` is the noise multiplier
+        ``z`` of the RDP accountant (the std of the summed clipped gradients is ``z C``; not traced)."""
         from ...privacy import get_noise_multiplier
 
         fed = state.federation.without(request)
@@ -299,7 +333,4 @@ class DPSGDWalk(_Monitored):
         n_min = int(min(len(ix) for ix in fed.client_indices))
         z = get_noise_multiplier(target_epsilon=config.epsilon, target_delta=config.delta,
                                  sample_rate=min(1.0, batch / n_min), steps=config.hops * config.local_steps)
-        token = dc_replace(config.token, noise_sigma=z * config.C / batch, clip=float(config.C))
-        out = _simple_walk(state.flat, fed, config, token, generator=generator, init=state.params, monitor=self.monitor,
-                           callback=callback, progress=progress)
-        return _result(out, None, sigma=z)
+        return Plan(_NO_CERTIFICATE, (NoisePoint("dpsgd_walk.step", None, z, count=config.hops * config.local_steps),))

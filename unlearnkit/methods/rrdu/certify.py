@@ -62,7 +62,7 @@ from ...privacy import expected_inverse_delay as _walk_inverse_delay
 from ...privacy.linear_rdp import linear_rdp_epsilon, linear_rdp_slope
 
 __all__ = [
-    "ACCOUNTANTS",
+    "CLOSED_FORM_ACCOUNTANTS",
     "DDP_CALIBRATIONS",
     "observer_hit_prob",
     "network_amplification",
@@ -75,7 +75,7 @@ __all__ = [
     "ObserverLedger",
 ]
 
-ACCOUNTANTS = ("A", "B", "C", "D")
+CLOSED_FORM_ACCOUNTANTS = ("A", "B", "C", "D")
 DDP_CALIBRATIONS = ("alg3", "netdp_group_m", "netdp_rdp", "group_sound")
 _ORDERS = np.arange(2, 257, dtype=float)
 
@@ -182,7 +182,7 @@ def rrdu_epsilon(accountant: str, *, sigma: float, delta: float, n_clients: int,
     A: Cor. 5.2 eq. (18) with constant ``C_A``; B, C: App. C.5 / Prop. A.8 on the linear curve; D: the
     sampled-Gaussian RDP (Mironov, Talwar & Zhang 2019) converted by Prop. A.8.
     """
-    check_choice("accountant", accountant, ACCOUNTANTS)
+    check_choice("accountant", accountant, CLOSED_FORM_ACCOUNTANTS)
     _validate(p, n_clients, T_unlearn, L, sens_factor, delta)
     check_positive("sigma", sigma, allow_zero=True)
     if p == 0:
@@ -205,7 +205,7 @@ def rrdu_sigma(accountant: str, *, epsilon: float, delta: float, n_clients: int,
 
     Closed form for A, B, C (digest 3.4); bisection on a log scale for D. ``p = 0`` needs no noise.
     """
-    check_choice("accountant", accountant, ACCOUNTANTS)
+    check_choice("accountant", accountant, CLOSED_FORM_ACCOUNTANTS)
     _validate(p, n_clients, T_unlearn, L, sens_factor, delta)
     eps = check_positive("epsilon", epsilon)
     if p == 0:

@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from ..._validate import check_epsilon, check_instance, check_int, check_positive, check_range
-from ...core import Callback, Certificate, Cost, Request, Result, TrainedState
+from ...core import Callback, Certificate, Cost, Plan, Request, Result, TrainedState
 from ...core import MAX_STEPS, checked_unlearn
 from ...decentral.token import TokenConfig
 from ...graphs.walks import uniform_route
@@ -182,7 +182,7 @@ class NoisyDDP:
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: NoisyDDPConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
-        cert = training_certificate(state, request, config.delta)
+        cert = self.certify(state, request, config).certificate
         if config.continue_hops == 0:
             return Result(params=state.params, certificate=cert, history=[], cost=Cost(),
                           extras={"continued_hops": 0})
@@ -197,3 +197,8 @@ class NoisyDDP:
                              init=state.params, monitor=self.monitor, callback=callback, progress=progress)
         return Result(params=out.params, certificate=cert, history=out.history, cost=out.cost,
                       extras={"continued_hops": config.continue_hops, "sigma": rec["sigma"]})
+
+    def certify(self, state: TrainedState, request: Request, config: NoisyDDPConfig) -> Plan:
+        """The training's guarantee for ``request`` (:func:`training_certificate`), which continuing the noisy walk
+        keeps (post-processing): no noise point of its own, the noise certified is the training's."""
+        return Plan(training_certificate(state, request, config.delta))
