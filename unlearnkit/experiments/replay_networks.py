@@ -37,6 +37,7 @@ def newton_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
                        center_gradient=True, release="average", grad_tol=s.grad_tol, cg_tol=1e-10)
     with recording() as trace_a:
         w = fit(s)
+        plan = Newton().certify(w["state"], w["request"], cfg)
         res = Newton().unlearn(w["state"], w["request"], cfg, generator=make_generator(seed + 1))
     released = trace_a.mechanisms[-1] if trace_a.mechanisms else None
     with recording() as trace_b:
@@ -46,7 +47,7 @@ def newton_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
             gen = hooks.get("generator", lambda state: make_generator(seed + 1))(wb["state"])
             z = gaussian_noise(torch.empty(0, device=x_b.device), 1.0, gen, shape=(x_b.numel(),)).to(x_b.dtype)
             record_release(released.name, x_b, released.sigma, z, sensitivity=released.sensitivity)
-    return trace_a, trace_b, res.certificate
+    return trace_a, trace_b, res.certificate, plan
 
 
 def pdudt_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
@@ -63,6 +64,7 @@ def pdudt_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
     cfg = PF._config(exp, exp.epsilon, exp.mode, exp.correction_scale)
     with recording() as trace_a:
         w = fit(exp, None, retrain=False)  # the reference retraining is not part of world A's pipeline
+        plan = PDUDT().certify(w["state"], w["request"], cfg)
         res = PDUDT().unlearn(w["state"], w["request"], cfg, generator=make_generator(1))
     released = trace_a.mechanisms[-1] if trace_a.mechanisms else None
     with recording() as trace_b:
@@ -75,7 +77,7 @@ def pdudt_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
             z = client_noise(n1, d, res.certificate.sigma or 0.0, generator=gen, dtype=theta.dtype, device=theta.device)
             record_release(released.name, theta, released.sigma, z / released.sigma if released.sigma > 0 else z,
                            sensitivity=released.sensitivity)
-    return trace_a, trace_b, res.certificate
+    return trace_a, trace_b, res.certificate, plan
 
 
 def rrdu_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
