@@ -76,3 +76,29 @@ def test_launcher_guards_and_command_line():
     a = parse_args(["flood", "--sources", "0,2", "--reduce", "stack"])
     assert a.task == "flood" and a.sources == "0,2" and a.reduce == "stack"
     assert parse_args(["gossip", "--schedule", "random_k_out"]).schedule == "random_k_out"
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (["walk", "--route", ""], "--route='' has an empty entry"),
+    (["walk", "--route", "a,b"], "entry 'a' is not an integer"),
+    (["gossip", "--rounds", "0"], "--rounds=0 is out of range"),
+    (["walk", "--resume"], "--resume needs --checkpoint-dir"),
+    (["walk", "--dim", "10000000000"], "--dim=10000000000 is out of range"),
+])
+def test_worker_arguments_are_refused_before_any_rank_starts(argv, fragment, capsys):
+    with pytest.raises(SystemExit) as exc:
+        parse_args(argv)
+    assert exc.value.code == 2 and fragment in capsys.readouterr().err
+
+
+def test_client_indices_are_checked_against_the_world_size(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(SystemExit):
+        parse_args(["walk", "--u", "9"])
+    assert "--u names client 9, out of range: expected clients in [0, 1]" in capsys.readouterr().err
+    afile = tmp_path / "a-file"
+    afile.write_text("x")
+    with pytest.raises(SystemExit):
+        parse_args(["walk", "--out", str(afile)])
+    assert "exists and is not a folder" in capsys.readouterr().err
+    assert parse_args(["walk", "--u", "1", "--route", "0,1,1"]).u == 1

@@ -25,7 +25,6 @@ the largest peak resident memory of a rank (MB).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import sys
@@ -36,6 +35,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from .._io import json_text
 from ..graphs.dynamic import DYNAMIC_TOPOLOGIES, make_schedule
 from ..graphs.topology import TOPOLOGIES, make_graph
 from ..graphs.walks import rrdu_route, uniform_route
@@ -73,12 +73,68 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     ap.add_argument("--checkpoint-dir", type=Path, default=None, help="walk: checkpoint here every --every hops")
     ap.add_argument("--every", type=int, default=10)
     ap.add_argument("--resume", action="store_true", help="walk: resume from --checkpoint-dir's last checkpoint")
-    return ap.parse_args(argv)
+    a = ap.parse_args(argv)
+    problem = argument_problem(a, world_size=int(os.environ.get("WORLD_SIZE", "0")) or None)
+    if problem:
+        ap.error(problem)  # every rank stops here, before it joins the group or does any work
+    return a
+
+
+def _clients(name: str, text: str) -> list[int]:
+    """``"0,2,5"`` as integers; a message naming the flag for an empty list or a non-integer entry."""
+    entries = [v.strip() for v in text.split(",")]
+    if not text.strip() or any(not v for v in entries):
+        raise ValueError(f"--{name}={text!r} has an empty entry: give comma-separated client indices, e.g. 0,1,2")
+    for v in entries:
+        if not v.lstrip("-").isdigit():
+            raise ValueError(f"--{name}={text!r}: entry {v!r} is not an integer client index")
+    return [int(v) for v in entries]
+
+
+def argument_problem(a: argparse.Namespace, *, world_size: Optional[int] = None) -> Optional[str]:
+    """The first problem with the worker's arguments, in words naming the flag (``None``: all valid).
+
+    Checked before any rank joins the process group; ``world_size`` (torchrun's ``WORLD_SIZE``) bounds the
+    client indices (``--u``, ``--route``, ``--sources``).
+    """
+    from ..core import MAX_DIM, MAX_STEPS
+
+    limits = (("dim", a.dim, 1, MAX_DIM), ("rounds", a.rounds, 1, MAX_STEPS), ("hops", a.hops, 1, MAX_STEPS),
+              ("every", a.every, 1, MAX_STEPS))
+    for name, v, lo, hi in limits:
+        if not lo <= v <= hi:
+            return f"--{name}={v} is out of range: expected --{name} in [{lo}, {hi}]"
+    if not (a.timeout > 0 and np.isfinite(a.timeout)):
+        return f"--timeout={a.timeout} is out of range: expected a positive number of seconds"
+    if not 0.0 <= a.p <= 1.0:
+        return f"--p={a.p} is out of range: expected --p in [0, 1]"
+    if not (a.lr > 0 and np.isfinite(a.lr)) or not (a.sigma >= 0 and np.isfinite(a.sigma)):
+        return f"--lr={a.lr}, --sigma={a.sigma}: expected lr > 0 and sigma >= 0, both finite"
+    n = world_size
+    clients = {"u": [a.u]}
+    try:
+        if a.route is not None:
+            clients["route"] = _clients("route", a.route)
+        if a.sources is not None:
+            clients["sources"] = _clients("sources", a.sources)
+    except ValueError as err:
+        return str(err)
+    for name, vals in clients.items():
+        bad = [v for v in vals if v < 0 or (n is not None and v >= n)]
+        if bad:
+            hi = "world size - 1" if n is None else str(n - 1)
+            return f"--{name} names client {bad[0]}, out of range: expected clients in [0, {hi}] ({n or '?'} ranks)"
+    if a.resume and a.checkpoint_dir is None:
+        return "--resume needs --checkpoint-dir (the folder holding the checkpoints to resume from)"
+    for name, path in (("out", a.out), ("checkpoint-dir", a.checkpoint_dir)):
+        if path is not None and path.exists() and not path.is_dir():
+            return f"--{name}={str(path)!r} exists and is not a folder: give a folder (or a new path)"
+    return None
 
 
 def _route(a: argparse.Namespace, n: int) -> np.ndarray:
     if a.route:
-        return np.array([int(v) for v in a.route.split(",")], dtype=np.int64)
+        return np.array(_clients("route", a.route), dtype=np.int64)
     rng = np.random.default_rng(a.seed)
     if a.route_kind == "rrdu":
         return rrdu_route(n, a.u, a.p, a.hops, rng=rng)
@@ -100,7 +156,7 @@ def worker_main(argv: Optional[Sequence[str]] = None) -> int:
             res = gossip_averaging(net, network, a.rounds, a.dim, rule=a.rule, dtype=a.dtype)
             mine = {"ms_per_round": _median_ms(res["round_seconds"])}
         elif a.task == "flood":
-            sources = None if a.sources is None else [int(v) for v in a.sources.split(",")]
+            sources = None if a.sources is None else _clients("sources", a.sources)
             res = flood_task(net, make_graph(a.topology, n, seed=a.seed), a.dim, sources=sources, reduce=a.reduce,
                              dtype=a.dtype)
             mine = {"seconds": res["seconds"]}
@@ -135,7 +191,7 @@ def worker_main(argv: Optional[Sequence[str]] = None) -> int:
                 moves = sum(g["moves"] for g in gathered)
                 summary.update(hops=mine["hops"], moves=moves, ms_per_hop=1e3 * wall / max(mine["hops"], 1),
                                ms_per_move=1e3 * wall / max(moves, 1))
-            print(json.dumps(summary), flush=True)
+            print(json_text(summary, indent=None), flush=True)
     finally:
         dist.destroy_process_group()
     return 0
