@@ -221,3 +221,76 @@ def test_06_live_walk_and_frontier(tiny_world):
     front._redraw(fr, "redrawn")
     assert front.fig.layout.title.text == "redrawn"
     assert _state_problems(front.fig, "frontier") == []
+
+
+def test_figure_widgets_load_plotlys_bundle_once_per_page():
+    """Each FigureWidget's front-end module is the shared-bundle module: it carries plotly's bundle once, as a
+    string, under a key naming the bundle's hash; installing twice changes nothing."""
+    import json
+
+    from plotly.basewidget import BaseFigureWidget
+
+    from unlearnkit.viz._widget_esm import use_shared_bundle
+
+    esm = go.FigureWidget()._esm
+    assert esm.startswith('const KEY = Symbol.for("unlearnkit.plotly-widget.')
+    bundle = json.loads(esm.splitlines()[1][len("const SOURCE = "):-1])
+    assert "FigureModel" in bundle and len(bundle) > 1_000_000
+    assert use_shared_bundle() is False and BaseFigureWidget._esm == esm
+
+
+NODE_DRIVER = r"""
+const fake = 'export default () => ({ initialize(c) { globalThis.inits = (globalThis.inits || 0) + 1; c.model.ok = 1; },'
+           + ' render(c) { return "drawn " + c.el; } });';
+let blobs = 0;
+URL.createObjectURL = () => { blobs += 1; return 'data:text/javascript,' + encodeURIComponent(fake); };
+URL.revokeObjectURL = () => {};
+const text = require('fs').readFileSync(process.argv[1], 'utf8');
+import('data:text/javascript;base64,' + Buffer.from(text).toString('base64')).then(async (mod) => {
+  const views = [mod.default(), mod.default(), mod.default()];
+  const models = views.map(() => ({}));
+  const t0 = Date.now();
+  const returned = views.map((w, i) => w.initialize({ model: models[i] }));
+  const initMs = Date.now() - t0;
+  const drawn = await Promise.all(views.map((w, i) => w.render({ el: i })));
+  console.log(JSON.stringify({ returned: returned.map(String), initMs, drawn, blobs, inits: globalThis.inits,
+                               ok: models.map(m => m.ok) }));
+});
+"""
+
+
+def test_the_shared_module_initialises_at_once_and_imports_the_bundle_once(tmp_path):
+    """Driven as anywidget drives it (in Node, with a stand-in bundle): three models' ``initialize`` return at
+    once (anywidget's 2 s window closes on it), the bundle is imported once, and each model gets plotly's own
+    ``initialize`` and ``render``."""
+    import json
+    import shutil
+    import subprocess
+
+    from unlearnkit.viz._widget_esm import shared_bundle_module
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node not installed")
+    module = tmp_path / "module.mjs"
+    module.write_text(shared_bundle_module("export default () => ({});"))
+    out = subprocess.run([node, "-e", NODE_DRIVER, str(module)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["returned"] == ["undefined"] * 3 and got["initMs"] < 100
+    assert got["blobs"] == 1 and got["inits"] == 3 and got["ok"] == [1, 1, 1]
+    assert got["drawn"] == ["drawn 0", "drawn 1", "drawn 2"]
+
+
+def test_a_value_a_view_reports_stays_in_the_figure():
+    """A view reports the values it drew (plotly's trace deltas); plotly removed each reported property from the
+    figure, so a trace could lose its ``y`` and a reloaded page drew it from the indices. It stays now."""
+    fw = go.FigureWidget(data=[go.Scatter(x=[0, 3072], y=[0.86, 0.86], name="retrain: test accuracy")])
+    fw.data[0].x = [0, 4096]  # an edit, so the view's report below answers the latest one
+    uid = fw.data[0].uid
+    fw._js2py_traceDeltas = {"trace_deltas": [{"uid": uid, "y": [0.86, 0.86], "visible": True}],
+                             "trace_edit_id": fw._last_trace_edit_id}
+    assert fw._data[0]["y"] == [0.86, 0.86] and fw._data_defaults[0].get("visible") is True
+    fw.layout.title.text = "moved"  # any later change re-syncs the state from the figure
+    assert fw.get_state()["_widget_data"][0]["y"] == [0.86, 0.86]
+    assert _state_problems(fw, "reported") == []

@@ -17,6 +17,12 @@ tests, which read the Python objects, saw the data:
    ``batch_update`` after the message, inside one once the batch ends. Plotly's front end applies the messages
    to the views it has and ignores a new ``_widget_data`` (its model's ``do_data`` does nothing), so a live view
    draws each change once and a later view starts from the current figure.
+
+   A view reports back the values it computed ("defaults"); plotly's handler then *removed* every reported
+   property from the figure (``_remove_overlapping_props``), including data a view happened to report: notebook
+   01's dashed retraining lines lost their ``y`` that way, and a reloaded page drew them as diagonals.
+   :func:`keep_widgets_synced` turns that removal off; the defaults are still recorded, the figure keeps its
+   values.
 """
 
 from __future__ import annotations
@@ -110,7 +116,13 @@ def keep_widgets_synced() -> bool:
         setattr(BaseFigureWidget, name, _after_send(getattr(BaseFigureWidget, name)))
     for name in _BATCHES:
         setattr(BaseFigureWidget, name, _syncing_batch(getattr(BaseFigureWidget, name)))
+    BaseFigureWidget._remove_overlapping_props = staticmethod(_keep_props)
     return True
+
+
+def _keep_props(input_data: Any, delta_data: Any, prop_path: tuple = ()) -> list:
+    """Stands in for plotly's ``_remove_overlapping_props``: a value a view reports stays in the figure."""
+    return []
 
 
 def payload_problems(fig: Any, where: str = "fig") -> list[str]:
