@@ -33,6 +33,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from _lab_reload import reload_shows_the_kernels_figures
 
 pytestmark = pytest.mark.browser
 
@@ -238,6 +239,12 @@ _PLOTS_READY_JS = """
 """
 
 
+_BLANK_PLOTS_JS = """
+() => Array.from(document.querySelectorAll('.js-plotly-plot')).map((gd, i) => [i, (gd.data || []).length])
+        .filter(([i, n]) => n === 0)
+"""
+
+
 def _wait_plots_rendered(page, timeout_s: float = 60.0) -> float:
     """Wait until every plotly figure has data; the seconds it took. No reload: a figure that stays blank fails
     (each figure's model must initialise within anywidget's 2 s window, which the shared widget bundle of
@@ -249,80 +256,6 @@ def _wait_plots_rendered(page, timeout_s: float = 60.0) -> float:
         time.sleep(0.25)
     blank = page.evaluate(_BLANK_PLOTS_JS)
     raise AssertionError(f"plotly figures still blank after {timeout_s:.0f} s: {blank}")
-
-
-# the widget figures as a view draws them, comparable across a reload (typed arrays as lists, NaN as null); a
-# figure displayed as a plain output (not a widget) comes back from the saved notebook, not from the kernel
-_STATE_JS = """
-() => JSON.stringify(Array.from(document.querySelectorAll('.js-plotly-plot'))
-                          .filter(gd => gd.closest('.jupyter-widgets')).map(gd => ({
-  data: (gd.data || []).map(t => [t.type || 'scatter', t.name,
-          ...['x', 'y', 'z', 'text'].map(k => t[k] && t[k].length !== undefined && typeof t[k] !== 'string'
-                                                ? Array.from(t[k], v => Array.isArray(v) ? Array.from(v) : v) : t[k])]),
-  title: gd.layout && gd.layout.title ? (gd.layout.title.text || gd.layout.title) : null
-})))
-"""
-
-_BLANK_PLOTS_JS = """
-() => Array.from(document.querySelectorAll('.js-plotly-plot')).map((gd, i) => [i, (gd.data || []).length])
-        .filter(([i, n]) => n === 0)
-"""
-
-
-def _save(page) -> None:
-    """File > Save Notebook (a key press would go to a focused slider), then wait until the tab is clean."""
-    page.keyboard.press("Escape")
-    page.get_by_role("menuitem", name="File", exact=True).click()
-    page.get_by_role("menuitem", name="Save Notebook", exact=False).first.click()
-    deadline = time.time() + 30
-    while time.time() < deadline and page.locator(".lm-TabBar-tab.jp-mod-dirty").count():
-        time.sleep(0.25)
-
-
-def _figures_by_title(page) -> dict[str, list[str]]:
-    """Every figure of the notebook as a view draws it, keyed by title. Lab renders only the cells near the
-    viewport, so the notebook is scrolled from top to bottom and each figure is taken when it is drawn."""
-    seen: dict[str, set[str]] = {}
-    scroller = ".jp-NotebookPanel .jp-WindowedPanel-outer"
-    page.evaluate(f"() => document.querySelector('{scroller}').scrollTop = 0")
-    for _ in range(200):
-        time.sleep(0.4)
-        for fig in json.loads(page.evaluate(_STATE_JS)):
-            if fig["data"]:
-                seen.setdefault(str(fig["title"]), set()).add(json.dumps(fig["data"]))
-        done = page.evaluate(f"""() => {{ const s = document.querySelector('{scroller}');
-            const end = s.scrollTop + s.clientHeight >= s.scrollHeight - 2; s.scrollTop += s.clientHeight * 0.8;
-            return end; }}""")
-        if done:
-            break
-    return {t: sorted(v) for t, v in seen.items()}
-
-
-def _reload_shows_the_kernels_figures(page) -> list[str]:
-    """Save, reload the page (the widget models come back from the running kernel), and compare every figure
-    with what the live page drew after the last control move; the figures that differ."""
-    before = _figures_by_title(page)
-    _save(page)  # the reloaded page reads the notebook from disk: its outputs name the live widget models
-    page.reload()
-    page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
-    try:
-        page.wait_for_selector(".js-plotly-plot", state="attached", timeout=120_000)
-    except Exception:
-        page.screenshot(path=str(SHOTS / "reload-without-figures.png"))
-        seen = page.evaluate("() => ({outputs: document.querySelectorAll('.jp-OutputArea-output').length, "
-                             "dialogs: Array.from(document.querySelectorAll('.jp-Dialog')).map(d => d.innerText)})")
-        raise AssertionError(f"no figure after the reload: {seen}") from None
-    took = _wait_plots_rendered(page)
-    after = _figures_by_title(page)
-    print(f"after reload: first figures drawn in {took:.1f} s; {sum(map(len, after.values()))} of "
-          f"{sum(map(len, before.values()))} widget figures compared")
-    page.evaluate("() => document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer').scrollTop = 0")
-    time.sleep(1.0)
-    page.locator(".jupyter-widgets .js-plotly-plot").first.scroll_into_view_if_needed()
-    time.sleep(1.0)
-    assert before, "no widget figure to compare"
-    return [f"{title!r}: live {before.get(title, [''])[0][:300]} / reloaded {a[0][:300] if a else None}"
-            for title in sorted(set(before) | set(after)) if (a := after.get(title)) != before.get(title)]
 
 
 def _wait_all_cells_ran(page, timeout_s: float) -> list[str]:
@@ -413,7 +346,7 @@ def test_notebook_runs_and_reacts_in_the_browser(lab, notebook):
             assert changed, f"{notebook.name}: no slider changed any plotly figure"
             _record_latency(notebook.name, latency)
             time.sleep(1.0)  # the kernel's redraw of the last key press has reached the page
-            differ = _reload_shows_the_kernels_figures(page)
+            differ = reload_shows_the_kernels_figures(page, lambda: _wait_plots_rendered(page), SHOTS)
             page.screenshot(path=str(SHOTS / f"{notebook.stem}{SUFFIX}-reloaded.png"))
             assert not differ, f"{notebook.name}: after a reload, figures differ from the live page:\n" + \
                 "\n".join(differ)
