@@ -221,3 +221,15 @@ def test_typed_value_between_steps_is_rounded_and_says_so():
     assert ex.p.value == 0.123 and "between the slider's steps" in ex.last_error and "0.1234" in ex.last_error
     ex.p.value = 0.3333333  # set from code: snapped before it reaches the browser
     assert ex.p.value == 0.333 and ex._readouts["p"].value == "0.333"
+
+
+def test_log_axes_tick_once_per_decade():
+    """Between 1 and 8 decades a log axis is labelled at each power of ten only (plotly's default added small
+    "2" and "5" labels); a narrower axis keeps plotly's ticks, and a redraw that narrows it drops the rule."""
+    fig = go.Figure(go.Scatter(x=[1, 2, 3], y=[1e-3, 1e-1, 1.0], name="data")).update_yaxes(type="log")
+    assert any("tick per decade" in p for p in style_problems(fig))
+    readable(fig)
+    assert fig.layout.yaxis.dtick == 1 and style_problems(fig) == []
+    fig.data[0].y = [1.0, 3.0]
+    readable(fig)
+    assert fig.layout.yaxis.dtick is None and style_problems(fig) == []

@@ -14,7 +14,12 @@ from ._startup import skip_iri_grammar
 skip_iri_grammar()  # before anything imports plotly's renderers (see _startup: about 2 s saved per notebook)
 
 from ._explorer import Explorer, driving  # noqa: E402
+from ._payload import keep_widgets_synced  # noqa: E402
+from ._widget_esm import use_shared_bundle  # noqa: E402
 from ._style import readable  # noqa: E402
+
+keep_widgets_synced()  # every FigureWidget's synced state follows its figure (what a reloaded page draws)
+use_shared_bundle()  # plotly's widget bundle is evaluated once per page, and no figure misses anywidget's 2 s
 
 __all__ = ["Explorer", "driving", "readable"]
 

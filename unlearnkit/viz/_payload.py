@@ -8,22 +8,34 @@ tests, which read the Python objects, saw the data:
    notebook) can come back empty, so the node trace arrived with ``x = null``. Edge traces (Python lists with
    ``None`` gaps) went as JSON and survived. :func:`plain_figure` turns every numpy array in a figure's traces
    into a plain list (NaN as ``None``, numpy scalars as Python numbers), so nothing travels as a buffer.
-2. An explorer is displayed as an ``ipywidgets`` box, so plotly's ``FigureWidget._repr_mimebundle_`` (which
-   copies the figure into the synced ``_widget_data``) never runs: the browser built the figure from the state
-   at construction, and the restyle messages sent before the view existed were lost. :func:`sync_widget` copies
-   the current figure into the synced state; :class:`~unlearnkit.viz._explorer.Explorer` calls it on display.
+2. A ``FigureWidget``'s synced state (``_widget_data``, ``_widget_layout``: what a view is built from, and what
+   the kernel hands a reloaded page or a second tab) is written only when the widget is created. Every later
+   change (``fig.data = ()``, ``add_trace``, a restyle, a ``batch_update``) goes out as a one-shot message to
+   the views alive at that moment, so a view created later showed the figure as it was first built.
+   :func:`sync_widget` copies the current figure (as plain JSON) into the synced state, and
+   :func:`keep_widgets_synced` makes every ``FigureWidget`` call it after each change it sends: outside a
+   ``batch_update`` after the message, inside one once the batch ends. Plotly's front end applies the messages
+   to the views it has and ignores a new ``_widget_data`` (its model's ``do_data`` does nothing), so a live view
+   draws each change once and a later view starts from the current figure.
+
+   A view reports back the values it computed ("defaults"); plotly's handler then *removed* every reported
+   property from the figure (``_remove_overlapping_props``), including data a view happened to report: notebook
+   01's dashed retraining lines lost their ``y`` that way, and a reloaded page drew them as diagonals.
+   :func:`keep_widgets_synced` turns that removal off; the defaults are still recorded, the figure keeps its
+   values.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from copy import deepcopy
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import numpy as np
 import plotly.graph_objects as go
 
-__all__ = ["plain", "plain_figure", "sync_widget", "payload_problems"]
+__all__ = ["plain", "plain_figure", "sync_widget", "keep_widgets_synced", "payload_problems"]
 
 
 def plain(v: Any) -> Any:
@@ -49,10 +61,68 @@ def plain_figure(fig: go.Figure) -> go.Figure:
 
 
 def sync_widget(fw: Any) -> None:
-    """Copy a ``FigureWidget``'s current traces and layout into its synced state (what a new view renders)."""
+    """Copy a ``FigureWidget``'s current traces and layout, as plain JSON, into its synced state (what a new view
+    renders). Assigning the traits sends them to the front end when they changed; equal values send nothing."""
     if isinstance(fw, go.FigureWidget):
-        fw._widget_data = deepcopy(fw._data)
-        fw._widget_layout = deepcopy(fw._layout_obj._props)
+        fw._uk_unsynced = False
+        fw._widget_data = plain(fw._data)
+        fw._widget_layout = plain(fw._layout_obj._props)
+
+
+# the BaseFigureWidget methods that send a change to the views (each runs after the Python figure changed)
+_SENDERS = ("_send_addTraces_msg", "_send_deleteTraces_msg", "_send_moveTraces_msg", "_send_restyle_msg",
+            "_send_relayout_msg", "_send_update_msg", "_send_animate_msg")
+_BATCHES = ("batch_update", "batch_animate")
+
+
+def _after_send(method: Any) -> Any:
+    @functools.wraps(method)
+    def send(self: Any, *args: Any, **kwargs: Any) -> Any:
+        out = method(self, *args, **kwargs)
+        if self._in_batch_mode:
+            self._uk_unsynced = True
+        else:
+            sync_widget(self)
+        return out
+
+    send._uk_synced = True  # type: ignore[attr-defined]
+    return send
+
+
+def _syncing_batch(method: Any) -> Any:
+    @functools.wraps(method)
+    @contextmanager
+    def batch(self: Any, *args: Any, **kwargs: Any) -> Iterator[None]:
+        outer = not self._in_batch_mode
+        try:
+            with method(self, *args, **kwargs):
+                yield
+        finally:  # adds and deletes inside the batch went out as they happened; the restyles went out just now
+            if outer and getattr(self, "_uk_unsynced", False):
+                sync_widget(self)
+
+    batch._uk_synced = True  # type: ignore[attr-defined]
+    return batch
+
+
+def keep_widgets_synced() -> bool:
+    """Make every ``FigureWidget`` keep its synced state equal to the figure after each change; True when this
+    call installed it (``unlearnkit.viz`` calls it on import; later calls do nothing)."""
+    from plotly.basewidget import BaseFigureWidget
+
+    if getattr(BaseFigureWidget._send_addTraces_msg, "_uk_synced", False):
+        return False
+    for name in _SENDERS:
+        setattr(BaseFigureWidget, name, _after_send(getattr(BaseFigureWidget, name)))
+    for name in _BATCHES:
+        setattr(BaseFigureWidget, name, _syncing_batch(getattr(BaseFigureWidget, name)))
+    BaseFigureWidget._remove_overlapping_props = staticmethod(_keep_props)
+    return True
+
+
+def _keep_props(input_data: Any, delta_data: Any, prop_path: tuple = ()) -> list:
+    """Stands in for plotly's ``_remove_overlapping_props``: a value a view reports stays in the figure."""
+    return []
 
 
 def payload_problems(fig: Any, where: str = "fig") -> list[str]:

@@ -1,7 +1,9 @@
 """One look for every course figure: readable log axes, named legends, bounds that never flatten a plot.
 
 - :func:`readable` labels the ticks of every log axis as powers of ten (``10^-7``). Plotly's default SI
-  format printed ``100n``, ``10f`` and ``10B`` (billions), which students read as typos. Every figure builder
+  format printed ``100n``, ``10f`` and ``10B`` (billions), which students read as typos. An axis whose data
+  spans one to :data:`DECADE_TICKS_UP_TO` decades gets a tick per decade and nothing between (plotly's default
+  there adds small "2" and "5" labels that read as stray numbers). Every figure builder
   is wrapped in :func:`styled`, and :class:`~unlearnkit.viz._explorer.Explorer` applies :func:`readable` to
   its figures after every redraw (an update may switch an axis to log).
 - :func:`mark_bound` draws a bound as a marker only while it lies within :data:`OFF_SCALE` times the largest
@@ -18,10 +20,12 @@ from typing import Any, Callable, Iterable, Optional, TypeVar
 
 import plotly.graph_objects as go
 
-__all__ = ["OFF_SCALE", "readable", "styled", "mark_bound", "style_problems", "fmt_power"]
+__all__ = ["OFF_SCALE", "DECADE_TICKS_UP_TO", "readable", "styled", "mark_bound", "style_problems", "fmt_power"]
 
 #: a bound more than this factor above the largest plotted value is annotated, not plotted
 OFF_SCALE = 100.0
+#: a log axis spanning 1 to this many decades is labelled at every decade only (wider ones plotly thins itself)
+DECADE_TICKS_UP_TO = 8.0
 #: tick formats a reader parses without knowing SI prefixes
 _READABLE = ("power", "e", "E")
 
@@ -36,12 +40,35 @@ def _axes(fig: Any) -> Iterable[Any]:
 
 
 def readable(fig: Any) -> Any:
-    """Label every log axis of ``fig`` (a ``Figure`` or ``FigureWidget``) in powers of ten; returns ``fig``."""
+    """Label every log axis of ``fig`` (a ``Figure`` or ``FigureWidget``) in powers of ten, one tick per decade
+    where its data spans 1 to :data:`DECADE_TICKS_UP_TO` decades; returns ``fig``."""
     for ax in _axes(fig):
         if ax.type == "log" and ax.exponentformat not in _READABLE and ax.ticktext is None:
             ax.exponentformat = "power"
             ax.showexponent = "all"
+        if ax.type == "log" and ax.tickvals is None and ax.dtick in (None, 1):
+            span = _decades(fig, ax)
+            want = 1 if span is not None and 1.0 <= span <= DECADE_TICKS_UP_TO else None
+            if ax.dtick != want:
+                ax.dtick = want
     return fig
+
+
+def _decades(fig: Any, ax: Any) -> Optional[float]:
+    """How many decades log axis ``ax`` shows: its fixed range, else the span of the positive values the
+    traces on it plot (None when it plots none)."""
+    if ax.range is not None and None not in tuple(ax.range):
+        lo, hi = (float(v) for v in ax.range)
+        return abs(hi - lo)
+    letter = ax.plotly_name[0]
+    ref = letter + ax.plotly_name[len(letter) + 4:]  # "yaxis2" -> "y2"
+    values: list[float] = []
+    for t in fig.data:
+        if (getattr(t, f"{letter}axis", None) or letter) == ref and t.type in ("scatter", "scattergl", "bar"):
+            values += [v for v in _numbers(getattr(t, letter, None)) if v > 0]
+    if not values:
+        return None
+    return math.log10(max(values)) - math.log10(min(values))
 
 
 def styled(builder: F) -> F:
@@ -78,7 +105,8 @@ def style_problems(fig: Any, label: str = "figure") -> list[str]:
     """What a student would see as unreadable in ``fig``: log axes in SI format, legend entries with
     plotly's default names ("trace 0"), bound traces far above the data. Empty when all is well.
 
-    Rules: every log axis uses a power or ``e`` exponent format (or explicit tick texts); every visible trace
+    Rules: every log axis uses a power or ``e`` exponent format (or explicit tick texts), and one spanning 1 to
+    :data:`DECADE_TICKS_UP_TO` decades a tick per decade (``dtick=1``); every visible trace
     that appears in the legend has a name; a trace whose name contains "bound" has no y-value above
     :data:`OFF_SCALE` times the largest y-value of the other traces on the same axes.
     """
@@ -86,6 +114,9 @@ def style_problems(fig: Any, label: str = "figure") -> list[str]:
     for ax in _axes(fig):
         if ax.type == "log" and ax.exponentformat not in _READABLE and ax.ticktext is None:
             out.append(f"{label}: log axis {ax.plotly_name} has exponentformat {ax.exponentformat!r}")
+        span = _decades(fig, ax) if ax.type == "log" and ax.tickvals is None else None
+        if span is not None and 1.0 <= span <= DECADE_TICKS_UP_TO and ax.dtick != 1:
+            out.append(f"{label}: log axis {ax.plotly_name} spans {span:.1f} decades without a tick per decade")
     data = list(fig.data)
     legend_on = fig.layout.showlegend
     shown = [t for t in data if t.visible in (None, True) and t.type not in ("heatmap", "table", "contour")]

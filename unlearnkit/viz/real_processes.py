@@ -17,6 +17,7 @@ import time
 from typing import Any, Callable, Optional
 
 from ._explorer import Explorer
+from .tables import table_html
 
 __all__ = ["RealProcessRun"]
 
@@ -30,19 +31,7 @@ def _pre(text: str) -> str:
 
 def _table(rows: list[dict[str, Any]]) -> str:
     """``rows`` (dicts) as an HTML table, floats to four significant digits."""
-    if not rows:
-        return "<i>(no rows)</i>"
-    cols: list[str] = []
-    for r in rows:
-        cols += [c for c in r if c not in cols]
-
-    def cell(v: Any) -> str:
-        return html.escape(f"{v:.4g}" if isinstance(v, float) else "" if v is None else str(v))
-
-    head = "".join(f"<th style='padding:0 8px'>{html.escape(c)}</th>" for c in cols)
-    body = "".join("<tr>" + "".join(f"<td style='padding:0 8px;text-align:right'>{cell(r.get(c))}</td>"
-                                    for c in cols) + "</tr>" for r in rows)
-    return f"<table style='font-size:12px'><tr>{head}</tr>{body}</table>"
+    return table_html(rows, digits=4)
 
 
 class RealProcessRun(Explorer):

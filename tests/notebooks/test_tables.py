@@ -1,0 +1,42 @@
+"""Result rows are shown as HTML tables: ``viz.tables.table`` and the notebooks that use it."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from unlearnkit.viz.tables import table, table_html
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
+
+
+def test_rows_become_one_html_table():
+    html = table_html([{"topology": "ring", "gap": 0.050712}, {"topology": "<star>", "edges": 15, "gap": None}])
+    assert html.count("<tr>") == 3 and html.count("<th") == 3  # the columns of every row, in first-seen order
+    assert html.index(">topology<") < html.index(">gap<") < html.index(">edges<")
+    assert ">0.05071<" in html and "&lt;star&gt;" in html and "<td style='padding:0 8px;text-align:right'></td>" in html
+    assert table_html([]) == "<i>(no rows)</i>"
+    assert table([{"a": 1.0}], digits=2).data == table_html([{"a": 1.0}], digits=2)
+
+
+def _row_prints(source: str) -> list[int]:
+    """Lines of ``for row in rows: print(row)`` loops (one raw dict printed per line)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Name) and len(node.body) == 1:
+            call = getattr(node.body[0], "value", None)
+            if (isinstance(call, ast.Call) and getattr(call.func, "id", "") == "print" and len(call.args) == 1
+                    and isinstance(call.args[0], ast.Name) and call.args[0].id == node.target.id):
+                out.append(node.lineno)
+    return out
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_notebooks_show_rows_as_tables(path):
+    nb = json.loads(path.read_text())
+    bad = [f"cell {i} line {n}" for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
+           for n in _row_prints("".join(c["source"]))]
+    assert bad == [], "print one dict per line: show them with unlearnkit.viz.tables.table(rows)"
