@@ -113,7 +113,8 @@ def optimal_shift_schedule(
 
     References
     ----------
-    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, Theorem A.9, eqs. (20), (21), (27).
+    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, Theorem A.9,
+    eqs. (20), (21), (27).
     Feldman, Mironov, Talwar & Thakurta, "Privacy Amplification by Iteration", FOCS 2018.
     """
     z0 = check_positive("initial_distance", initial_distance, allow_zero=True)
@@ -165,7 +166,8 @@ def iteration_rdp(shifts_per_step, contractions, sigmas, initial_distance, steps
 
     References
     ----------
-    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, Theorem A.9, eq. (21).
+    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, Theorem A.9,
+    eq. (21).
     """
     return optimal_shift_schedule(shifts_per_step, contractions, sigmas, initial_distance, steps).rho
 
@@ -200,7 +202,8 @@ def gradient_clipping_rho(C0: float, C1: float, gamma: float, lam: float, T: int
 
     References
     ----------
-    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, Theorem A.9, eq. (21) with constant step size, weight decay and noise.
+    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, Theorem A.9,
+    eq. (21) with constant step size, weight decay and noise.
     """
     C0 = check_positive("C0", C0, allow_zero=True)
     C1 = check_positive("C1", C1, allow_zero=True)
@@ -268,7 +271,8 @@ def model_clipping_delta(
 
     References
     ----------
-    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, Theorem 4.2, Lemma A.2, eq. (10).
+    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, Theorem 4.2,
+    Lemma A.2, eq. (10).
     Balle et al. 2019, Theorem 1 (the "tight" recursion, as the authors' code reads it).
     """
     epsilon = check_positive("epsilon", epsilon)
@@ -338,7 +342,8 @@ def model_clipping_steps(
 
     References
     ----------
-    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, Theorem 4.2, eq. (10).
+    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, Theorem 4.2,
+    eq. (10).
     """
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
     check_choice("recursion", recursion, ("tight", "paper"))
@@ -388,7 +393,8 @@ def model_clipping_sigma_paper(epsilon: float, delta: float, T: int, C2: float, 
 
     References
     ----------
-    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, eq. (11) and Lemma A.4.
+    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, eq. (11) and
+    Lemma A.4.
     """
     epsilon = check_positive("epsilon", epsilon)
     if epsilon >= 1:
@@ -501,7 +507,8 @@ def expected_inverse_delay(p: float, n_nodes: int) -> float:
 
     References
     ----------
-    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", Section 5 and Proposition A.10 (the averaging); the closed form of ``E[1/K]`` is derived.
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", Section 5 and Proposition A.10 (the averaging);
+    the closed form of ``E[1/K]`` is derived.
     """
     q = first_observation_rate(p, n_nodes)
     if q == 1.0:
@@ -531,7 +538,8 @@ def visit_count_bound(n_hops: int, p: float, tail: float) -> int:
 
     References
     ----------
-    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", Appendix C.5 (the Chernoff step this quantile replaces).
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", Appendix C.5 (the Chernoff step this quantile
+    replaces).
     """
     n_hops = check_int("n_hops", n_hops, low=0)
     p = check_probability("p", p)

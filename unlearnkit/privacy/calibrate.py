@@ -134,7 +134,9 @@ def dpsgd_epsilon(sigma: float, sample_rate: float, steps: int, delta: float, *,
     References
     ----------
     Mironov, Talwar & Zhang, "Renyi Differential Privacy of the Sampled Gaussian Mechanism", 2019 (the curve).
-    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3; Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis Testing Interpretations and Renyi Differential Privacy", AISTATS 2020, Theorem 21; Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Proposition 12 (the conversions).
+    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3; Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis
+    Testing Interpretations and Renyi Differential Privacy", AISTATS 2020, Theorem 21; Canonne, Kamath & Steinke,
+    "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Proposition 12 (the conversions).
     """
     a = check_orders(orders)
     rdp = subsampled_gaussian_rdp(sample_rate, sigma, a) * check_int("steps", steps, low=1)
@@ -188,7 +190,9 @@ def get_noise_multiplier(
     References
     ----------
     Mironov, Talwar & Zhang, "Renyi Differential Privacy of the Sampled Gaussian Mechanism", 2019 (the curve).
-    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3; Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis Testing Interpretations and Renyi Differential Privacy", AISTATS 2020, Theorem 21; Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Proposition 12 (the conversions).
+    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3; Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis
+    Testing Interpretations and Renyi Differential Privacy", AISTATS 2020, Theorem 21; Canonne, Kamath & Steinke,
+    "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Proposition 12 (the conversions).
     """
     target = check_positive("target_epsilon", target_epsilon)
     delta = check_probability("target_delta", target_delta, allow_zero=False, allow_one=False)

@@ -71,8 +71,10 @@ def ddp_capacity(*, gamma: float = 1.0, epsilon: float, delta: float, n_clients:
 
     References
     ----------
-    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", Theorem 3.5, eqs. (7)-(8); the explicit ``gamma`` is derived from its proof.
-    Sekhari, Acharya, Kamath & Suresh, "Remember What You Want to Forget: Algorithms for Machine Unlearning", NeurIPS 2021 (deletion capacity).
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", Theorem 3.5, eqs. (7)-(8); the explicit
+    ``gamma`` is derived from its proof.
+    Sekhari, Acharya, Kamath & Suresh, "Remember What You Want to Forget: Algorithms for Machine Unlearning",
+    NeurIPS 2021 (deletion capacity).
     """
     _check_common(epsilon, delta, n_clients, d, L)
     check_positive("gamma", gamma)
@@ -118,7 +120,8 @@ def rrdu_excess_risk_terms(*, epsilon: float, delta: float, n_clients: int, d: i
 
     References
     ----------
-    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", eq. (21) and Table 2 (scalings; the constants are ours).
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", eq. (21) and Table 2 (scalings; the constants
+    are ours).
     """
     _check_common(epsilon, delta, n_clients, d, L)
     check_int("T_unlearn", T_unlearn, low=1)
@@ -188,7 +191,8 @@ def rrdu_capacity(*, gamma: float = 1.0, epsilon: float, delta: float, n_clients
 
     References
     ----------
-    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", Definition 3.4 and eqs. (21)-(24) (scalings; the constants are ours).
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", Definition 3.4 and eqs. (21)-(24) (scalings; the
+    constants are ours).
     """
     check_positive("gamma", gamma)
     check_int("n_u", n_u, low=1)

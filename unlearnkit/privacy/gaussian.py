@@ -94,7 +94,8 @@ def gaussian_delta(epsilon: ArrayLike, sigma: float, sensitivity: float = 1.0) -
 
     References
     ----------
-    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal Denoising", ICML 2018, Theorem 8.
+    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal
+    Denoising", ICML 2018, Theorem 8.
     """
     sigma = check_scale("sigma", sigma)
     sensitivity = check_scale("sensitivity", sensitivity)
@@ -129,8 +130,10 @@ def theta_epsilon(epsilon: float, r: ArrayLike) -> ArrayLike:
 
     References
     ----------
-    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, eq. (9) and Lemma A.3.
-    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal Denoising", ICML 2018, Theorem 8 (the same profile).
+    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, eq. (9) and
+    Lemma A.3.
+    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal
+    Denoising", ICML 2018, Theorem 8 (the same profile).
     """
     epsilon = check_positive("epsilon", epsilon, allow_zero=True)
     rr = np.asarray(r, dtype=float)
@@ -223,7 +226,8 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
 
     References
     ----------
-    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal Denoising", ICML 2018, Theorem 8 and Algorithm 1 (solved here by root finding on the exact profile).
+    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal
+    Denoising", ICML 2018, Theorem 8 and Algorithm 1 (solved here by root finding on the exact profile).
     """
     epsilon = _check_epsilon(epsilon)
     delta = _check_delta(delta)
@@ -272,7 +276,8 @@ def analytic_gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1
 
     References
     ----------
-    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal Denoising", ICML 2018, Theorem 8.
+    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal
+    Denoising", ICML 2018, Theorem 8.
     """
     sigma = check_scale("sigma", sigma)
     delta = _check_delta(delta)

@@ -47,7 +47,8 @@ def linear_rdp_epsilon(rho: float, delta: float, *, method: str = "balle") -> fl
     References
     ----------
     Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3 (``"mironov"``).
-    Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis Testing Interpretations and Renyi Differential Privacy", AISTATS 2020, Theorem 21 (``"balle"``).
+    Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis Testing Interpretations and Renyi Differential Privacy",
+    AISTATS 2020, Theorem 21 (``"balle"``).
     """
     check_positive("rho", rho, allow_zero=True)
     check_probability("delta", delta, allow_zero=False, allow_one=False)
@@ -85,7 +86,8 @@ def linear_rdp_slope(epsilon: float, delta: float, *, method: str = "balle") -> 
     References
     ----------
     Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3 (``"mironov"``).
-    Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis Testing Interpretations and Renyi Differential Privacy", AISTATS 2020, Theorem 21 (``"balle"``).
+    Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis Testing Interpretations and Renyi Differential Privacy",
+    AISTATS 2020, Theorem 21 (``"balle"``).
     """
     check_scale("epsilon", epsilon)
     check_delta("delta", delta)

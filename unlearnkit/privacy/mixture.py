@@ -126,8 +126,10 @@ def gaussian_composition_delta(epsilon: ArrayLike, mus: Sequence[float]) -> Arra
 
     References
     ----------
-    Dong, Roth & Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 2019), Corollaries 2.13 and 3.3.
-    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal Denoising", ICML 2018, Theorem 8.
+    Dong, Roth & Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 2019), Corollaries 2.13 and
+    3.3.
+    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal
+    Denoising", ICML 2018, Theorem 8.
     """
     mu = gaussian_composition_mu(mus)
     eps = _check_eps_array(epsilon)
@@ -158,8 +160,10 @@ def gaussian_composition_epsilon(mus: Sequence[float], delta: float) -> float:
 
     References
     ----------
-    Dong, Roth & Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 2019), Corollaries 2.13 and 3.3.
-    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal Denoising", ICML 2018, Theorem 8.
+    Dong, Roth & Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 2019), Corollaries 2.13 and
+    3.3.
+    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal
+    Denoising", ICML 2018, Theorem 8.
     """
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
     mu = gaussian_composition_mu(mus)
@@ -420,8 +424,10 @@ def capped_epsilon(delta: float, pmf: Sequence[float], mu_per_step: float, *, ta
 
     References
     ----------
-    Dong, Roth & Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 2019), Corollaries 2.13 and 3.3 (``"gaussian"``).
-    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3 = Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", Proposition A.8 (``"rdp"``).
+    Dong, Roth & Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 2019), Corollaries 2.13 and 3.3
+    (``"gaussian"``).
+    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3 = Lamri & Maniatakos, "Fully Decentralized
+    Certified Unlearning", Proposition A.8 (``"rdp"``).
     """
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
     tail_delta = check_probability("tail_delta", tail_delta, allow_zero=True, allow_one=False)
@@ -460,8 +466,10 @@ def composition_saving_table(mus: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0), 
 
     References
     ----------
-    Dong, Roth & Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 2019), Corollaries 2.13 and 3.3.
-    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3 = Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", Proposition A.8.
+    Dong, Roth & Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 2019), Corollaries 2.13 and
+    3.3.
+    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3 = Lamri & Maniatakos, "Fully Decentralized
+    Certified Unlearning", Proposition A.8.
     """
     rows = []
     for mu in mus:

@@ -350,7 +350,8 @@ def subsampled_gaussian_rdp(q: float, sigma: float, orders: Iterable[float] | fl
 
     References
     ----------
-    Mironov, Talwar & Zhang, "Renyi Differential Privacy of the Sampled Gaussian Mechanism", 2019, Sections 3.2 (fractional orders, the defining integral) and 3.3 (integer orders).
+    Mironov, Talwar & Zhang, "Renyi Differential Privacy of the Sampled Gaussian Mechanism", 2019, Sections 3.2
+    (fractional orders, the defining integral) and 3.3 (integer orders).
     """
     q = check_probability("q", q, allow_zero=False)
     sigma = check_scale("sigma", sigma)
@@ -451,8 +452,10 @@ def epsilons_per_order(orders: Iterable[float], rdp: Iterable[float], delta: flo
     References
     ----------
     Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3 (``"mironov"``).
-    Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis Testing Interpretations and Renyi Differential Privacy", AISTATS 2020, Theorem 21 (``"balle"``).
-    Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Proposition 12 (``"cks"``).
+    Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis Testing Interpretations and Renyi Differential Privacy",
+    AISTATS 2020, Theorem 21 (``"balle"``).
+    Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Proposition 12
+    (``"cks"``).
     """
     a, r = _check_curve(orders, rdp)
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
@@ -526,8 +529,10 @@ def rdp_to_delta(orders: Iterable[float], rdp: Iterable[float], epsilon: float,
     References
     ----------
     Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3 (``"mironov"``).
-    Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis Testing Interpretations and Renyi Differential Privacy", AISTATS 2020, Theorem 21 (``"balle"``).
-    Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Proposition 12 (``"cks"``).
+    Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis Testing Interpretations and Renyi Differential Privacy",
+    AISTATS 2020, Theorem 21 (``"balle"``).
+    Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Proposition 12
+    (``"cks"``).
     """
     a, r = _check_curve(orders, rdp)
     epsilon = check_positive("epsilon", epsilon, allow_zero=True)
