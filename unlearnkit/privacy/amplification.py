@@ -90,16 +90,32 @@ def optimal_shift_schedule(
 
     Parameters
     ----------
-    shifts_per_step : s_t >= 0
-        The additive part of the Lipschitz bound of step t (gradient clipping: ``2 gamma_t C1``).
-    contractions : rho_t >= 0
-        The multiplicative part (weight decay: ``1 - gamma_t lambda``; 1 without).
-    sigmas : sigma_t > 0
-        Std of the Gaussian noise added after step t.
-    initial_distance : z_0 >= 0
-        Bound on the distance between the two chains' starting points (projection on a C0-ball: ``2 C0``).
+    shifts_per_step : float or sequence of float
+        ``s_t >= 0``, finite: the additive part of the Lipschitz bound of step t (gradient clipping:
+        ``2 gamma_t C1``). A scalar is repeated over all steps.
+    contractions : float or sequence of float
+        ``rho_t >= 0``, finite: the multiplicative part (weight decay: ``1 - gamma_t lambda``; 1 without).
+    sigmas : float or sequence of float
+        ``sigma_t > 0``: std of the Gaussian noise added after step t.
+    initial_distance : float
+        ``z_0 >= 0``: bound on the distance between the two chains' starting points (projection on a
+        C0-ball: ``2 C0``).
     steps : int, optional
-        T when all three sequences are scalars.
+        T (``>= 1``); required when all three sequences are scalars, otherwise it must equal their length.
+
+    Returns
+    -------
+    ShiftSchedule
+        The shifts ``a_t = B w_t sigma_t^2 / sum_k w_k^2 sigma_k^2`` (all 0 when the denominator is 0), the
+        budget ``z_0..z_T``, the per-step costs ``a_t^2 / (2 sigma_t^2)``, the weights
+        ``w_t = prod_{k>t} rho_k``, ``B = (prod_t rho_t) z_0 + sum_t w_t s_t`` and
+        ``rho = B^2 / (2 sum_t w_t^2 sigma_t^2)``.
+
+    References
+    ----------
+    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, Theorem A.9,
+    eqs. (20), (21), (27).
+    Feldman, Mironov, Talwar & Thakurta, "Privacy Amplification by Iteration", FOCS 2018.
     """
     z0 = check_positive("initial_distance", initial_distance, allow_zero=True)
     if steps is not None:
@@ -131,7 +147,28 @@ def optimal_shift_schedule(
 
 
 def iteration_rdp(shifts_per_step, contractions, sigmas, initial_distance, steps: int | None = None) -> float:
-    """The coefficient ``rho`` of the linear curve ``D_alpha <= alpha rho`` (Koloskova et al., eq. 21)."""
+    """The coefficient ``rho`` of the linear curve ``D_alpha <= alpha rho`` (Koloskova et al., eq. 21).
+
+    Parameters
+    ----------
+    shifts_per_step, contractions, sigmas : float or sequence of float
+        ``s_t >= 0``, ``rho_t >= 0`` and ``sigma_t > 0`` per step, as in :func:`optimal_shift_schedule`.
+    initial_distance : float
+        ``z_0 >= 0``, the distance bound between the two starting points.
+    steps : int, optional
+        T (``>= 1``); required when all three sequences are scalars.
+
+    Returns
+    -------
+    float
+        ``rho = B^2 / (2 sum_t w_t^2 sigma_t^2) >= 0``: the chain is ``(alpha, alpha rho)``-RDP for every
+        order alpha (the ``rho`` field of :func:`optimal_shift_schedule`).
+
+    References
+    ----------
+    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, Theorem A.9,
+    eq. (21).
+    """
     return optimal_shift_schedule(shifts_per_step, contractions, sigmas, initial_distance, steps).rho
 
 
@@ -141,6 +178,32 @@ def gradient_clipping_rho(C0: float, C1: float, gamma: float, lam: float, T: int
     ``lam > 0``: ``rho = gamma lam (2 - gamma lam) [2 C0 r^T + (2 C1/lam)(1 - r^T)]^2 / (2 sigma^2 (1 - r^{2T}))``
     with ``r = 1 - gamma lam``; ``lam = 0``: ``rho = 2 (C0 + gamma C1 T)^2 / (T sigma^2)``. Requires
     ``gamma lam < 1`` (Theorem A.9).
+
+    Parameters
+    ----------
+    C0 : float
+        Radius of the ball the starting point is projected on, ``>= 0`` (``z_0 = 2 C0``).
+    C1 : float
+        Gradient clipping norm, ``>= 0`` (per-step shift ``s = 2 gamma C1``).
+    gamma : float
+        Step size, ``> 0``.
+    lam : float
+        Weight decay, ``>= 0``, with ``gamma * lam < 1``; when ``gamma lam T < 1e-12`` the ``lam = 0``
+        formula is used.
+    T : int
+        Number of noisy steps, ``>= 1``.
+    sigma : float
+        Std of the Gaussian noise of every step, ``> 0``.
+
+    Returns
+    -------
+    float
+        ``rho >= 0`` of the linear Renyi curve ``D_alpha <= alpha rho`` of the T steps.
+
+    References
+    ----------
+    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, Theorem A.9,
+    eq. (21) with constant step size, weight decay and noise.
     """
     C0 = check_positive("C0", C0, allow_zero=True)
     C1 = check_positive("C1", C1, allow_zero=True)
@@ -183,6 +246,34 @@ def model_clipping_delta(
       ``eps~_t = log(1 + (e^eps - 1)/delta_t) >= eps`` (Balle et al. 2019, Theorem 1, as implemented in the
       authors' code; it reproduces their Tables 6 and 8). The digest could not re-read that theorem, so this
       is the code's reading; it is never looser than "paper" because theta falls as epsilon grows.
+
+    Parameters
+    ----------
+    epsilon : float
+        The fixed epsilon, ``> 0``.
+    T : int
+        Number of projected noisy steps, ``>= 0``.
+    C2 : float
+        Radius of the projection ball, ``> 0``: two means are at most ``2 C2`` apart.
+    sigma : float
+        Std of the noise of every step, ``> 0``.
+    C0 : float, optional
+        Radius of the ball of the starting point, ``> 0``; required when ``sigma0 > 0``.
+    sigma0 : float
+        Std of the noise added to the starting point, ``>= 0`` (0: no initial noise, ``delta_0 = 1``).
+    recursion : {"tight", "paper"}
+        Which recursion to run (see above).
+
+    Returns
+    -------
+    ndarray
+        Shape ``(T + 1,)``: ``delta_t`` for ``t = 0..T``, non-increasing, in [0, 1].
+
+    References
+    ----------
+    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, Theorem 4.2,
+    Lemma A.2, eq. (10).
+    Balle et al. 2019, Theorem 1 (the "tight" recursion, as the authors' code reads it).
     """
     epsilon = check_positive("epsilon", epsilon)
     T = check_int("T", T, low=0)
@@ -222,7 +313,38 @@ def model_clipping_steps(
     recursion: str = "tight",
     max_steps: int = 1_000_000,
 ) -> int:
-    """The smallest T with ``delta_T <= delta`` (eq. 10 for ``"paper"``, the recursion for ``"tight"``)."""
+    """The smallest T with ``delta_T <= delta`` (eq. 10 for ``"paper"``, the recursion for ``"tight"``).
+
+    Parameters
+    ----------
+    epsilon : float
+        The fixed epsilon, ``> 0``.
+    delta : float
+        Target delta, in (0, 1).
+    C2 : float
+        Radius of the projection ball, ``> 0``.
+    sigma : float
+        Std of the noise of every step, ``> 0``.
+    C0 : float, optional
+        Radius of the ball of the starting point, ``> 0``; required when ``sigma0 > 0``.
+    sigma0 : float
+        Std of the noise added to the starting point, ``>= 0``.
+    recursion : {"tight", "paper"}
+        ``"paper"``: the closed form of eq. (10); ``"tight"``: iterate the recursion of
+        :func:`model_clipping_delta`.
+    max_steps : int
+        Bound on the iterations of the ``"tight"`` recursion; ``ValueError`` when it is exceeded.
+
+    Returns
+    -------
+    int
+        ``T >= 0`` (0 when ``delta_0`` is already at most ``delta``).
+
+    References
+    ----------
+    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, Theorem 4.2,
+    eq. (10).
+    """
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
     check_choice("recursion", recursion, ("tight", "paper"))
     d0 = model_clipping_delta(epsilon, 0, C2, sigma, C0=C0, sigma0=sigma0)[0]
@@ -248,6 +370,31 @@ def model_clipping_sigma_paper(epsilon: float, delta: float, T: int, C2: float, 
     ``sigma^2 = 8 C2^2 ln(1.25) / eps^2 [1 + (ln(1.25/delta) - sigma0^2 eps^2 / (8 C0^2)) / T]``.
 
     Derived with the classic bound (Lemma A.4), so **only for epsilon in (0, 1)**; we raise otherwise.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon, in (0, 1).
+    delta : float
+        Target delta, in (0, 1).
+    T : int
+        Number of projected noisy steps, ``>= 1``.
+    C2 : float
+        Radius of the projection ball, ``> 0``.
+    C0 : float
+        Radius of the ball of the starting point, ``> 0``.
+    sigma0 : float
+        Std of the noise added to the starting point, ``>= 0``.
+
+    Returns
+    -------
+    float
+        sigma of eq. (11); the bracket is floored at 1, so sigma is never below ``sqrt(8 ln 1.25) C2 / epsilon``.
+
+    References
+    ----------
+    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, eq. (11) and
+    Lemma A.4.
     """
     epsilon = check_positive("epsilon", epsilon)
     if epsilon >= 1:
@@ -269,6 +416,22 @@ def first_observation_rate(p: float, n_nodes: int) -> float:
 
     RR-DU routing on the complete graph (digest 000 section 2.5): from anywhere, go to u with probability p,
     else to a uniform node among the other N - 1.
+
+    Parameters
+    ----------
+    p : float
+        Probability of routing to u at each hop, in [0, 1).
+    n_nodes : int
+        Number of nodes N, ``>= 2``.
+
+    Returns
+    -------
+    float
+        ``q = (1 - p) / (N - 1)``, in (0, 1].
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (RR-DU routing).
     """
     p = check_probability("p", p, allow_one=False)
     n_nodes = check_int("n_nodes", n_nodes, low=2)
@@ -276,7 +439,22 @@ def first_observation_rate(p: float, n_nodes: int) -> float:
 
 
 def first_observation_delay_pmf(k, p: float, n_nodes: int) -> np.ndarray:
-    """``P(K = k) = (1 - q)^{k-1} q`` on ``k = 1, 2, ...``: hops until observer v first sees the model."""
+    """``P(K = k) = (1 - q)^{k-1} q`` on ``k = 1, 2, ...``: hops until observer v first sees the model.
+
+    Parameters
+    ----------
+    k : int, float or array_like
+        Delay(s) at which to evaluate the pmf; the formula is evaluated as written at every ``k >= 1``.
+    p : float
+        Probability of routing to u at each hop, in [0, 1).
+    n_nodes : int
+        Number of nodes N, ``>= 2``.
+
+    Returns
+    -------
+    ndarray
+        ``P(K = k)`` shaped like ``k`` (0 where ``k < 1``), with ``q`` from :func:`first_observation_rate`.
+    """
     q = first_observation_rate(p, n_nodes)
     k = np.asarray(k, dtype=float)
     with np.errstate(under="ignore"):
@@ -284,7 +462,24 @@ def first_observation_delay_pmf(k, p: float, n_nodes: int) -> np.ndarray:
 
 
 def sample_first_observation_delay(p: float, n_nodes: int, size: int, *, rng: np.random.Generator) -> np.ndarray:
-    """Draw ``size`` first-observation delays (``Geom(q)`` on 1, 2, ...) with an explicit numpy generator."""
+    """Draw ``size`` first-observation delays (``Geom(q)`` on 1, 2, ...) with an explicit numpy generator.
+
+    Parameters
+    ----------
+    p : float
+        Probability of routing to u at each hop, in [0, 1).
+    n_nodes : int
+        Number of nodes N, ``>= 2``.
+    size : int
+        Number of draws, ``>= 1``.
+    rng : numpy.random.Generator
+        The generator the draws come from.
+
+    Returns
+    -------
+    ndarray of int
+        Shape ``(size,)``, every entry ``>= 1``.
+    """
     q = first_observation_rate(p, n_nodes)
     size = check_int("size", size, low=1)
     return rng.geometric(q, size=size)
@@ -297,6 +492,23 @@ def expected_inverse_delay(p: float, n_nodes: int) -> float:
     of its RDP; averaging over the delay (weak convexity, RR-DU Prop. A.10) gives this factor: ``ln N/(N-1)``
     at ``p = 1/N``. (It assumes noise on every intermediate hop, which RR-DU's noiseless hops do not have;
     digest 000 pitfall P4.)
+
+    Parameters
+    ----------
+    p : float
+        Probability of routing to u at each hop, in [0, 1).
+    n_nodes : int
+        Number of nodes N, ``>= 2``.
+
+    Returns
+    -------
+    float
+        ``E[1/K]`` in (0, 1]; exactly 1 when ``q = 1`` (``N = 2``, ``p = 0``).
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", Section 5 and Proposition A.10 (the averaging);
+    the closed form of ``E[1/K]`` is derived.
     """
     q = first_observation_rate(p, n_nodes)
     if q == 1.0:
@@ -309,6 +521,25 @@ def visit_count_bound(n_hops: int, p: float, tail: float) -> int:
 
     The exact quantile replaces the paper's Chernoff step (App. C.5), which needs ``beta < 1`` and fails for
     small ``p T_u`` (digest 000 section 3.4): 26 for ``T_u = 100``, ``p = 0.1``, ``tail = 2.5e-6``.
+
+    Parameters
+    ----------
+    n_hops : int
+        Number of hops, ``>= 0``.
+    p : float
+        Probability of a visit to u per hop, in [0, 1].
+    tail : float
+        Allowed failure probability, in (0, 1).
+
+    Returns
+    -------
+    int
+        The ``1 - tail`` quantile of ``Binomial(n_hops, p)``, in ``[0, n_hops]``.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", Appendix C.5 (the Chernoff step this quantile
+    replaces).
     """
     n_hops = check_int("n_hops", n_hops, low=0)
     p = check_probability("p", p)

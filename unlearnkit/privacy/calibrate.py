@@ -109,7 +109,35 @@ def calibrate_sigma(
 
 def dpsgd_epsilon(sigma: float, sample_rate: float, steps: int, delta: float, *,
                   orders: Iterable[float] = DEFAULT_ORDERS, method: str = "cks") -> float:
-    """Epsilon of ``steps`` Poisson-subsampled Gaussian steps with noise multiplier ``sigma``."""
+    """Epsilon of ``steps`` Poisson-subsampled Gaussian steps with noise multiplier ``sigma``.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise multiplier, in [1e-100, 1e100].
+    sample_rate : float
+        Poisson sampling rate ``q``, in (0, 1].
+    steps : int
+        Number of steps, ``>= 1``.
+    delta : float
+        In (0, 1).
+    orders : iterable of float
+        Renyi orders, each in ``(1, inf]``.
+    method : {"cks", "balle", "mironov"}
+        The RDP to (epsilon, delta) conversion of :func:`unlearnkit.privacy.rdp.rdp_to_dp`.
+
+    Returns
+    -------
+    float
+        The smallest epsilon ``>= 0`` over the orders (``inf`` if every order gives ``inf``).
+
+    References
+    ----------
+    Mironov, Talwar & Zhang, "Renyi Differential Privacy of the Sampled Gaussian Mechanism", 2019 (the curve).
+    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3; Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis
+    Testing Interpretations and Renyi Differential Privacy", AISTATS 2020, Theorem 21; Canonne, Kamath & Steinke,
+    "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Proposition 12 (the conversions).
+    """
     a = check_orders(orders)
     rdp = subsampled_gaussian_rdp(sample_rate, sigma, a) * check_int("steps", steps, low=1)
     return rdp_to_dp(a, rdp, delta, method=method, warn_edge=False)[0]
@@ -132,6 +160,39 @@ def get_noise_multiplier(
     is at most ``target_epsilon`` and within ``epsilon_tolerance`` of it. With
     ``orders=OPACUS_ORDERS, method="balle"`` it returns Opacus' numbers (1.416 at eps=8, delta=1e-5, q=0.04,
     90 epochs).
+
+    Parameters
+    ----------
+    target_epsilon : float
+        ``> 0``.
+    target_delta : float
+        In (0, 1).
+    sample_rate : float
+        Poisson sampling rate ``q``, in (0, 1].
+    epochs : float, optional
+        ``> 0``; gives ``steps = int(epochs / sample_rate)``.
+    steps : int, optional
+        Number of steps, ``>= 1``.
+    epsilon_tolerance : float
+        ``> 0``: the bisection stops once ``target_epsilon - epsilon <= epsilon_tolerance``.
+    orders : iterable of float
+        Renyi orders, each in ``(1, inf]``.
+    method : {"cks", "balle", "mironov"}
+        The RDP to (epsilon, delta) conversion.
+
+    Returns
+    -------
+    float
+        The noise multiplier (upper end of the bracket): its :func:`dpsgd_epsilon` is at most
+        ``target_epsilon``. ``ValueError`` when the doubling bracket must pass 1e6 or the target needs a
+        multiplier below 0.1.
+
+    References
+    ----------
+    Mironov, Talwar & Zhang, "Renyi Differential Privacy of the Sampled Gaussian Mechanism", 2019 (the curve).
+    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3; Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis
+    Testing Interpretations and Renyi Differential Privacy", AISTATS 2020, Theorem 21; Canonne, Kamath & Steinke,
+    "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Proposition 12 (the conversions).
     """
     target = check_positive("target_epsilon", target_epsilon)
     delta = check_probability("target_delta", target_delta, allow_zero=False, allow_one=False)

@@ -40,6 +40,41 @@ def ddp_capacity(*, gamma: float = 1.0, epsilon: float, delta: float, n_clients:
     """Deletion capacity of network-DP token SGD (Lamri & Maniatakos Thm 3.5, eq. 7; eq. 8 with ``s``).
 
     ``floor=False`` returns the real-valued bound (useful on log plots, where it is often ``<< 1``).
+
+    Parameters
+    ----------
+    gamma : float
+        Excess-risk budget, ``> 0``.
+    epsilon : float
+        ``> 0``.
+    delta : float
+        In (0, 1).
+    n_clients : int
+        Number of clients N, ``>= 2``.
+    d : int
+        Model dimension, ``>= 1``.
+    T : int
+        Number of token hops, ``>= 1``.
+    R : float
+        Diameter of the parameter set, ``> 0``.
+    L : float
+        Lipschitz constant, ``> 0``.
+    s : int
+        Minibatches averaged per hop, ``>= 1`` (``s = 1`` is eq. 7).
+    floor : bool
+        Round down to an integer count.
+
+    Returns
+    -------
+    float
+        ``gamma eps / (2 R L (2 + ln T)) sqrt(s N / (d ln(1/delta) ln N))``, rounded down when ``floor``.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", Theorem 3.5, eqs. (7)-(8); the explicit
+    ``gamma`` is derived from its proof.
+    Sekhari, Acharya, Kamath & Suresh, "Remember What You Want to Forget: Algorithms for Machine Unlearning",
+    NeurIPS 2021 (deletion capacity).
     """
     _check_common(epsilon, delta, n_clients, d, L)
     check_positive("gamma", gamma)
@@ -53,7 +88,41 @@ def ddp_capacity(*, gamma: float = 1.0, epsilon: float, delta: float, n_clients:
 
 def rrdu_excess_risk_terms(*, epsilon: float, delta: float, n_clients: int, d: int, T_unlearn: int, L: float, rho: float,
                            p: float, s: int = 1, c1: float = 1.0, c2: float = 1.0) -> tuple[float, float]:
-    """``(optimisation term, privacy term)`` of RR-DU's convex bound (eq. 21 / Table 2), ``R_cert = 2 rho``."""
+    """``(optimisation term, privacy term)`` of RR-DU's convex bound (eq. 21 / Table 2), ``R_cert = 2 rho``.
+
+    Parameters
+    ----------
+    epsilon : float
+        ``> 0``.
+    delta : float
+        In (0, 1).
+    n_clients : int
+        Number of clients N, ``>= 2``.
+    d : int
+        Model dimension, ``>= 1``.
+    T_unlearn : int
+        Number of unlearning hops, ``>= 1``.
+    L : float
+        Lipschitz constant, ``> 0``.
+    rho : float
+        Radius of the trust ball, ``> 0``.
+    p : float
+        Probability of routing to the forgetting client, in [0, 1].
+    s : int
+        Minibatches averaged per hop, ``>= 1``.
+    c1, c2 : float
+        The hidden constants of the two terms (ours, default 1; not checked).
+
+    Returns
+    -------
+    (float, float)
+        ``c1 R_cert L / sqrt(s T_unlearn)`` and ``c2 R_cert (L / eps) p sqrt(d ln(1/delta) ln N / (s N))``.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", eq. (21) and Table 2 (scalings; the constants
+    are ours).
+    """
     _check_common(epsilon, delta, n_clients, d, L)
     check_int("T_unlearn", T_unlearn, low=1)
     check_positive("rho", rho)
@@ -82,6 +151,48 @@ def rrdu_capacity(*, gamma: float = 1.0, epsilon: float, delta: float, n_clients
     """Deletion capacity of RR-DU (Lamri & Maniatakos eqs. 21-24; constants ``c1, c2, C_b`` ours, default 1).
 
     ``p`` defaults to ``1/N``. Returns an :class:`RRDUCapacity`; ``.m`` is 0 when ``A >= gamma``.
+
+    Parameters
+    ----------
+    gamma : float
+        Excess-risk budget, ``> 0``.
+    epsilon : float
+        ``> 0``.
+    delta : float
+        In (0, 1).
+    n_clients : int
+        Number of clients N, ``>= 2``.
+    d : int
+        Model dimension, ``>= 1``.
+    T_unlearn : int
+        Number of unlearning hops, ``>= 1``.
+    n_u : int
+        Samples held by the forgetting client, ``>= 1``.
+    L : float
+        Lipschitz constant, ``> 0``.
+    rho : float
+        Radius of the trust ball, ``> 0``.
+    p : float, optional
+        Probability of routing to the forgetting client, in [0, 1]; ``1 / n_clients`` when omitted.
+    s : int
+        Minibatches averaged per hop, ``>= 1``.
+    c1, c2 : float
+        Constants of :func:`rrdu_excess_risk_terms`.
+    C_b : float
+        Constant of the alignment bias ``C_b L m / n_u``, ``> 0``.
+    floor : bool
+        Round ``m`` down to an integer count.
+
+    Returns
+    -------
+    RRDUCapacity
+        ``m = min((gamma - A) n_u / (C_b L), n_u)`` (rounded down when ``floor``) in the bias-limited regime,
+        ``m = 0`` in the variance-limited one (``A >= gamma``), with ``A`` and its two terms.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning", Definition 3.4 and eqs. (21)-(24) (scalings; the
+    constants are ours).
     """
     check_positive("gamma", gamma)
     check_int("n_u", n_u, low=1)
@@ -98,7 +209,24 @@ def rrdu_capacity(*, gamma: float = 1.0, epsilon: float, delta: float, n_clients
 
 
 def capacity_curves(n_u_grid: np.ndarray, n_grid: np.ndarray, **kw) -> dict[str, np.ndarray]:
-    """``m*`` of RR-DU over ``n_u_grid`` and ``m_DDP`` over ``n_grid`` (for plots; keyword args shared)."""
+    """``m*`` of RR-DU over ``n_u_grid`` and ``m_DDP`` over ``n_grid`` (for plots; keyword args shared).
+
+    Parameters
+    ----------
+    n_u_grid : array_like of int
+        Values of ``n_u`` for :func:`rrdu_capacity`.
+    n_grid : array_like of int
+        Values of ``n_clients`` for :func:`ddp_capacity`.
+    **kw
+        Keyword arguments of the two functions: :func:`rrdu_capacity` takes ``gamma, epsilon, delta,
+        n_clients, d, T_unlearn, L, rho, p, s, c1, c2, C_b``; :func:`ddp_capacity` takes ``gamma, epsilon,
+        delta, d, L, s`` and ``T`` (default 100) and ``R`` (default 10). Other keys are ignored.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``{"rrdu": m* per n_u, "ddp": m_DDP per N}``, both real-valued (``floor=False``).
+    """
     rr_kw = {k: kw[k] for k in ("gamma", "epsilon", "delta", "n_clients", "d", "T_unlearn", "L", "rho", "p", "s", "c1",
                                 "c2", "C_b") if k in kw}
     ddp_kw = {k: kw[k] for k in ("gamma", "epsilon", "delta", "d", "L", "s") if k in kw}

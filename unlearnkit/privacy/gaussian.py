@@ -91,6 +91,11 @@ def gaussian_delta(epsilon: ArrayLike, sigma: float, sensitivity: float = 1.0) -
     -------
     float or ndarray
         delta(epsilon), in [0, 1), same shape as ``epsilon``.
+
+    References
+    ----------
+    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal
+    Denoising", ICML 2018, Theorem 8.
     """
     sigma = check_scale("sigma", sigma)
     sensitivity = check_scale("sensitivity", sensitivity)
@@ -110,6 +115,25 @@ def theta_epsilon(epsilon: float, r: ArrayLike) -> ArrayLike:
     curve as :func:`gaussian_delta` with ``sensitivity = r`` and ``sigma = 1``. It increases with ``r``.
     (The paper's Lemma A.3 normalises Q by ``1/sqrt(pi)``, a typo; eq. 9 and the code use the standard
     normal tail, as we do.)
+
+    Parameters
+    ----------
+    epsilon : float
+        ``>= 0``, finite.
+    r : float or array_like
+        Distance between the means over the noise std, ``>= 0``, finite.
+
+    Returns
+    -------
+    float or ndarray
+        ``theta_eps(r)`` in [0, 1), shaped like ``r`` (0 where ``r = 0``).
+
+    References
+    ----------
+    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025, eq. (9) and
+    Lemma A.3.
+    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal
+    Denoising", ICML 2018, Theorem 8 (the same profile).
     """
     epsilon = check_positive("epsilon", epsilon, allow_zero=True)
     rr = np.asarray(r, dtype=float)
@@ -137,6 +161,15 @@ def classic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.
         L2 sensitivity ``Delta > 0``.
     warn : bool
         Emit the range warning when ``epsilon >= 1`` (paper-reproduction code may turn it off knowingly).
+
+    Returns
+    -------
+    float
+        ``sigma = Delta sqrt(2 ln(1.25/delta)) / epsilon``, the same value whether or not it warns.
+
+    References
+    ----------
+    Dwork & Roth, "The Algorithmic Foundations of Differential Privacy", 2014, Theorem A.1.
     """
     epsilon = _check_epsilon(epsilon)
     delta = _check_delta(delta)
@@ -175,6 +208,26 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
     grows) by Brent's method on ``log sigma`` to machine precision, then nudges upward so that the returned
     sigma never gives a delta above the target. Valid for every ``epsilon > 0``. At (1, 1e-6) it returns
     4.22467888933 (the classic formula is invalid there; RDP + CKS needs 4.530877117).
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon, in [1e-100, 1e100].
+    delta : float
+        Target delta, in [1e-300, 1).
+    sensitivity : float
+        L2 sensitivity ``Delta``, in [1e-100, 1e100].
+
+    Returns
+    -------
+    float
+        The smallest sigma (to the last ulp) with :func:`gaussian_delta` ``<= delta``; ``ValueError`` when
+        the pair is beyond double precision.
+
+    References
+    ----------
+    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal
+    Denoising", ICML 2018, Theorem 8 and Algorithm 1 (solved here by root finding on the exact profile).
     """
     epsilon = _check_epsilon(epsilon)
     delta = _check_delta(delta)
@@ -206,6 +259,25 @@ def analytic_gaussian_epsilon(sigma: float, delta: float, sensitivity: float = 1
     """The inverse of :func:`analytic_gaussian_sigma`: the smallest epsilon with ``delta(epsilon) <= delta``.
 
     Returns 0 when the mechanism is already (0, delta)-DP (``delta >= 2 Phi(Delta/(2 sigma)) - 1``).
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation, in [1e-100, 1e100].
+    delta : float
+        Target delta, in [1e-300, 1).
+    sensitivity : float
+        L2 sensitivity ``Delta``, in [1e-100, 1e100].
+
+    Returns
+    -------
+    float
+        The smallest epsilon ``>= 0`` (to the last ulp) with :func:`gaussian_delta` ``<= delta``.
+
+    References
+    ----------
+    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal
+    Denoising", ICML 2018, Theorem 8.
     """
     sigma = check_scale("sigma", sigma)
     delta = _check_delta(delta)
@@ -237,6 +309,26 @@ def zcdp_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) 
     Bun & Steinke 2016 (Prop. 1.3 and 1.6): the Gaussian is ``Delta^2/(2 sigma^2)``-zCDP and rho-zCDP gives
     ``(rho + 2 sqrt(rho ln(1/delta)), delta)``; solved for sigma. Valid for every epsilon > 0, looser than
     :func:`analytic_gaussian_sigma`. The D2D/R2D digest lists it as an alternative for Lemma 4.4.
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon, in [1e-100, 1e100].
+    delta : float
+        Target delta, in [1e-300, 1).
+    sensitivity : float
+        L2 sensitivity ``Delta``, in [1e-100, 1e100].
+
+    Returns
+    -------
+    float
+        ``Delta (sqrt(ln(1/delta) + eps) + sqrt(ln(1/delta))) / (sqrt(2) eps)``, the formula above without
+        its cancellation.
+
+    References
+    ----------
+    Bun & Steinke, "Concentrated Differential Privacy: Simplifications, Extensions, and Lower Bounds",
+    TCC 2016, Propositions 1.3 and 1.6.
     """
     epsilon = _check_epsilon(epsilon)
     delta = _check_delta(delta)
@@ -292,14 +384,26 @@ def relaxed_gaussian_sigma(
     Parameters
     ----------
     epsilon, delta : float
-        Target guarantee.
+        Target guarantee: epsilon in [1e-100, 1e100], delta in [1e-300, 1).
     first_moment, second_moment : float
         Exactly one of them: ``Delta_1 >= E||X-Y||`` or ``Delta_2 >= sqrt(E||X-Y||^2)``; 0 means identical
         outputs (sigma 0).
     mechanism : {"classic", "analytic", "zcdp"}
         How to calibrate the Gaussian for the high-probability sensitivity ``t``.
     tail_fraction : float in (0, 1) or "optimal"
-        ``delta_tail = tail_fraction * delta``.
+        ``delta_tail = tail_fraction * delta``; ``"optimal"`` returns the split with the smaller sigma of
+        the numerical optimum and 0.5.
+
+    Returns
+    -------
+    RelaxedGaussian
+        ``sigma`` (0 when the moment bound is 0), the high-probability sensitivity ``threshold``, the split
+        ``delta_tail + delta_gauss = delta``, and the ``moment`` and ``mechanism`` used.
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind? Stochastic Gradient Descent Unlearning", Lemma 4.4 (proof: Lemmas
+    A.9-A.10).
     """
     epsilon = _check_epsilon(epsilon)
     delta = _check_delta(delta)

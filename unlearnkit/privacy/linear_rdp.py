@@ -27,7 +27,29 @@ _ORDERS = 1.0 + np.exp(np.linspace(np.log(1e-6), np.log(1e7), 6_001))
 
 
 def linear_rdp_epsilon(rho: float, delta: float, *, method: str = "balle") -> float:
-    """Epsilon at ``delta`` of a mechanism with ``D_alpha <= alpha rho`` for every order ``alpha > 1``."""
+    """Epsilon at ``delta`` of a mechanism with ``D_alpha <= alpha rho`` for every order ``alpha > 1``.
+
+    Parameters
+    ----------
+    rho : float
+        The slope, ``>= 0``, finite.
+    delta : float
+        In (0, 1).
+    method : {"balle", "mironov"}
+        ``"mironov"``: the closed form ``rho + 2 sqrt(rho ln(1/delta))``; ``"balle"``: the minimum over a
+        dense grid of orders from ``1 + 1e-6`` to about ``1e7``.
+
+    Returns
+    -------
+    float
+        Epsilon ``>= 0`` (0 for ``rho = 0``).
+
+    References
+    ----------
+    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3 (``"mironov"``).
+    Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis Testing Interpretations and Renyi Differential Privacy",
+    AISTATS 2020, Theorem 21 (``"balle"``).
+    """
     check_positive("rho", rho, allow_zero=True)
     check_probability("delta", delta, allow_zero=False, allow_one=False)
     check_choice("method", method, LINEAR_METHODS)
@@ -44,7 +66,29 @@ def linear_rdp_epsilon(rho: float, delta: float, *, method: str = "balle") -> fl
 def linear_rdp_slope(epsilon: float, delta: float, *, method: str = "balle") -> float:
     """The largest slope ``rho`` whose linear Renyi curve still gives ``(epsilon, delta)``: the inverse of
     :func:`linear_rdp_epsilon` in ``rho`` (a noise ``sigma`` for sensitivity ``s`` is ``s / sqrt(2 rho)``
-    for the Gaussian's ``rho = s^2 / (2 sigma^2)``)."""
+    for the Gaussian's ``rho = s^2 / (2 sigma^2)``).
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon, in [1e-100, 1e100].
+    delta : float
+        Target delta, in [1e-300, 1).
+    method : {"balle", "mironov"}
+        ``"mironov"`` inverts the closed form exactly; ``"balle"`` solves by Brent's method, never below the
+        Mironov slope.
+
+    Returns
+    -------
+    float
+        The slope ``rho > 0``; results are cached per ``(epsilon, delta, method)``.
+
+    References
+    ----------
+    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3 (``"mironov"``).
+    Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis Testing Interpretations and Renyi Differential Privacy",
+    AISTATS 2020, Theorem 21 (``"balle"``).
+    """
     check_scale("epsilon", epsilon)
     check_delta("delta", delta)
     check_choice("method", method, LINEAR_METHODS)

@@ -78,6 +78,15 @@ def gaussian_composition_mu(mus: Sequence[float]) -> float:
     ----------
     mus : sequence of float
         Per-step ratios ``Delta_t / sigma_t >= 0`` (``inf`` for a noise-free step that reads the data).
+
+    Returns
+    -------
+    float
+        The total ``mu >= 0``; ``inf`` when any ratio is infinite.
+
+    References
+    ----------
+    Dong, Roth & Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 2019), Corollary 3.3.
     """
     arr = np.asarray(mus, dtype=float).reshape(-1)
     if np.any(np.isnan(arr)) or np.any(arr < 0):
@@ -100,7 +109,28 @@ def _gdp_delta(epsilon: float, mu: np.ndarray) -> np.ndarray:
 
 
 def gaussian_composition_delta(epsilon: ArrayLike, mus: Sequence[float]) -> ArrayLike:
-    """The exact delta(epsilon) of the composition of Gaussians with ratios ``mus`` (module fact 1)."""
+    """The exact delta(epsilon) of the composition of Gaussians with ratios ``mus`` (module fact 1).
+
+    Parameters
+    ----------
+    epsilon : float or array_like
+        ``>= 0``, finite.
+    mus : sequence of float
+        Per-step ratios ``Delta_t / sigma_t >= 0`` (``inf`` allowed).
+
+    Returns
+    -------
+    float or ndarray
+        The ``mu``-GDP profile ``delta(epsilon)`` in [0, 1] of the total ``mu``, shaped like ``epsilon``
+        (1 for ``mu = inf``).
+
+    References
+    ----------
+    Dong, Roth & Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 2019), Corollaries 2.13 and
+    3.3.
+    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal
+    Denoising", ICML 2018, Theorem 8.
+    """
     mu = gaussian_composition_mu(mus)
     eps = _check_eps_array(epsilon)
     out = np.array([_gdp_delta(e, np.array([mu]))[0] for e in eps.reshape(-1)]).reshape(eps.shape)
@@ -114,6 +144,26 @@ def gaussian_composition_epsilon(mus: Sequence[float], delta: float) -> float:
     (:func:`unlearnkit.privacy.analytic_gaussian_epsilon` with sensitivity ``mu`` and unit noise). Peers
     anchor: ``sigma = 10``, 100 steps of sensitivity 1 (``mu = 1``) at ``delta = 1e-5`` gives 4.38 (RDP 4.73).
     Returns 0 for ``mu = 0`` and ``inf`` for ``mu = inf``.
+
+    Parameters
+    ----------
+    mus : sequence of float
+        Per-step ratios ``Delta_t / sigma_t >= 0`` (``inf`` allowed).
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    float
+        The smallest epsilon ``>= 0`` with ``delta(epsilon) <= delta``: 0 when ``0.4 mu <= delta`` (already
+        ``(0, delta)``), ``inf`` when ``mu > 1e100``.
+
+    References
+    ----------
+    Dong, Roth & Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 2019), Corollaries 2.13 and
+    3.3.
+    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and Optimal
+    Denoising", ICML 2018, Theorem 8.
     """
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
     mu = gaussian_composition_mu(mus)
@@ -192,7 +242,25 @@ def mixture_delta(epsilon: ArrayLike, pmf: Sequence[float], mu_per_step: float, 
 def mixture_epsilon(delta: float, pmf: Sequence[float], mu_per_step: float, *, mu_base: float = 0.0) -> float:
     """The smallest epsilon with :func:`mixture_delta` ``<= delta`` (Brent's method on a bracket, then nudged
     upwards so the bound holds exactly as evaluated). ``inf`` when no epsilon reaches ``delta`` (the tail or
-    noise-free steps carry more than ``delta``)."""
+    noise-free steps carry more than ``delta``).
+
+    Parameters
+    ----------
+    delta : float
+        In (0, 1).
+    pmf : sequence of float
+        ``P(K = k)`` for ``k = 0, 1, ...``, non-negative, summing to at most 1 (the missing mass counts as
+        delta 1).
+    mu_per_step : float
+        ``Delta / sigma`` of one Gaussian step, ``>= 0`` (``inf`` for a noise-free step).
+    mu_base : float
+        GDP parameter of a part that is always there, ``>= 0`` (``inf`` allowed).
+
+    Returns
+    -------
+    float
+        Epsilon ``>= 0`` (0 when :func:`mixture_delta` at 0 is already ``<= delta``), or ``inf``.
+    """
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
     arr = _check_pmf(pmf)
     mus = _mus(arr.size, mu_per_step, mu_base)
@@ -224,6 +292,25 @@ def mixture_sigma(epsilon: float, delta: float, pmf: Sequence[float], sensitivit
     Brent's method on ``log sigma`` inside a bracket that is widened until the bound changes side, then
     nudged upwards. ``0`` when ``K = 0`` almost surely (nothing to hide). Raises ``ValueError`` when even
     infinite noise cannot reach ``(epsilon, delta)`` (``mu_base`` or the truncated tail alone exceed it).
+
+    Parameters
+    ----------
+    epsilon : float
+        Target epsilon, in [1e-100, 1e100].
+    delta : float
+        Target delta, in (0, 1).
+    pmf : sequence of float
+        ``P(K = k)`` for ``k = 0, 1, ...``, non-negative, summing to at most 1 (the missing mass counts as
+        delta 1).
+    sensitivity : float
+        L2 sensitivity of one step, in [1e-100, 1e100].
+    mu_base : float
+        GDP parameter of a part that is always there, ``>= 0``.
+
+    Returns
+    -------
+    float
+        The per-step sigma ``>= 0`` (0 when ``P(K >= 1) = 0``).
     """
     epsilon = check_scale("epsilon", epsilon)
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
@@ -264,7 +351,27 @@ def capped_delta(epsilon: ArrayLike, pmf: Sequence[float], mu_per_step: float, k
                  mu_base: float = 0.0) -> ArrayLike:
     """The capped composition: ``P(K > k_cap) + delta_{mu_{k_cap}}(eps)`` (every count charged at ``k_cap``,
     the tail paid in delta), the way the quantile accountants of :mod:`unlearnkit.methods.rrdu.certify`
-    treat the visit count, here with the exact Gaussian profile instead of RDP."""
+    treat the visit count, here with the exact Gaussian profile instead of RDP.
+
+    Parameters
+    ----------
+    epsilon : float or array_like
+        ``>= 0``, finite.
+    pmf : sequence of float
+        ``P(K = k)`` for ``k = 0, 1, ...``, non-negative, summing to at most 1 (the missing mass counts as
+        delta 1).
+    mu_per_step : float
+        ``Delta / sigma`` of one Gaussian step, ``>= 0`` (``inf`` for a noise-free step).
+    mu_base : float
+        GDP parameter of a part that is always there, ``>= 0`` (``inf`` allowed).
+    k_cap : int
+        The cap, an integer ``>= 0``.
+
+    Returns
+    -------
+    float or ndarray
+        ``min(1, P(K > k_cap) + delta_{mu_{k_cap}}(epsilon))``, shaped like ``epsilon``.
+    """
     arr = _check_pmf(pmf)
     if not isinstance(k_cap, (int, np.integer)) or k_cap < 0:
         raise ValueError(f"k_cap={k_cap!r} is out of range: expected an integer >= 0")
@@ -290,7 +397,38 @@ def capped_epsilon(delta: float, pmf: Sequence[float], mu_per_step: float, *, ta
                    conversion: str = "gaussian", mu_base: float = 0.0) -> float:
     """Epsilon of the capped composition: the count capped at its ``tail_delta`` upper quantile, the rest of
     ``delta`` given to the conversion (``delta - tail_delta``). ``conversion="gaussian"`` is exact GDP;
-    ``"rdp"`` is Prop. A.8 (Mironov 2017, Prop. 3) on ``alpha mu^2/2``, as the RR-DU accountants B/C/S do."""
+    ``"rdp"`` is Prop. A.8 (Mironov 2017, Prop. 3) on ``alpha mu^2/2``, as the RR-DU accountants B/C/S do.
+
+    Parameters
+    ----------
+    delta : float
+        In (0, 1).
+    pmf : sequence of float
+        ``P(K = k)`` for ``k = 0, 1, ...``, non-negative, summing to at most 1 (the missing mass counts as
+        delta 1).
+    mu_per_step : float
+        ``Delta / sigma`` of one Gaussian step, ``>= 0`` (``inf`` for a noise-free step).
+    mu_base : float
+        GDP parameter of a part that is always there, ``>= 0`` (``inf`` allowed).
+    tail_delta : float
+        The part of delta paid for ``K > k_cap``, in ``[0, delta)``; the cap is the smallest ``k`` with
+        ``P(K > k) <= tail_delta``.
+    conversion : {"gaussian", "rdp"}
+        Exact GDP or the RDP conversion.
+
+    Returns
+    -------
+    float
+        Epsilon ``>= 0`` at ``delta - tail_delta`` of the composition of ``k_cap`` steps (0 when its ``mu``
+        is 0, ``inf`` when it is infinite).
+
+    References
+    ----------
+    Dong, Roth & Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 2019), Corollaries 2.13 and 3.3
+    (``"gaussian"``).
+    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3 = Lamri & Maniatakos, "Fully Decentralized
+    Certified Unlearning", Proposition A.8 (``"rdp"``).
+    """
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
     tail_delta = check_probability("tail_delta", tail_delta, allow_zero=True, allow_one=False)
     if tail_delta >= delta:
@@ -311,7 +449,28 @@ def capped_epsilon(delta: float, pmf: Sequence[float], mu_per_step: float, *, ta
 
 def composition_saving_table(mus: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0), delta: float = 1e-5) -> list[dict]:
     """Rows ``{"mu", "exact", "rdp", "saving"}``: exact-GDP epsilon against the RDP (Prop. A.8) epsilon of the
-    same Gaussian composition; the table of the module docstring."""
+    same Gaussian composition; the table of the module docstring.
+
+    Parameters
+    ----------
+    mus : sequence of float
+        Total GDP parameters, each ``> 0``, finite.
+    delta : float
+        In (0, 1).
+
+    Returns
+    -------
+    list of dict
+        One row per ``mu``: ``"mu"``, ``"exact"`` (:func:`gaussian_composition_epsilon`), ``"rdp"``
+        (``mu^2/2 + 2 sqrt(mu^2/2 ln(1/delta))``) and ``"saving" = 1 - exact / rdp``.
+
+    References
+    ----------
+    Dong, Roth & Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 2019), Corollaries 2.13 and
+    3.3.
+    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3 = Lamri & Maniatakos, "Fully Decentralized
+    Certified Unlearning", Proposition A.8.
+    """
     rows = []
     for mu in mus:
         exact = gaussian_composition_epsilon([mu], delta)

@@ -22,6 +22,22 @@ def gaussian_noise(like: Tensor, sigma: float, generator: torch.Generator, *,
     """``sigma * z`` with ``z ~ N(0, I)``: shaped like ``like`` (or ``shape``), in its dtype, on its device.
 
     The draw consumes ``generator`` even when ``sigma == 0`` (so a run's later draws do not depend on it).
+
+    Parameters
+    ----------
+    like : Tensor
+        Gives the shape (unless ``shape`` is given), the dtype and the device of the result.
+    sigma : float
+        Noise standard deviation, ``>= 0``.
+    generator : torch.Generator
+        The generator the draw comes from (``TypeError`` otherwise); the draw happens on its device.
+    shape : sequence of int, optional
+        Shape of the draw instead of ``like.shape``.
+
+    Returns
+    -------
+    Tensor
+        ``sigma * z``, ``z ~ N(0, I)``, in ``like``'s dtype, moved to ``like``'s device.
     """
     check_positive("sigma", sigma, allow_zero=True)
     if not isinstance(generator, torch.Generator):

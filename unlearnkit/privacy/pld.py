@@ -277,6 +277,12 @@ def pld_epsilon(q: float, sigma: float, steps: int, delta: float, *, grid: float
     -------
     EpsilonBracket
         ``lower <= exact epsilon <= upper``; a certificate uses ``upper``.
+
+    References
+    ----------
+    Koskela, Jalko & Honkela, "Computing tight differential privacy guarantees using FFT", AISTATS 2020.
+    Doroshenko, Ghazi, Kamath, Kumar & Manurangsi, "Connect the dots: tighter discrete approximations of
+    privacy loss distributions", PoPETs 2022, Algorithm 1 (the pessimistic estimate).
     """
     delta = check_delta("delta", delta)
     return _dpsgd_pld(q, sigma, steps, grid).epsilon(delta)
@@ -284,6 +290,32 @@ def pld_epsilon(q: float, sigma: float, steps: int, delta: float, *, grid: float
 
 def pld_delta(q: float, sigma: float, steps: int, epsilon: float, *, grid: float = 1e-3) -> DeltaBracket:
     """Delta of ``steps`` Poisson-subsampled Gaussian steps at ``epsilon``, from both sides (see
-    :func:`pld_epsilon`)."""
+    :func:`pld_epsilon`).
+
+    Parameters
+    ----------
+    q : float in (0, 1]
+        Sampling rate (``q = 1``: ``steps`` plain Gaussian mechanisms).
+    sigma : float in [1e-3, 1e6]
+        Noise multiplier.
+    steps : int in [1, 1e8]
+        Number of steps.
+    epsilon : float
+        ``>= 0``, finite.
+    grid : float in [1e-6, 1]
+        Width of the loss grid; the bracket narrows as it shrinks.
+
+    Returns
+    -------
+    DeltaBracket
+        ``lower <= exact delta <= upper`` (the larger of the add and remove directions); a certificate uses
+        ``upper``.
+
+    References
+    ----------
+    Koskela, Jalko & Honkela, "Computing tight differential privacy guarantees using FFT", AISTATS 2020.
+    Doroshenko, Ghazi, Kamath, Kumar & Manurangsi, "Connect the dots: tighter discrete approximations of
+    privacy loss distributions", PoPETs 2022, Algorithm 1 (the pessimistic estimate).
+    """
     epsilon = check_positive("epsilon", epsilon, allow_zero=True)
     return _dpsgd_pld(q, sigma, steps, grid).delta(epsilon)

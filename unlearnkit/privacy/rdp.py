@@ -78,7 +78,22 @@ class OrderGridWarning(UserWarning):
 
 
 def check_orders(orders: Iterable[float] | float) -> np.ndarray:
-    """Orders as a 1-D float array; every order must be > 1 (``inf`` allowed), none NaN."""
+    """Orders as a 1-D float array; every order must be > 1 (``inf`` allowed), none NaN.
+
+    Parameters
+    ----------
+    orders : float or iterable of float
+        One Renyi order or a non-empty 1-D sequence of them, each in ``(1, inf]``.
+
+    Returns
+    -------
+    ndarray
+        The orders as a 1-D float array (a scalar becomes shape ``(1,)``); ``ValueError`` otherwise.
+
+    References
+    ----------
+    Mironov, "Renyi Differential Privacy", CSF 2017, Definition 4 (orders of Renyi DP).
+    """
     arr = np.atleast_1d(np.asarray(orders, dtype=float))
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"orders={orders!r} must be a non-empty 1-D sequence of Renyi orders > 1")
@@ -93,6 +108,24 @@ def gaussian_rdp(sigma: float, orders: Iterable[float] | float = DEFAULT_ORDERS,
     """RDP curve of the Gaussian mechanism: ``alpha Delta^2 / (2 sigma^2)`` (Mironov 2017, Prop. 7).
 
     ``sigma`` is the noise standard deviation; with ``sensitivity = 1`` it is the noise multiplier.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise standard deviation, in [1e-100, 1e100].
+    orders : float or iterable of float
+        Renyi orders, each in ``(1, inf]`` (default :data:`DEFAULT_ORDERS`).
+    sensitivity : float
+        L2 sensitivity ``Delta``, in [1e-100, 1e100].
+
+    Returns
+    -------
+    ndarray
+        ``orders * Delta^2 / (2 sigma^2)``, one value per order.
+
+    References
+    ----------
+    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 7.
     """
     sigma = check_scale("sigma", sigma)
     sensitivity = check_scale("sensitivity", sensitivity)
@@ -101,13 +134,49 @@ def gaussian_rdp(sigma: float, orders: Iterable[float] | float = DEFAULT_ORDERS,
 
 
 def linear_rdp(rho: float, orders: Iterable[float] | float = DEFAULT_ORDERS) -> np.ndarray:
-    """The curve ``D_alpha <= alpha rho`` for all orders (amplification by iteration, zCDP-like bounds)."""
+    """The curve ``D_alpha <= alpha rho`` for all orders (amplification by iteration, zCDP-like bounds).
+
+    Parameters
+    ----------
+    rho : float
+        The slope, ``>= 0``, finite.
+    orders : float or iterable of float
+        Renyi orders, each in ``(1, inf]`` (default :data:`DEFAULT_ORDERS`).
+
+    Returns
+    -------
+    ndarray
+        ``orders * rho``, one value per order.
+
+    References
+    ----------
+    Koloskova, Allouah, Jha, Guerraoui & Koyejo, "Certified Unlearning for Neural Networks", ICML 2025,
+    Theorem A.9 (the linear curve of amplification by iteration).
+    """
     rho = check_positive("rho", rho, allow_zero=True)
     return check_orders(orders) * rho
 
 
 def compose_rdp(curves: Sequence[np.ndarray], counts: Sequence[int] | None = None) -> np.ndarray:
-    """Adaptive composition: ``sum_i counts[i] * curves[i]`` order by order (Mironov 2017, Prop. 1)."""
+    """Adaptive composition: ``sum_i counts[i] * curves[i]`` order by order (Mironov 2017, Prop. 1).
+
+    Parameters
+    ----------
+    curves : sequence of array_like
+        At least one RDP curve, all of the same shape (on the same orders), entries in ``[0, inf]``.
+    counts : sequence of int, optional
+        How many times each curve is composed, integers ``>= 0``; one each when omitted.
+
+    Returns
+    -------
+    ndarray
+        The composed curve, shaped like the curves; ``inf`` where a product overflows (a count of 0
+        contributes 0 even where its curve is ``inf``).
+
+    References
+    ----------
+    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 1.
+    """
     if len(curves) == 0:
         raise ValueError("compose_rdp needs at least one curve")
     counts = [1] * len(curves) if counts is None else list(counts)
@@ -272,6 +341,17 @@ def subsampled_gaussian_rdp(q: float, sigma: float, orders: Iterable[float] | fl
     orders : array of orders > 1
         Integer orders use the closed form, others exact numerical integration; orders above
         :data:`MAX_ORDER` give ``inf``.
+
+    Returns
+    -------
+    ndarray
+        ``log(A_alpha) / (alpha - 1)`` per order, ``>= 0``; ``inf`` at order ``inf`` and above
+        :data:`MAX_ORDER`.
+
+    References
+    ----------
+    Mironov, Talwar & Zhang, "Renyi Differential Privacy of the Sampled Gaussian Mechanism", 2019, Sections 3.2
+    (fractional orders, the defining integral) and 3.3 (integer orders).
     """
     q = check_probability("q", q, allow_zero=False)
     sigma = check_scale("sigma", sigma)
@@ -290,6 +370,26 @@ def subsampled_gaussian_rdp_mpmath(q: float, sigma: float, alpha: float, *, dps:
 
     Integrates ``A_alpha = E_{z ~ N(0, sigma^2)}[(1 - q + q exp((2z - 1)/(2 sigma^2)))^alpha]`` with
     ``mpmath.quad`` at ``dps`` decimal digits, splitting the line at 0, 1/2, 1 and alpha.
+
+    Parameters
+    ----------
+    q : float
+        Sampling rate, in (0, 1].
+    sigma : float
+        Noise multiplier, ``> 0``.
+    alpha : float
+        One Renyi order, in ``(1, inf]``.
+    dps : int
+        Decimal digits of the mpmath working precision.
+
+    Returns
+    -------
+    float
+        ``log(A_alpha) / (alpha - 1)``; ``inf`` for ``alpha = inf``.
+
+    References
+    ----------
+    Mironov, Talwar & Zhang, "Renyi Differential Privacy of the Sampled Gaussian Mechanism", 2019, Section 3.2.
     """
     import mpmath as mp
 
@@ -332,7 +432,31 @@ def _epsilons(a: np.ndarray, r: np.ndarray, delta: float, method: str) -> np.nda
 
 
 def epsilons_per_order(orders: Iterable[float], rdp: Iterable[float], delta: float, method: str = "cks") -> np.ndarray:
-    """The epsilon each single order gives (before the minimum over orders), for plots and teaching."""
+    """The epsilon each single order gives (before the minimum over orders), for plots and teaching.
+
+    Parameters
+    ----------
+    orders, rdp : iterable of float
+        The curve, of equal length: ``(orders[i], rdp[i])``-RDP, orders in ``(1, inf]``, ``rdp >= 0``.
+    delta : float
+        In (0, 1).
+    method : {"cks", "balle", "mironov"}
+        The conversion (see the module docstring).
+
+    Returns
+    -------
+    ndarray
+        One epsilon ``>= 0`` per order (``inf`` at infinite orders or values, and under ``"cks"`` at orders
+        ``<= 1.01``; 0 under ``"cks"`` where the KL bound already gives delta).
+
+    References
+    ----------
+    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3 (``"mironov"``).
+    Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis Testing Interpretations and Renyi Differential Privacy",
+    AISTATS 2020, Theorem 21 (``"balle"``).
+    Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Proposition 12
+    (``"cks"``).
+    """
     a, r = _check_curve(orders, rdp)
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
     check_choice("method", method, CONVERSIONS)
@@ -387,6 +511,28 @@ def rdp_to_delta(orders: Iterable[float], rdp: Iterable[float], epsilon: float,
     ``"balle"``/``"cks"``: ``delta = exp((alpha-1)(rdp - eps + log(1 - 1/alpha)) - log alpha)`` (Balle et al.
     2020 Thm 21 / Canonne et al. 2020 Prop 12; ``"cks"`` adds the KL bound and skips orders <= 1.01 as
     ``dp_accounting.rdp.compute_delta``).
+
+    Parameters
+    ----------
+    orders, rdp : iterable of float
+        The curve, of equal length: ``(orders[i], rdp[i])``-RDP, orders in ``(1, inf]``, ``rdp >= 0``.
+    epsilon : float
+        ``>= 0``, finite.
+    method : {"cks", "balle", "mironov"}
+        The conversion.
+
+    Returns
+    -------
+    (float, float)
+        The smallest delta over the orders, clipped to [0, 1], and the order attaining it.
+
+    References
+    ----------
+    Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3 (``"mironov"``).
+    Balle, Barthe, Gaboardi, Hsu & Sato, "Hypothesis Testing Interpretations and Renyi Differential Privacy",
+    AISTATS 2020, Theorem 21 (``"balle"``).
+    Canonne, Kamath & Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Proposition 12
+    (``"cks"``).
     """
     a, r = _check_curve(orders, rdp)
     epsilon = check_positive("epsilon", epsilon, allow_zero=True)

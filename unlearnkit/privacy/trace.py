@@ -66,7 +66,13 @@ _DRAW_KEEP = 16
 
 @contextlib.contextmanager
 def recording() -> Iterator[Trace]:
-    """``with recording() as trace: ...``: every :func:`noisy_release` and :func:`flow` inside lands in ``trace``."""
+    """``with recording() as trace: ...``: every :func:`noisy_release` and :func:`flow` inside lands in ``trace``.
+
+    Yields
+    ------
+    Trace
+        A fresh, empty trace, active until the block exits (nested recordings restore the outer one).
+    """
     trace = Trace()
     token = _ACTIVE.set(trace)
     try:
@@ -82,6 +88,16 @@ def replaying(source: Trace) -> Iterator[Trace]:
     This is the relation of adaptive composition: each mechanism of the second run is evaluated at the state
     the first run *released* before it (the observer's view), so the two runs' noise-free values at a
     mechanism differ only through the data that mechanism reads.
+
+    Parameters
+    ----------
+    source : Trace
+        The recorded first run whose ``inputs`` are replayed, consumed in order per name.
+
+    Yields
+    ------
+    Trace
+        The second run's own recording.
     """
     token = _SOURCE.set((source, {}))
     try:
@@ -96,6 +112,19 @@ def transcript(name: str, value: Tensor) -> Tensor:
 
     Inside a :func:`recording` it is kept (``trace.inputs[name]``); inside :func:`replaying` the source run's
     value at the same point (the same name, the same count) is returned instead; elsewhere ``value``.
+
+    Parameters
+    ----------
+    name : str
+        The point's name; the k-th call with a name pairs with the source run's k-th.
+    value : Tensor
+        This run's state at the point.
+
+    Returns
+    -------
+    Tensor
+        ``value`` itself, or under :func:`replaying` a copy of the source run's value on ``value``'s device
+        and in its dtype (``RuntimeError`` when the source run released fewer at this name).
     """
     src = _SOURCE.get()
     if src is not None:
@@ -120,6 +149,21 @@ def coupled_uniforms(name: str, keys: Any, generator: torch.Generator) -> Tensor
     inside :func:`replaying` it draws as many uniforms as the source run did at this point (so the generator
     stays in step with it) and returns those of its own rows: a row present in both runs gets the same draw,
     so a Poisson-sampled batch differs only by the rows one run lacks.
+
+    Parameters
+    ----------
+    name : str
+        The draw point's name; the k-th call with a name pairs with the source run's k-th.
+    keys : array_like of int
+        Row identities, one per draw.
+    generator : torch.Generator
+        The generator the uniforms come from.
+
+    Returns
+    -------
+    Tensor
+        Shape ``(len(keys),)``, uniforms in [0, 1) on the generator's device (``RuntimeError`` under
+        :func:`replaying` when a key is not among the source run's keys at this point).
     """
     keys_t = torch.as_tensor(np.asarray(keys, dtype=np.int64), device="cpu")  # an index table
     src = _SOURCE.get()
@@ -149,6 +193,24 @@ def noisy_release(value: Tensor, sigma: float, generator: torch.Generator, *, na
 
     ``sigma == 0`` still draws (as :func:`~unlearnkit.privacy.noise.gaussian_noise` does), so the stream of
     later draws does not depend on it.
+
+    Parameters
+    ----------
+    value : Tensor
+        The noise-free release.
+    sigma : float
+        Noise standard deviation, ``>= 0``.
+    generator : torch.Generator
+        The generator the noise comes from.
+    name : str
+        The mechanism's name in the trace.
+    sensitivity : float, optional
+        The sensitivity the certificate declares at this point (``None``: none declared).
+
+    Returns
+    -------
+    Tensor
+        ``value + sigma * z`` with ``z ~ N(0, I)`` shaped like ``value``.
     """
     trace = _ACTIVE.get()
     if trace is None:
@@ -168,6 +230,23 @@ def record_release(name: str, value: Tensor, sigma: float, z: Tensor, *,
     For mechanisms that draw their noise in pieces (one message per requester, a sum of them released):
     ``value`` is the noise-free release, ``sigma`` the std of every released coordinate and ``z`` the
     standard-normal vector the release carries. Outside a :func:`recording` it does nothing.
+
+    Parameters
+    ----------
+    name : str
+        The mechanism's name in the trace.
+    value : Tensor
+        The noise-free release.
+    sigma : float
+        Std of every released coordinate, ``>= 0``.
+    z : Tensor
+        The standard-normal draw the release carries (its first entries are kept).
+    sensitivity : float, optional
+        The sensitivity the certificate declares at this point (``None``: none declared).
+
+    Returns
+    -------
+    None
     """
     trace = _ACTIVE.get()
     if trace is None:
@@ -179,12 +258,31 @@ def record_release(name: str, value: Tensor, sigma: float, z: Tensor, *,
 
 
 def recording_active() -> bool:
-    """Whether a :func:`recording` is active (to skip building a record nobody keeps)."""
+    """Whether a :func:`recording` is active (to skip building a record nobody keeps).
+
+    Returns
+    -------
+    bool
+        True inside a :func:`recording` (or :func:`replaying`) block.
+    """
     return _ACTIVE.get() is not None
 
 
 def flow(name: str, value: Any) -> None:
-    """Report a control-flow count or branch (``flow("walk.length", 12)``) to the active recording."""
+    """Report a control-flow count or branch (``flow("walk.length", 12)``) to the active recording.
+
+    Parameters
+    ----------
+    name : str
+        The count's name; values accumulate in ``trace.flow[name]`` in call order.
+    value : Any
+        The count or branch taken.
+
+    Returns
+    -------
+    None
+        Outside a :func:`recording` it does nothing.
+    """
     trace = _ACTIVE.get()
     if trace is not None:
         trace.flow.setdefault(name, []).append(value)
