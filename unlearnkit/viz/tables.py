@@ -24,8 +24,9 @@ def _cell(v: Any, digits: int) -> str:
 
 
 def table_html(rows: Iterable[Mapping[str, Any]], *, digits: int = 4) -> str:
-    """``rows`` as an HTML table string (``<i>(no rows)</i>`` when there are none)."""
-    rows = [dict(r) for r in rows]
+    """``rows`` as an HTML table string (``<i>(no rows)</i>`` when there are none); a row may be a mapping or
+    an object with ``to_dict()`` (an audit result, a certificate)."""
+    rows = [dict(r.to_dict() if hasattr(r, "to_dict") else r) for r in rows]
     if not rows:
         return "<i>(no rows)</i>"
     cols: list[str] = []
