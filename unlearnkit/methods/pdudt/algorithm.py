@@ -109,8 +109,8 @@ class PDUDTConfig:
         ``"manual"`` (``sigma`` as given; the paper's experiments) or ``"certified"`` (from ``d1``).
     sigma:
         Std of the noise on the *average* model for ``noise="manual"``.
-    epsilon, beta:
-        The (epsilon, beta) target for ``noise="certified"``, and the beta the manual note refers to.
+    epsilon, delta:
+        The (epsilon, delta) target for ``noise="certified"``, and the delta the manual note refers to.
     mode:
         ``"paper"`` (Theorem 4.9's ``d1`` with the printed calibration, needs ``constants``) or ``"sound"``:
         with ``smoothness``, the worst-case gradient-gossip sensitivity of
@@ -131,11 +131,18 @@ class PDUDTConfig:
     noise: str = "manual"
     sigma: float = 0.0
     epsilon: float = 1.0
-    beta: float = 1e-5
+    delta: float = 1e-5
     mode: str = "paper"
     constants: Optional[GapConstants] = None
     smoothness: Optional[GossipSmoothness] = None
     scope: str = "clients"
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "PDUDTConfig":
+        # the failure probability is ``delta`` (the paper writes it beta): name the new keyword for the old one
+        if "beta" in kwargs:
+            raise TypeError("PDUDTConfig: beta was renamed delta (the failure probability of Definition 4.3): "
+                            f"pass delta={kwargs['beta']!r}")
+        return super().__new__(cls)
 
     def __post_init__(self) -> None:
         check_choice("retrain_rule", self.retrain_rule, RETRAIN_RULES)
@@ -150,7 +157,7 @@ class PDUDTConfig:
         check_choice("noise", self.noise, NOISE_MODES)
         check_positive("sigma", self.sigma, allow_zero=True)
         check_epsilon("epsilon", self.epsilon)
-        check_range("beta", self.beta, 0.0, 1.0, low_open=True, high_open=True)
+        check_range("delta", self.delta, 0.0, 1.0, low_open=True, high_open=True)
         check_choice("mode", self.mode, ("paper", "sound"))
         check_choice("scope", self.scope, SOUND_SCOPES)
         # a bare number (nan, 1.0) is not the constants of Theorem 4.9: GapConstants validates each one finite
@@ -206,7 +213,7 @@ def _plan(state: TrainedState, request: Request, config: PDUDTConfig) -> tuple[P
         if config.noise == "certified" and not isinstance(cache, RunningSumCache):
             rho = measured_rho(cache.W[:t1], k, config.retrain_rule, mixing_rule=mixing_rule)
         cert = pdudt_certificate(lr=lr, t1=t1, n=n, constants=config.constants, noise=config.noise,
-                                 mode=config.mode, epsilon=config.epsilon, beta=config.beta,
+                                 mode=config.mode, epsilon=config.epsilon, delta=config.delta,
                                  sigma=config.sigma if config.noise == "manual" else None,
                                  correction_scale=config.correction_scale, measured_rho=rho)
     sigma = float(cert.sigma or 0.0)
@@ -380,5 +387,5 @@ class PDUDT:
         sens = gossip_sensitivity(W.double().cpu().numpy(), Wt.double().cpu().numpy(), k, lr, config.smoothness,
                                   config.correction_scale)
         return gossip_certificate(sensitivity=sens, smooth=config.smoothness, epsilon=config.epsilon,
-                                  beta=config.beta, scope=config.scope, correction_scale=config.correction_scale,
+                                  delta=config.delta, scope=config.scope, correction_scale=config.correction_scale,
                                   violations=tuple(bad))
