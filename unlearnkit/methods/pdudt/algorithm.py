@@ -51,6 +51,27 @@ def measured_rho(W: Tensor, leaver: int, retrain_rule: str = "recompute", *,
     rounds' ``W^t`` and of the retrain rule's ``W~^t`` (on the ``n - 1`` remaining clients), over ``W (T, n, n)``.
 
     The certificate checks the :class:`GapConstants` against them: ``rho2`` depends on the retrain rule.
+
+    Parameters
+    ----------
+    W : torch.Tensor
+        ``(T, n, n)`` mixing matrices of the stored rounds.
+    leaver : int
+        The leaving client.
+    retrain_rule : {"recompute", "absorb"}, default "recompute"
+        Retrain rule whose ``W~^t`` is measured.
+    mixing_rule : str, default "metropolis"
+        The mixing rule the rounds were built with.
+
+    Returns
+    -------
+    tuple of (float, float)
+        ``(rho1, rho2)``, each in ``[0, 1]``.
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Assumption 4.8.
     """
     keep = [i for i in range(int(W.shape[-1])) if i != leaver]
     Wt = retrain_mixing(W, leaver, retrain_rule, mixing_rule=mixing_rule)[:, keep][:, :, keep]
@@ -67,6 +88,31 @@ def client_noise(n_remaining: int, d: int, sigma: float, *, generator: torch.Gen
     each client model carries ``sqrt(n-1) sigma`` per coordinate (digest P8). Drawn on the generator's device
     in ``dtype`` (:func:`unlearnkit.privacy.noise.gaussian_noise`), then moved to ``device`` (default: the
     generator's).
+
+    Parameters
+    ----------
+    n_remaining : int
+        Number of remaining clients ``n - 1``, ``>= 1``.
+    d : int
+        Number of parameters per model.
+    sigma : float
+        Std on the average model, ``>= 0``.
+    generator : torch.Generator
+        Source of the noise.
+    dtype : torch.dtype, default torch.float32
+        Dtype of the draw.
+    device : optional
+        Where the result goes (default: the generator's device).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(n_remaining, d)`` noise, std ``sqrt(n_remaining) sigma`` per coordinate.
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Algorithm 2 and Corollary 4.10.
     """
     check_int("n_remaining", n_remaining, low=1)
     check_positive("sigma", sigma, allow_zero=True)
@@ -345,7 +391,22 @@ class PDUDT:
         return Result(out, cert, history, cost, extras)
 
     def certify(self, state: TrainedState, request: Request, config: PDUDTConfig) -> Plan:
-        """The certificate and noise point of :meth:`unlearn` (:func:`pdudt_plan`), without a correction."""
+        """The certificate and noise point of :meth:`unlearn` (:func:`pdudt_plan`), without a correction.
+
+        Parameters
+        ----------
+        state : TrainedState
+            What :func:`unlearnkit.decentral.run_gradient_gossip` returns.
+        request : Request
+            A client request.
+        config : PDUDTConfig
+            The run.
+
+        Returns
+        -------
+        Plan
+            As :func:`pdudt_plan`.
+        """
         return pdudt_plan(state, request, config)
 
     @staticmethod

@@ -97,6 +97,29 @@ def step_size_limit(*, L: float, t1: int, n: int, rho1: float, rho2: float) -> f
     """The step-size condition of Lemmas B.1, B.2 and Theorem 4.9 (digest 3.2)::
 
         eta < min{ sqrt(1/(12 L^2 t1^2)), sqrt(1/(24 L^2 rho1^2 n t1)), sqrt(1/(36 L^2 rho2^2 (n-1) t1)) }
+
+    Parameters
+    ----------
+    L : float
+        Smoothness constant of Assumption 4.5.
+    t1 : int
+        Request round.
+    n : int
+        Number of clients, ``>= 2``.
+    rho1 : float
+        Spectral constant of the rounds' ``W^t`` (a term is dropped when 0).
+    rho2 : float
+        Spectral constant of the retrain rule's ``W~^t`` (a term is dropped when 0).
+
+    Returns
+    -------
+    float
+        The bound on ``eta`` (the condition is strict: ``eta`` must be below it).
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Lemmas B.1 and B.2 and Theorem 4.9.
     """
     lims = [math.sqrt(1.0 / (12 * L**2 * t1**2))]
     if rho1 > 0:
@@ -132,6 +155,29 @@ def gap_bound(*, lr: float, t1: int, n: int, constants: GapConstants, mode: str 
     ``sqrt(E||.||^2)``, not a worst case (digest P8): :func:`pdudt_sigma` handles that in sound mode.
 
     Raises ``ValueError`` naming ``lr`` when the step-size condition fails.
+
+    Parameters
+    ----------
+    lr : float
+        Training step size ``eta``, ``> 0`` and below :func:`step_size_limit`.
+    t1 : int
+        Request round, ``>= 1``.
+    n : int
+        Number of clients, ``>= 2``.
+    constants : GapConstants
+        The constants of Assumptions 4.5 to 4.8.
+    mode : {"paper", "sound"}, default "paper"
+        How ``I2'`` is read (see above).
+
+    Returns
+    -------
+    GapBound
+        ``B1``, ``B2`` (``d1 = B1 + B2``), the intermediate terms and ``mode``.
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Theorem 4.9, Lemmas B.1 and B.2.
     """
     check_choice("mode", mode, ("paper", "sound"))
     eta = check_positive("lr", lr)
@@ -178,6 +224,26 @@ def bun_steinke_epsilon(sensitivity: float, sigma: float, delta: float) -> float
     in paper mode. The Gaussian is ``rho = Delta^2 / (2 sigma^2)``-zCDP (Bun & Steinke 2016, Prop. 1.6), which
     gives ``eps = rho + 2 sqrt(rho ln(1/delta))`` (Prop. 1.3): the closed-form linear Renyi conversion
     :func:`unlearnkit.privacy.linear_rdp.linear_rdp_epsilon` with ``method="mironov"``.
+
+    Parameters
+    ----------
+    sensitivity : float
+        Distance of the two means.
+    sigma : float
+        Noise std, ``> 0``.
+    delta : float
+        Failure probability, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        The epsilon.
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Definition 4.3 and Algorithm 2; Bun & Steinke, "Concentrated Differential Privacy: Simplifications,
+    Extensions, and Lower Bounds" (TCC 2016), Propositions 1.3 and 1.6.
     """
     check_positive("sigma", sigma)
     delta = _check_delta(delta)
@@ -199,6 +265,28 @@ def pdudt_sigma(d1: float, epsilon: float, delta: float, mode: str = "paper") ->
     split ``delta`` as ``gamma = delta / 2`` for the tail and ``delta / 2`` for the mechanism, and calibrate
     with the analytic Gaussian mechanism (Balle & Wang 2018), exact for two Gaussians. The two runs are
     coupled through the shared minibatch draws, as in the lemmas.
+
+    Parameters
+    ----------
+    d1 : float
+        The gap bound of :func:`gap_bound`, ``>= 0``.
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Failure probability, in ``(0, 1)``.
+    mode : {"paper", "sound"}, default "paper"
+        Calibration (see above).
+
+    Returns
+    -------
+    float
+        The std on the average model; ``0.0`` when ``d1 == 0``.
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Definition 4.3, Algorithm 2 and Corollary 4.10; Balle & Wang, "Improving the Gaussian Mechanism for
+    Differential Privacy" (ICML 2018).
     """
     check_choice("mode", mode, ("paper", "sound"))
     check_positive("d1", d1, allow_zero=True)
@@ -219,6 +307,23 @@ def lemma_coverage(correction_scale: str, mode: str) -> tuple[bool, str]:
     Returns ``(covered, reason)``. ``mode="paper"`` takes the paper's statements (Lemma B.2, Thm 4.9, Cor. 4.10
     are about Algorithm 2): only ``"paper"`` (Eq. 9, convex weights). ``mode="sound"`` takes the proof of Lemma
     B.2 (Eq. 50), which uses only ``0 <= w_i^t <= 1``: ``"paper"``, ``"sum"`` and ``"none"`` (module docstring).
+
+    Parameters
+    ----------
+    correction_scale : {"paper", "sum", "none"}
+        The correction's weights.
+    mode : {"paper", "sound"}
+        How the paper is read.
+
+    Returns
+    -------
+    tuple of (bool, str)
+        ``(covered, reason)``.
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Lemma B.2 (Eq. 50), Theorem 4.9 and Corollary 4.10.
     """
     check_choice("correction_scale", correction_scale, _SCALES)
     check_choice("mode", mode, ("paper", "sound"))
@@ -265,6 +370,48 @@ def pdudt_certificate(*, lr: float, t1: int, n: int, constants: Optional[GapCons
     ``noise="manual"``: the given ``sigma`` (the paper's experiments sweep 0.001 to 0.015 and never compute
     ``d1``, digest P7); the certificate says "not certified" (``mode="none"``, ``epsilon=inf``) and, when
     ``constants`` are given, notes the epsilon the paper's bound would grant at that sigma.
+
+    Parameters
+    ----------
+    lr : float
+        Training step size ``eta``.
+    t1 : int
+        Request round.
+    n : int
+        Number of clients, ``>= 2``.
+    constants : GapConstants or None
+        Theorem 4.9's constants; required for ``noise="certified"``.
+    noise : {"certified", "manual"}, default "certified"
+        Where sigma comes from.
+    mode : {"paper", "sound"}, default "paper"
+        Calibration of :func:`pdudt_sigma` and reading of :func:`lemma_coverage`.
+    epsilon : float, default 1.0
+        Privacy target.
+    delta : float, default 1e-5
+        Failure probability, in ``(0, 1)``.
+    sigma : float, optional
+        The std for ``noise="manual"`` (required there), ``>= 0``.
+    correction_scale : {"paper", "sum", "none"}, default "paper"
+        The correction's weights.
+    measured_rho : tuple of (float, float), optional
+        ``(rho1, rho2)`` measured on the rounds (:func:`~unlearnkit.methods.pdudt.measured_rho`).
+
+    Returns
+    -------
+    Certificate
+        ``mode="paper"`` with ``epsilon`` as requested (which does not hold, see its note), or ``mode="none"``
+        with ``epsilon = inf``; ``sigma`` is the noise to add in every case.
+
+    Raises
+    ------
+    ValueError
+        For ``noise="manual"`` without ``sigma``, ``noise="certified"`` without ``constants``, or ``lr`` beyond the
+        step-size condition.
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Theorem 4.9 and Corollary 4.10.
     """
     check_choice("noise", noise, NOISE_MODES)
     check_choice("correction_scale", correction_scale, _SCALES)

@@ -127,16 +127,23 @@ def gossip_sensitivity(W: np.ndarray, W_tilde: np.ndarray, leaver: int, lr: floa
 
     Parameters
     ----------
-    W, W_tilde:
+    W, W_tilde : numpy.ndarray
         ``(t1, n, n)``: the rounds' mixing matrices and the retrain rule's ``W~^t`` embedded in ``(n, n)``
         (row and column ``leaver`` zero).
-    leaver, lr:
-        The leaving client ``k`` and the training step size ``eta``.
-    smooth:
-        :class:`GossipSmoothness` (``C``, ``L``).
-    correction_scale:
+    leaver : int
+        The leaving client ``k``.
+    lr : float
+        The training step size ``eta``.
+    smooth : GossipSmoothness
+        ``C`` and ``L``.
+    correction_scale : {"sum", "paper", "none"}, default "sum"
         ``"sum"`` (the kicks are removed exactly), ``"paper"`` or ``"none"`` (weights in ``[0, 1]``: the kicks
         stay in the bound).
+
+    Returns
+    -------
+    GossipSensitivity
+        Per-client bounds ``Delta_i`` and the sensitivities of the two release scopes.
     """
     W = np.asarray(W, dtype=float)
     Wt = np.asarray(W_tilde, dtype=float)
@@ -169,7 +176,26 @@ def gossip_sensitivity(W: np.ndarray, W_tilde: np.ndarray, leaver: int, lr: floa
 
 def sound_gossip_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
     """The std on the average model (per client ``sqrt(n-1)`` times it) for ``(epsilon, delta)``: analytic
-    Gaussian mechanism (Balle & Wang 2018) at the given sensitivity (:meth:`GossipSensitivity.for_scope`)."""
+    Gaussian mechanism (Balle & Wang 2018) at the given sensitivity (:meth:`GossipSensitivity.for_scope`).
+
+    Parameters
+    ----------
+    sensitivity : float
+        The scope's sensitivity, ``>= 0``.
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Failure probability, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        The std on the average model.
+
+    References
+    ----------
+    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy" (ICML 2018).
+    """
     check_positive("sensitivity", sensitivity, allow_zero=True)
     check_positive("epsilon", epsilon)
     if not (0.0 < float(delta) < 1.0):
@@ -183,7 +209,30 @@ def gossip_certificate(*, sensitivity: GossipSensitivity, smooth: GossipSmoothne
                        scope: str = "clients", correction_scale: str = "sum",
                        violations: tuple[str, ...] = ()) -> Certificate:
     """The sound :class:`~unlearnkit.core.Certificate` of this module (mode ``"sound"``), or mode ``"none"``
-    with the noise still calibrated when a premise (A1 to A3) fails: ``violations`` name them."""
+    with the noise still calibrated when a premise (A1 to A3) fails: ``violations`` name them.
+
+    Parameters
+    ----------
+    sensitivity : GossipSensitivity
+        From :func:`gossip_sensitivity`.
+    smooth : GossipSmoothness
+        The constants ``C`` and ``L`` the sensitivity used.
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Failure probability, in ``(0, 1)``.
+    scope : {"clients", "average"}, default "clients"
+        What the release covers.
+    correction_scale : {"paper", "sum", "none"}, default "sum"
+        The correction's weights (recorded in the note and constants).
+    violations : tuple of str, default ()
+        Premises that fail; non-empty gives ``mode="none"``.
+
+    Returns
+    -------
+    Certificate
+        ``mode="sound"``, or ``mode="none"`` with ``epsilon = inf`` and the calibrated sigma.
+    """
     check_choice("scope", scope, SOUND_SCOPES)
     delta_s = sensitivity.for_scope(scope)
     sigma = sound_gossip_sigma(delta_s, epsilon, delta)
