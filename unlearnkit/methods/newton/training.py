@@ -185,6 +185,29 @@ class GossipRetrain:
     def unlearn(self, state: TrainedState, request: Request, config: GossipRetrainConfig = GossipRetrainConfig(),
                 *, generator: torch.Generator, callback: Optional[Callback] = None,
                 progress: bool = False) -> Result:
+        """Retrain by gossip on the data left after ``request`` for ``config.rounds`` rounds.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The gossip-trained models, with their federation and network.
+        request : Request
+            What to forget.
+        config : GossipRetrainConfig, optional
+            The run's settings (default ``GossipRetrainConfig()``).
+        generator : torch.Generator
+            Source of the run's randomness (noise, minibatches, routes).
+        callback : Callback, optional
+            Receives the run's events.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The retrained models, no certificate (``None``), the history and the cost; ``extras["state"]`` is
+            the retrained state.
+        """
         out = _retrain(state, request, generator=generator, rounds=config.rounds, callback=callback,
                        progress=progress)
         return Result(out.params, None, list(out.history), out.cost, extras={"state": out})
@@ -192,6 +215,21 @@ class GossipRetrain:
     def certify(self, state: TrainedState, request: Request,
                 config: GossipRetrainConfig = GossipRetrainConfig()) -> Plan:
         """Exact by definition, so no certificate is issued: a ``mode="none"`` plan (``unlearn`` reports
-        ``None``) with no noise point."""
+        ``None``) with no noise point.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The gossip-trained models, with their federation and network.
+        request : Request
+            What to forget.
+        config : GossipRetrainConfig, optional
+            The run's settings (default ``GossipRetrainConfig()``).
+
+        Returns
+        -------
+        Plan
+            No certificate (``mode="none"``) and no noise point.
+        """
         _requesters(state, request)  # the request must be one the federation can serve
         return Plan(_NO_CERTIFICATE)
