@@ -64,7 +64,7 @@ def paper_T(C0: float, C1: float, gamma: float, lam: float = 0.0) -> int:
     Parameters
     ----------
     C0 : float
-        Bound on the distance of the two starting models (``> 0``).
+        Clipping radius of the start ``x0 = clip(x_hat, C0)``, ``> 0``.
     C1 : float
         Gradient clipping threshold, ``> 0``.
     gamma : float
@@ -104,7 +104,7 @@ def gc_rdp_slope(sigma: float, C0: float, C1: float, gamma: float, lam: float, T
     sigma : float
         Noise std per step, ``> 0``.
     C0 : float
-        Bound on the distance of the two starting models, ``> 0``.
+        Clipping radius of the start ``x0 = clip(x_hat, C0)``, ``> 0``.
     C1 : float
         Gradient clipping threshold, ``> 0``.
     gamma : float
@@ -146,7 +146,7 @@ def gc_sigma(epsilon: float, delta: float, *, C0: float, C1: float, gamma: float
     delta : float
         Privacy parameter, in ``(0, 1)``.
     C0 : float
-        Bound on the distance of the two starting models, ``> 0``.
+        Clipping radius of the start ``x0 = clip(x_hat, C0)``, ``> 0``.
     C1 : float
         Gradient clipping threshold, ``> 0``.
     gamma : float
@@ -201,7 +201,7 @@ def gc_epsilon(sigma: float, delta: float, *, C0: float, C1: float, gamma: float
     delta : float
         Privacy parameter, in ``(0, 1)``.
     C0 : float
-        Bound on the distance of the two starting models, ``> 0``.
+        Clipping radius of the start ``x0 = clip(x_hat, C0)``, ``> 0``.
     C1 : float
         Gradient clipping threshold, ``> 0``.
     gamma : float
@@ -247,7 +247,7 @@ def gc_sigma_closed_form(epsilon: float, delta: float, *, C0: float, C1: float, 
     delta : float
         Privacy parameter, in ``(0, 1)``.
     C0 : float
-        Bound on the distance of the two starting models, ``> 0``.
+        Clipping radius of the start ``x0 = clip(x_hat, C0)``, ``> 0``.
     C1 : float
         Gradient clipping threshold, ``> 0``.
     gamma : float
@@ -291,7 +291,7 @@ def best_T(epsilon: float, delta: float, *, C0: float, C1: float, gamma: float, 
     delta : float
         Privacy parameter, in ``(0, 1)``.
     C0 : float
-        Bound on the distance of the two starting models, ``> 0``.
+        Clipping radius of the start ``x0 = clip(x_hat, C0)``, ``> 0``.
     C1 : float
         Gradient clipping threshold, ``> 0``.
     gamma : float
@@ -334,9 +334,9 @@ def theta_eps(epsilon: float, r: float) -> float:
     Parameters
     ----------
     epsilon : float
-        Privacy parameter, ``>= 0``.
+        Privacy parameter.
     r : float
-        Mean shift in units of the noise std, ``>= 0``.
+        Mean shift in units of the noise std.
 
     Returns
     -------
@@ -369,7 +369,7 @@ def mc_delta_trace(epsilon: float, *, C2: float, sigma: float, T: int, C0: float
     T : int
         Number of noisy steps, ``>= 0``.
     C0 : float, default inf
-        Bound on the distance of the two starting models, in ``(0, inf]``.
+        Clipping radius of the start, in ``(0, inf]`` (``inf``: no clip).
     sigma0 : float, default 0.0
         Std of the initial noise, ``>= 0`` (used only with a finite ``C0``).
     tight : bool, default True
@@ -415,7 +415,7 @@ def mc_steps(epsilon: float, delta: float, *, C2: float, sigma: float, C0: float
     sigma : float
         Noise std per step, ``> 0``.
     C0 : float, default inf
-        Bound on the distance of the two starting models.
+        Clipping radius of the start (``inf``: no clip).
     sigma0 : float, default 0.0
         Std of the initial noise, ``>= 0``.
     tight : bool, default True
@@ -474,7 +474,7 @@ def mc_sigma_closed_form(epsilon: float, delta: float, *, C2: float, T: int, C0:
     T : int
         Number of noisy steps, ``>= 1``.
     C0 : float, default inf
-        Bound on the distance of the two starting models (finite with ``sigma0 > 0`` adds the initial-noise term).
+        Clipping radius of the start (finite with ``sigma0 > 0`` adds the initial-noise term).
     sigma0 : float, default 0.0
         Std of the initial noise, ``>= 0``.
 
@@ -514,7 +514,7 @@ def op_sigma(epsilon: float, delta: float, *, C0: float, mode: str = "sound") ->
     delta : float
         Privacy parameter, in ``(0, 1)``.
     C0 : float
-        Bound on the model norm; the sensitivity is ``2 C0``. ``> 0``.
+        Clipping radius of the released model (sensitivity ``2 C0``), ``> 0``.
     mode : {"sound", "paper"}, default "sound"
         Classic (``"paper"``) or analytic (``"sound"``) Gaussian mechanism.
 

@@ -101,7 +101,7 @@ def client_noise(n_remaining: int, d: int, sigma: float, *, generator: torch.Gen
         Source of the noise.
     dtype : torch.dtype, default torch.float32
         Dtype of the draw.
-    device : optional
+    device : torch.device or str, optional
         Where the result goes (default: the generator's device).
 
     Returns
