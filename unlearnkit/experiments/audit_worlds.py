@@ -194,7 +194,7 @@ def pdudt_worlds(mode: str, epsilon: float, delta: float, task: PDUDTAuditTask |
     sound = mode == "sound"
     # paper: Algorithm 2 as printed (Eq. 9's convex weights: the only correction Theorem 4.9 speaks of);
     # sound: the "sum" correction that removes the leaver's contribution, with the worst-case sensitivity
-    cfg = PDUDTConfig(correction_scale="sum" if sound else "paper", noise="certified", epsilon=epsilon, beta=delta,
+    cfg = PDUDTConfig(correction_scale="sum" if sound else "paper", noise="certified", epsilon=epsilon, delta=delta,
                       mode=mode, smoothness=GossipSmoothness.softmax_regression(1.0, bias=False) if sound else None,
                       constants=None if sound else PAPER_CONSTANTS)
     keep = [i for i in range(n) if i != k]

@@ -61,7 +61,7 @@ class CertifiedPDUDT:
         The public constant subtracted from every pixel before the unit-norm scaling.
     retrain_rule, correction_scale:
         PDUDT's choices (:mod:`unlearnkit.decentral.correction`); ``"sum"`` is the one that works.
-    epsilon, beta, mode, scope:
+    epsilon, delta, mode, scope:
         The certificate's target; ``mode`` one of :data:`CALIBRATIONS`: ``"sound"`` (the sensitivity of
         :mod:`unlearnkit.methods.pdudt.sound`), ``"sound_d1"`` or ``"paper"`` (Theorem 4.9 with
         :data:`PAPER_CONSTANTS`: not a guarantee here).
@@ -82,7 +82,7 @@ class CertifiedPDUDT:
     retrain_rule: str = "recompute"
     correction_scale: str = "sum"
     epsilon: float = 16.0
-    beta: float = 1e-5
+    delta: float = 1e-5
     mode: str = "sound"
     scope: str = "clients"
     local_steps: int = 1
@@ -102,7 +102,7 @@ class CertifiedPDUDT:
         check_choice("retrain_rule", self.retrain_rule, RETRAIN_RULES)
         check_choice("correction_scale", self.correction_scale, CORRECTION_SCALES)
         check_epsilon("epsilon", self.epsilon)
-        check_range("beta", self.beta, 0.0, 1.0, low_open=True, high_open=True)
+        check_range("delta", self.delta, 0.0, 1.0, low_open=True, high_open=True)
         check_choice("mode", self.mode, ("sound", "sound_d1", "paper"))
         check_choice("scope", self.scope, ("clients", "average"))
         check_int("local_steps", self.local_steps, low=1)
@@ -201,7 +201,7 @@ def _config(exp: CertifiedPDUDT, epsilon: float, mode: str, scale: str, es_round
     check_choice("mode", mode, CALIBRATIONS)
     gossip = mode == "sound"
     return PDUDTConfig(retrain_rule=exp.retrain_rule, correction_scale=scale, noise="certified", epsilon=epsilon,
-                       beta=exp.beta, mode="paper" if mode == "paper" else "sound", scope=exp.scope,
+                       delta=exp.delta, mode="paper" if mode == "paper" else "sound", scope=exp.scope,
                        es_rounds=es_rounds,
                        smoothness=GossipSmoothness.softmax_regression(1.0, bias=False) if gossip else None,
                        constants=None if gossip else PAPER_CONSTANTS)

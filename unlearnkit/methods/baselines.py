@@ -67,6 +67,29 @@ class Retrain:
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: RetrainConfig = RetrainConfig(), *,
                 generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        """Run the training config (``config.train``, else ``state.config``) on the retain set from the
+        original initialisation (``config.same_init``) or a fresh one drawn from ``generator``.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : RetrainConfig, optional
+            The run's settings (default ``RetrainConfig()``).
+        generator : torch.Generator
+            Source of the run's randomness (noise, minibatches, routes).
+        callback : Callback, optional
+            Receives the run's events.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The retrained parameters, the exact certificate of :meth:`certify`, the history and the cost.
+        """
         cfg = config.train or state.config
         if cfg is None:
             raise ValueError("Retrain needs a training config: the state has none and config.train is None")
@@ -83,7 +106,22 @@ class Retrain:
         return Result(theta, self.certify(state, request, config).certificate, history, cost)
 
     def certify(self, state: TrainedState, request: Request, config: RetrainConfig = RetrainConfig()) -> Plan:
-        """Exact unlearning by definition: epsilon = delta = 0, no noise."""
+        """Exact unlearning by definition: epsilon = delta = 0, no noise.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : RetrainConfig, optional
+            The run's settings (default ``RetrainConfig()``).
+
+        Returns
+        -------
+        Plan
+            An exact certificate (``epsilon = delta = 0``) and no noise point.
+        """
         return Plan(Certificate(0.0, 0.0, None, "retraining from scratch", "exact unlearning (definition)", "sound",
                                 note="the retrained model is the reference distribution itself"))
 
@@ -113,6 +151,28 @@ class Finetune:
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: FinetuneConfig = FinetuneConfig(), *,
                 generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        """``config.steps`` of SGD on the retain set from the trained model, projected on the training's ball.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : FinetuneConfig, optional
+            The run's settings (default ``FinetuneConfig()``).
+        generator : torch.Generator
+            Source of the run's randomness (noise, minibatches, routes).
+        callback : Callback, optional
+            Receives the run's events.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The fine-tuned parameters, no certificate (``None``), the history and the cost.
+        """
         x, y = _retain_xy(state, request)
         sgd = SGDConfig(steps=config.steps, lr=config.lr, batch_size=config.batch_size,
                         weight_decay=config.weight_decay, sampling="without_replacement",
@@ -122,7 +182,22 @@ class Finetune:
         return Result(theta, None, history, cost)
 
     def certify(self, state: TrainedState, request: Request, config: FinetuneConfig = FinetuneConfig()) -> Plan:
-        """A heuristic: no certificate (epsilon = infinity); ``unlearn`` reports none."""
+        """A heuristic: no certificate (epsilon = infinity); ``unlearn`` reports none.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : FinetuneConfig, optional
+            The run's settings (default ``FinetuneConfig()``).
+
+        Returns
+        -------
+        Plan
+            No certificate (``mode="none"``) and no noise point.
+        """
         return Plan(_NO_CERTIFICATE)
 
 
@@ -183,6 +258,29 @@ class GradientAscent:
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: GradientAscentConfig = GradientAscentConfig(), *,
                 generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        """Ascend the clipped forget-set gradient until the forget accuracy reaches the target.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : GradientAscentConfig, optional
+            The run's settings (default ``GradientAscentConfig()``).
+        generator : torch.Generator
+            Source of the run's randomness (noise, minibatches, routes).
+        callback : Callback, optional
+            Receives the run's events.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The parameters, no certificate (``None``), the history and the cost; ``extras["stopped_at"]``
+            (``None`` when the target was not reached) and ``extras["target_forget_acc"]``.
+        """
         flat, ds = state.flat, state.dataset
         xf, yf = ds.train_subset(request.indices)
         if config.stop_forget_acc is not None:
@@ -217,5 +315,20 @@ class GradientAscent:
 
     def certify(self, state: TrainedState, request: Request,
                 config: GradientAscentConfig = GradientAscentConfig()) -> Plan:
-        """A heuristic: no certificate (epsilon = infinity); ``unlearn`` reports none."""
+        """A heuristic: no certificate (epsilon = infinity); ``unlearn`` reports none.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : GradientAscentConfig, optional
+            The run's settings (default ``GradientAscentConfig()``).
+
+        Returns
+        -------
+        Plan
+            No certificate (``mode="none"``) and no noise point.
+        """
         return Plan(_NO_CERTIFICATE)

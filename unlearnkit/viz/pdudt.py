@@ -259,12 +259,12 @@ class PDUDTNoiseExplorer(Explorer):
     """
 
     def __init__(self, flat: Any, corrected: torch.Tensor, dataset: Any, *, lr: float, t1: int, constants: Any,
-                 sigma: float = 0.01, epsilon: float = 1.0, beta: float = 1e-5, seed: int = 0) -> None:
+                 sigma: float = 0.01, epsilon: float = 1.0, delta: float = 1e-5, seed: int = 0) -> None:
         super().__init__()
         import ipywidgets as W
 
         self.flat, self.corrected, self.dataset = flat, corrected, dataset
-        self.lr, self.t1, self.constants, self.beta = lr, t1, constants, beta
+        self.lr, self.t1, self.constants, self.delta = lr, t1, constants, delta
         self.n = corrected.shape[0] + 1
         self.seed = int(seed)
         self.sigma = W.FloatLogSlider(value=sigma, base=10, min=-4, max=3, step=0.1, description="sigma",
@@ -288,7 +288,7 @@ class PDUDTNoiseExplorer(Explorer):
         sigma = check_positive("sigma", self.sigma.value, allow_zero=True)
         eps = check_positive("epsilon", self.epsilon.value)
         cert = {mode: pdudt_certificate(lr=self.lr, t1=self.t1, n=self.n, constants=self.constants, mode=mode,
-                                        epsilon=eps, beta=self.beta).sigma for mode in ("paper", "sound")}
+                                        epsilon=eps, delta=self.delta).sigma for mode in ("paper", "sound")}
         gen = torch.Generator(device=self.corrected.device).manual_seed(self.seed)
         z = client_noise(self.n - 1, self.corrected.shape[1], sigma, generator=gen, dtype=self.corrected.dtype)
         models = self.corrected + z

@@ -46,7 +46,7 @@ def test_step_size_condition_names_lr():
 
 @pytest.mark.parametrize("eps,mult", [(0.1, 48.09), (0.5, 9.70), (1.0, 4.90), (2.0, 2.50), (5.0, 1.06), (10.0, 0.57)])
 def test_paper_sigma_multiplier_table(eps, mult):
-    # digest 002 section 3.3, "exact" column at beta = 1e-5
+    # digest 002 section 3.3, "exact" column at delta = 1e-5
     assert P.pdudt_sigma(1.0, eps, 1e-5, "paper") == pytest.approx(mult, abs=0.006)
     assert P.bun_steinke_epsilon(1.0, P.pdudt_sigma(1.0, eps, 1e-5, "paper"), 1e-5) == pytest.approx(eps)
 
@@ -54,18 +54,18 @@ def test_paper_sigma_multiplier_table(eps, mult):
 def test_sound_sigma_covers_the_markov_tail():
     from unlearnkit.privacy.gaussian import analytic_gaussian_sigma
 
-    beta = 1e-5
-    s = P.pdudt_sigma(2.0, 1.0, beta, "sound")
-    assert s == pytest.approx(analytic_gaussian_sigma(1.0, beta / 2, 2.0 / math.sqrt(beta / 2)))
-    assert s > P.pdudt_sigma(2.0, 1.0, beta, "paper")
+    delta = 1e-5
+    s = P.pdudt_sigma(2.0, 1.0, delta, "sound")
+    assert s == pytest.approx(analytic_gaussian_sigma(1.0, delta / 2, 2.0 / math.sqrt(delta / 2)))
+    assert s > P.pdudt_sigma(2.0, 1.0, delta, "paper")
 
 
 def test_certificates_paper_sound_manual():
-    paper = P.pdudt_certificate(lr=1e-3, t1=100, n=10, constants=C, mode="paper", epsilon=1.0, beta=1e-5)
+    paper = P.pdudt_certificate(lr=1e-3, t1=100, n=10, constants=C, mode="paper", epsilon=1.0, delta=1e-5)
     assert paper.mode == "paper" and not paper.certified  # paper mode is a reproduction, not a proof
     assert paper.sigma == pytest.approx(43.6 * 4.90, rel=2e-3)  # about 214 (digest 3.3)
     assert paper.constants["d1"] == pytest.approx(43.6, abs=0.05)
-    sound = P.pdudt_certificate(lr=1e-3, t1=100, n=10, constants=C, mode="sound", epsilon=1.0, beta=1e-5)
+    sound = P.pdudt_certificate(lr=1e-3, t1=100, n=10, constants=C, mode="sound", epsilon=1.0, delta=1e-5)
     assert sound.sigma > paper.sigma
     # hand-set constants (variances, Delta_f) depend on the leaver's data: the sound calibration certifies nothing
     assert sound.mode == "none" and not sound.certified and math.isinf(sound.epsilon)

@@ -22,7 +22,7 @@ from unlearnkit.methods.pdudt import certify
 from unlearnkit.models import FlatParams, make_model
 
 C = P.GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=2.3, delta_f_tilde=2.3, rho1=0.9, rho2=0.9)
-ARGS = dict(lr=1e-3, t1=100, n=10, constants=C, epsilon=1.0, beta=1e-5)
+ARGS = dict(lr=1e-3, t1=100, n=10, constants=C, epsilon=1.0, delta=1e-5)
 
 
 def test_coverage_table_names_every_scale_of_the_correction_module():

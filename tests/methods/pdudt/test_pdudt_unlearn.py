@@ -118,7 +118,7 @@ def test_certified_noise_uses_the_gap_bound(setup):
     with pytest.raises(ValueError, match="lr=0.5"):
         P.PDUDT().unlearn(states["history", "recompute"], req(fed, 2),
                           P.PDUDTConfig(noise="certified", constants=C), generator=uk.make_generator(0))
-    cert = P.pdudt_certificate(lr=0.01, t1=ROUNDS, n=N, constants=C, mode="sound", epsilon=1.0, beta=1e-5)
+    cert = P.pdudt_certificate(lr=0.01, t1=ROUNDS, n=N, constants=C, mode="sound", epsilon=1.0, delta=1e-5)
     assert not cert.certified and cert.mode == "none" and cert.sigma > 0  # hand-set constants: not verified
 
 
@@ -195,3 +195,9 @@ def test_memory_is_bounded_as_stated(setup):
     cache = states["history", "recompute"].extras["history"]
     n_max = int(((cache.W > 0).sum(-1) - 1).max())
     assert (cache.per_client_bytes() <= paper_storage_bytes(ROUNDS, n_max, d)).all()
+
+
+def test_config_names_delta_for_the_old_beta_keyword():
+    assert P.PDUDTConfig(delta=1e-6).delta == 1e-6
+    with pytest.raises(TypeError, match="beta was renamed delta"):
+        P.PDUDTConfig(beta=1e-5)

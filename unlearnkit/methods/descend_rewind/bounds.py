@@ -12,9 +12,9 @@ so each carries its provenance:
   explicit sound bound of digest 003 section 3.3 (``sqrt(m/n)`` scaling, no bounded gradients).
 - **GD-R2D (full batch)** [derived]: the same recursion holds *deterministically*, so no Markov step.
 - **SGD-D2D, Theorem 4.10** [derived substitute, digest 003 section 3.4]: a second-moment bound with a floor
-  that does not vanish as K grows.
+  that does not vanish as K grows (in :mod:`.d2d_bounds`, re-exported here).
 - **Full-batch D2D** (Neel et al. 2021, Thm 3.1): the paper-mode code formula, and our derived deterministic
-  single-request bound for ``mode="sound"``.
+  single-request bound for ``mode="sound"`` (in :mod:`.d2d_bounds`, re-exported here).
 - **Lemma 4.4** (relaxed Gaussian, :func:`unlearnkit.privacy.gaussian.relaxed_gaussian_sigma`) turns a moment
   bound into sigma: ``mode="paper"`` uses the classic mechanism with the delta/2 split (valid for epsilon < 1
   only); ``mode="sound"`` uses the analytic Gaussian mechanism (any epsilon) and the deterministic **diameter
@@ -30,6 +30,8 @@ import numpy as np
 
 from ..._validate import check_choice, check_int, check_positive, check_probability
 from ...privacy.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma, relaxed_gaussian_sigma
+from .d2d_bounds import (gd_d2d_contraction, gd_d2d_sensitivity, neel_initial_iterations, neel_sigma,
+                         sgd_d2d_sensitivity_derived)
 
 if TYPE_CHECKING:  # only attributes (G, L, mu, F0, radius) are read: no torch import at run time
     from ...constants import Constants
@@ -66,6 +68,34 @@ def contraction_factor(regime: str, *, eta: float, L: float, mu: float = 0.0, st
     strongly convex: ``1 - eta mu`` for ``eta <= 2/(L + mu)``; convex: 1 for ``eta <= 2/L``; nonconvex:
     ``1 + eta L`` for any eta. ``strict`` raises ``ValueError`` naming ``eta`` when the step-size condition of
     the regime fails (the theorem does not apply).
+
+    Parameters
+    ----------
+    regime : {"strongly_convex", "convex", "nonconvex"}
+        Which of the three bounds applies.
+    eta : float
+        Step size, ``> 0``.
+    L : float
+        Smoothness constant of the per-sample loss, ``> 0``.
+    mu : float, default 0.0
+        Strong-convexity constant, ``>= 0``; must be ``> 0`` for ``"strongly_convex"``.
+    strict : bool, default True
+        Check the regime's step-size condition (``eta <= 2/(L + mu)`` or ``eta <= 2/L``).
+
+    Returns
+    -------
+    float
+        ``rho``: ``1 - eta mu``, ``1.0`` or ``1 + eta L``.
+
+    Raises
+    ------
+    ValueError
+        On an unknown regime, ``mu <= 0`` in the strongly convex regime, or (``strict``) a step size the regime's
+        bound does not cover.
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), Lemma A.11.
     """
     check_choice("regime", regime, REGIMES)
     check_positive("eta", eta)
@@ -86,7 +116,24 @@ def contraction_factor(regime: str, *, eta: float, L: float, mu: float = 0.0, st
 
 
 def geometric_sum(rho: float, j: int) -> float:
-    """``S_j(rho) = sum_{s<j} rho^s`` = ``(rho^j - 1)/(rho - 1)``, or ``j`` when ``rho = 1`` (Theorem A.14)."""
+    """``S_j(rho) = sum_{s<j} rho^s`` = ``(rho^j - 1)/(rho - 1)``, or ``j`` when ``rho = 1`` (Theorem A.14).
+
+    Parameters
+    ----------
+    rho : float
+        The ratio, as returned by :func:`contraction_factor`.
+    j : int
+        Number of terms; ``j <= 0`` gives 0.
+
+    Returns
+    -------
+    float
+        ``S_j(rho)``; ``0.0`` for ``j <= 0`` and ``float(j)`` for ``rho = 1``.
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), Theorem A.14.
+    """
     if j <= 0:
         return 0.0
     if abs(rho - 1.0) < 1e-15:
@@ -113,6 +160,36 @@ def psgd_r2d_sensitivity(regime: str, *, G: float, L: float, mu: float = 0.0, et
     at most ``2 eta G / b`` per batch slot that hits the forget set (expected ``b m / n`` slots, so b cancels),
     that gap is amplified by ``rho`` per step, and the K shared-batch unlearning steps contract (or expand) it
     by ``rho^K`` (Lemma A.12). Strongly convex: ``(2 G m / (mu n)) [(1-eta mu)^K - (1-eta mu)^T]``.
+
+    Parameters
+    ----------
+    regime : {"strongly_convex", "convex", "nonconvex"}
+        Loss regime; sets ``rho`` through :func:`contraction_factor`.
+    G : float
+        Bound on the per-sample gradient norm on the feasible set, ``> 0``.
+    L : float
+        Smoothness constant, ``> 0``.
+    mu : float, default 0.0
+        Strong-convexity constant (``> 0`` for ``"strongly_convex"``).
+    eta : float
+        Step size; must satisfy the regime's step-size condition.
+    T : int
+        Training steps, ``>= 1``.
+    K : int
+        Rewind depth (unlearning steps), ``0 <= K <= T``.
+    m : int
+        Number of deleted samples, ``1 <= m < n``.
+    n : int
+        Training-set size, ``>= 2``.
+
+    Returns
+    -------
+    float
+        ``Delta_1``, a bound on the first moment ``E||u_T - w'_T||``; ``0.0`` when ``K == T``.
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), Theorem 4.5 (Theorem A.14), reconstructed.
     """
     _check_TKmn(T, K, m, n)
     check_positive("G", G)
@@ -129,6 +206,36 @@ def gd_r2d_sensitivity(regime: str, *, G: float, L: float, mu: float = 0.0, eta:
     ``||grad f_D - grad f_D'|| = (m/n) ||grad f_U - grad f_D'|| <= 2 G m / n`` at every point, so the PSGD
     recursion holds pathwise and the bound has the same value as :func:`psgd_r2d_sensitivity`, but it is a
     worst-case sensitivity: the plain Gaussian mechanism applies, no Markov step, no 1/delta.
+
+    Parameters
+    ----------
+    regime : {"strongly_convex", "convex", "nonconvex"}
+        Loss regime; sets ``rho`` through :func:`contraction_factor`.
+    G : float
+        Bound on the per-sample gradient norm, ``> 0``.
+    L : float
+        Smoothness constant, ``> 0``.
+    mu : float, default 0.0
+        Strong-convexity constant (``> 0`` for ``"strongly_convex"``).
+    eta : float
+        Step size; must satisfy the regime's step-size condition.
+    T : int
+        Training steps, ``>= 1``.
+    K : int
+        Rewind depth, ``0 <= K <= T``.
+    m : int
+        Number of deleted samples, ``1 <= m < n``.
+    n : int
+        Training-set size, ``>= 2``.
+
+    Returns
+    -------
+    float
+        A worst-case bound on ``||u_T - w'_T||`` (same value as :func:`psgd_r2d_sensitivity`).
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), Algorithm 4; the bound is derived here.
     """
     return psgd_r2d_sensitivity(regime, G=G, L=L, mu=mu, eta=eta, T=T, K=K, m=m, n=n)
 
@@ -145,6 +252,39 @@ def sgd_r2d_sensitivity_derived(regime: str, *, L: float, mu: float = 0.0, F0: f
         c_m = sqrt(m/n) + m / sqrt(n (n - m)).
 
     The sum (first line) is returned.
+
+    Parameters
+    ----------
+    regime : {"strongly_convex", "convex", "nonconvex"}
+        Loss regime; sets ``rho`` through :func:`contraction_factor`.
+    L : float
+        Per-sample smoothness constant, ``> 0``.
+    mu : float, default 0.0
+        Strong-convexity constant (``> 0`` for ``"strongly_convex"``).
+    F0 : float
+        Bound on the per-sample loss at the start, ``f(w0; z) <= F0``, ``>= 0``.
+    eta : float
+        Step size, ``<= 2/L`` (C, NC) or ``<= 2/(L + mu)`` (SC).
+    b : int
+        Batch size, ``>= 1``.
+    T : int
+        Training steps, ``>= 1``.
+    K : int
+        Rewind depth, ``0 <= K <= T``.
+    m : int
+        Number of deleted samples, ``1 <= m < n``.
+    n : int
+        Training-set size, ``>= 2``.
+
+    Returns
+    -------
+    float
+        ``Delta_1`` (the sum form above), a bound on ``E||u_T - w'_T||``; ``0.0`` when ``K == T``.
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), substitute for Theorem 4.9 (digest 003
+    section 3.3).
     """
     _check_TKmn(T, K, m, n)
     check_positive("F0", F0, allow_zero=True)
@@ -168,6 +308,36 @@ def r2d_sensitivity(theorem: str, regime: str, c: "Constants", *, eta: float, T:
 
     ``kind`` is the moment that Lemma 4.4 needs: ``"first"`` or ``"deterministic"``. ``c`` provides the loss
     constants ``G, L, mu, F0``.
+
+    Parameters
+    ----------
+    theorem : str
+        ``"psgd"``, ``"gd"``, or anything else for the SGD (Theorem 4.9 substitute) bound.
+    regime : {"strongly_convex", "convex", "nonconvex"}
+        Loss regime.
+    c : Constants
+        Supplies ``G``, ``L``, ``mu`` and ``F0``.
+    eta : float
+        Step size.
+    T : int
+        Training steps, ``>= 1``.
+    K : int
+        Rewind depth, ``0 <= K <= T``.
+    m : int
+        Number of deleted samples, ``1 <= m < n``.
+    n : int
+        Training-set size, ``>= 2``.
+    b : int
+        Batch size (read by the SGD bound only).
+
+    Returns
+    -------
+    tuple of (float, str)
+        The sensitivity and its kind, ``"first"`` (psgd, SGD) or ``"deterministic"`` (gd).
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), Theorems 4.5 and 4.9.
     """
     if theorem == "psgd":
         return psgd_r2d_sensitivity(regime, G=c.G, L=c.L, mu=c.mu, eta=eta, T=T, K=K, m=m, n=n), "first"
@@ -185,6 +355,26 @@ def diameter_cap_sigma(radius: float, epsilon: float, delta: float, *, mode: str
     """sigma for the worst-case sensitivity ``2R`` of any two points of the ball (derived; digest 003 3.1).
 
     ``mode="paper"``: classic Gaussian mechanism; ``"sound"``: analytic Gaussian mechanism.
+
+    Parameters
+    ----------
+    radius : float
+        Radius ``R`` of the feasible ball, ``> 0`` (``inf`` gives ``inf``).
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    mode : {"sound", "paper"}, default "sound"
+        ``"paper"``: classic Gaussian mechanism; otherwise the analytic one.
+
+    Returns
+    -------
+    float
+        The noise std for sensitivity ``2R``; ``inf`` when ``radius`` is infinite.
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003 section 3.1); the cap is derived here.
     """
     check_positive("radius", radius)
     if not math.isfinite(radius):
@@ -202,6 +392,32 @@ def descend_rewind_sigma(sensitivity: float, epsilon: float, delta: float, *, ki
     split: ``sigma = (2 Delta_1 / delta) sqrt(2 ln(2.5/delta)) / epsilon`` (first moment) and
     ``(2 Delta_2 / epsilon) sqrt(ln(2.5/delta)/delta)`` (second). ``mode="sound"``: the analytic Gaussian
     mechanism in the same Markov argument, and ``min`` with :func:`diameter_cap_sigma` when ``radius`` is finite.
+
+    Parameters
+    ----------
+    sensitivity : float
+        The bound ``Delta``, ``>= 0`` (``inf`` gives ``inf`` before the diameter cap).
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    kind : {"first", "second", "deterministic"}, default "first"
+        Which moment ``sensitivity`` bounds.
+    mode : {"sound", "paper"}, default "sound"
+        Calibration (see above).
+    radius : float, default inf
+        Feasible-ball radius; finite values cap sigma in ``mode="sound"``.
+    tail_fraction : float, default 0.5
+        Share of ``delta`` spent on the Markov tail (moment kinds only).
+
+    Returns
+    -------
+    float
+        The noise std ``sigma``; ``0.0`` when ``sensitivity == 0``.
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), Lemma 4.4 (reconstructed).
     """
     check_choice("mode", mode, ("paper", "sound"))
     check_choice("kind", kind, ("first", "second", "deterministic"))
@@ -226,7 +442,35 @@ def descend_rewind_sigma(sensitivity: float, epsilon: float, delta: float, *, ki
 
 def descend_rewind_epsilon(sigma: float, sensitivity: float, delta: float, *, kind: str = "first",
                            mode: str = "sound", radius: float = math.inf, eps_max: float = 1e4) -> float:
-    """The smallest epsilon that noise ``sigma`` certifies (inverts :func:`descend_rewind_sigma`; inf if none)."""
+    """The smallest epsilon that noise ``sigma`` certifies (inverts :func:`descend_rewind_sigma`; inf if none).
+
+    Parameters
+    ----------
+    sigma : float
+        Noise std, ``>= 0``.
+    sensitivity : float
+        The bound ``Delta``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    kind : {"first", "second", "deterministic"}, default "first"
+        Which moment ``sensitivity`` bounds.
+    mode : {"sound", "paper"}, default "sound"
+        Calibration, as in :func:`descend_rewind_sigma`.
+    radius : float, default inf
+        Feasible-ball radius (diameter cap in ``mode="sound"``).
+    eps_max : float, default 1e4
+        Largest epsilon searched.
+
+    Returns
+    -------
+    float
+        The epsilon found by root finding on ``log epsilon`` in ``[1e-8, eps_max]``: ``0.0`` for zero sensitivity,
+        ``1e-8`` when even that is certified, ``inf`` when ``sigma == 0`` or ``eps_max`` is not reached.
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), Lemma 4.4 (inverted).
+    """
     check_positive("sigma", sigma, allow_zero=True)
     if sensitivity == 0:
         return 0.0
@@ -249,7 +493,44 @@ def descend_rewind_epsilon(sigma: float, sensitivity: float, delta: float, *, ki
 def r2d_sigma_curve(regime: str, Ks: np.ndarray | list[int], *, constants: "Constants", eta: float, T: int, m: int,
                     n: int, epsilon: float, delta: float, mode: str = "sound", theorem: str = "psgd",
                     b: int = 1) -> np.ndarray:
-    """sigma for each rewind depth K (Theorem 4.5's noise-vs-K trade-off; digest 003 section 8.3)."""
+    """sigma for each rewind depth K (Theorem 4.5's noise-vs-K trade-off; digest 003 section 8.3).
+
+    Parameters
+    ----------
+    regime : {"strongly_convex", "convex", "nonconvex"}
+        Loss regime.
+    Ks : array_like of int
+        Rewind depths, each in ``[0, T]``.
+    constants : Constants
+        Loss constants (``G``, ``L``, ``mu``, ``F0``) and ``radius``.
+    eta : float
+        Step size.
+    T : int
+        Training steps.
+    m : int
+        Number of deleted samples, ``1 <= m < n``.
+    n : int
+        Training-set size.
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    mode : {"sound", "paper"}, default "sound"
+        Calibration, as in :func:`descend_rewind_sigma`.
+    theorem : str, default "psgd"
+        Sensitivity bound, as in :func:`r2d_sensitivity`.
+    b : int, default 1
+        Batch size (SGD bound only).
+
+    Returns
+    -------
+    numpy.ndarray
+        Float array of sigma, one per entry of ``Ks``.
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), Theorem 4.5 and Lemma 4.4.
+    """
     out = []
     for K in Ks:
         d1, kind = r2d_sensitivity(theorem, regime, constants, eta=eta, T=T, K=int(K), m=m, n=n, b=b)
@@ -264,6 +545,36 @@ def k_for_sigma_sc(sigma: float, *, G: float, mu: float, eta: float, T: int, m: 
     With ``c = sigma mu n eps delta / (4 G m sqrt(2 ln(2.5/delta)))`` (paper-mode Lemma 4.4):
     ``K = ln(1/(c + (1-eta mu)^T)) / ln(1/(1-eta mu))`` if ``c + (1-eta mu)^T < 1``, else 0 (noise alone
     suffices). Returned unrounded (digest 003 3.7 pins these values); round up for an actual run.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise std, ``> 0``.
+    G : float
+        Gradient-norm bound.
+    mu : float
+        Strong-convexity constant, ``> 0``.
+    eta : float
+        Step size, ``> 0``.
+    T : int
+        Training steps, ``>= 1``.
+    m : int
+        Number of deleted samples.
+    n : int
+        Training-set size.
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        The (unrounded) number of unlearning steps ``K``, ``>= 0``.
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), Corollary 4.6 (reconstructed).
     """
     check_positive("sigma", sigma)
     check_positive("mu", mu)
@@ -278,98 +589,34 @@ def k_for_sigma_sc(sigma: float, *, G: float, mu: float, eta: float, T: int, m: 
 
 
 def k_infinity(sigma: float, *, G: float, mu: float, eta: float, m: int, n: int, epsilon: float, delta: float) -> float:
-    """``lim_{T -> inf} K(T) = ln(1/c) / ln(1/(1-eta mu))`` (Corollary 4.6, eq. 6): K saturates in T."""
+    """``lim_{T -> inf} K(T) = ln(1/c) / ln(1/(1-eta mu))`` (Corollary 4.6, eq. 6): K saturates in T.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise std, ``> 0``.
+    G : float
+        Gradient-norm bound.
+    mu : float
+        Strong-convexity constant, ``> 0``.
+    eta : float
+        Step size, ``> 0``.
+    m : int
+        Number of deleted samples.
+    n : int
+        Training-set size.
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        ``K`` of :func:`k_for_sigma_sc` at ``T = 10**9``, standing in for the limit.
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), Corollary 4.6.
+    """
     return k_for_sigma_sc(sigma, G=G, mu=mu, eta=eta, T=10**9, m=m, n=n, epsilon=epsilon, delta=delta)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# D2D sensitivity bounds (strongly convex only)
-# ----------------------------------------------------------------------------------------------------------
-
-
-def gd_d2d_contraction(eta: float, L: float, mu: float) -> float:
-    """Contraction ``gamma`` of one GD step on an L-smooth mu-strongly convex function (full-batch D2D).
-
-    ``max(|1 - eta mu|, |1 - eta L|)``, which equals ``(L - mu)/(L + mu)`` at ``eta = 2/(L + mu)``, Neel et al.'s
-    step. Raises ``ValueError`` naming ``eta`` beyond ``2/(L + mu)``.
-    """
-    if eta > 2.0 / (L + mu) * (1 + 1e-12):
-        raise ValueError(f"eta={eta!r} is out of range: full-batch D2D needs eta in (0, 2/(L+mu)] = "
-                         f"(0, {2.0 / (L + mu):.6g}]")
-    return max(abs(1.0 - eta * mu), abs(1.0 - eta * L))
-
-
-def sgd_d2d_sensitivity_derived(*, L: float, mu: float, F0: float, eta: float, b: int, T: int, K: int, m: int,
-                                n: int, extra_init_var: float = 0.0) -> float:
-    """``Delta_2 >= sqrt(E||u_K - w'_T||^2)`` for SGD-D2D (Theorem 4.10 substitute, digest 003 3.4) [derived].
-
-    Independent runs, with-replacement batches, ``eta <= 1/(2L)``; with ``q = 1 - eta mu``, ``R0^2 = 2 F0 / mu``,
-    SGD noise ball ``N = 4 eta L F0 / (b mu)`` and ``beta_m = (m / (n mu)) sqrt(2 L F0) (1 + sqrt(L/mu))``::
-
-        E_T       = 2 (q^T R0^2 + N) + 2 beta_m^2
-        Delta_2^2 = 2 (q^K E_T + N) + 2 (q^T R0^2 + N)
-
-    The floor ``2 q^T R0^2 + 4N`` does not vanish as K grows (the paper's "constant term that cannot be
-    eliminated"). ``extra_init_var`` adds ``E||Z||^2`` to the start of unlearning (perfect publishing mode).
-    """
-    check_positive("L", L)
-    check_positive("mu", mu)
-    check_positive("F0", F0, allow_zero=True)
-    check_positive("eta", eta)
-    check_int("b", b, low=1)
-    check_int("T", T, low=1)
-    check_int("K", K, low=0)
-    check_int("n", n, low=2)
-    check_int("m", m, low=1, high=n - 1)
-    if eta > 1.0 / (2.0 * L):
-        raise ValueError(f"eta={eta!r} is out of range: the derived SGD-D2D bound needs eta in (0, 1/(2L)] = "
-                         f"(0, {1.0 / (2.0 * L):.6g}]")
-    q = 1.0 - eta * mu
-    R0sq = 2.0 * F0 / mu
-    N = 4.0 * eta * L * F0 / (b * mu)
-    beta_m = (m / (n * mu)) * math.sqrt(2.0 * L * F0) * (1.0 + math.sqrt(L / mu))
-    E_T = 2.0 * (q**T * R0sq + N) + 2.0 * beta_m**2
-    return math.sqrt(2.0 * (q**K * (E_T + extra_init_var) + N) + 2.0 * (q**T * R0sq + N))
-
-
-def gd_d2d_sensitivity(*, G: float, L: float, mu: float, eta: float, radius: float, T: int, I: int, m: int,
-                       n: int, extra_init: float = 0.0) -> float:
-    """Deterministic ``||u_I - w'_T||`` for full-batch projected GD-D2D, one request of m deletions [derived].
-
-    The ``mode="sound"`` substitute for Neel et al. 2021, Thm 3.1:
-    ``gamma^I (2R gamma^T + 2 G m / (mu n) + extra_init) + 2R gamma^T``: training and retraining each end within
-    ``2R gamma^T`` of their (constrained) minimisers, the minimisers differ by at most ``2 G m / (mu n)``, and
-    the I unlearning steps contract the gap by ``gamma^I``. ``extra_init`` is a bound on the norm of noise
-    already added to the start (perfect publishing).
-    """
-    check_positive("G", G)
-    check_positive("radius", radius)
-    check_int("T", T, low=1)
-    check_int("I", I, low=0)
-    check_int("n", n, low=2)
-    check_int("m", m, low=1, high=n - 1)
-    g = gd_d2d_contraction(eta, L, mu)
-    gT = 2.0 * radius * g**T
-    return g**I * (gT + 2.0 * G * m / (mu * n) + extra_init) + gT
-
-
-def neel_initial_iterations(*, G: float, L: float, mu: float, n: int, I: int, radius: float) -> int:
-    """Training length Neel et al. 2021 assume: ``I + log(D mu n / (2 M)) / log(1/gamma)`` with ``D = 2R`` (DescDel)."""
-    g = (L - mu) / (L + mu)
-    extra = math.log(max(2 * radius * mu * n / (2 * G), 1.0)) / math.log(1.0 / g)
-    return int(math.ceil(I + extra))
-
-
-def neel_sigma(epsilon: float, delta: float, *, G: float, L: float, mu: float, n: int, I: int, m: int = 1) -> float:
-    """The paper-mode D2D noise (Neel et al. 2021, Thm 3.1 as coded; peers.md A.4).
-
-    ``4 sqrt2 M g^I / (mu n (1-g^I) (sqrt(ln 1/d + e) - sqrt(ln 1/d)))`` with ``g = (L - mu)/(L + mu)``,
-    ``M = G``; times ``m`` for m deletions at once (our extension, named here).
-    """
-    check_positive("epsilon", epsilon)
-    check_probability("delta", delta, allow_zero=False, allow_one=False)
-    check_positive("mu", mu)
-    check_int("I", I, low=1)
-    g = (L - mu) / (L + mu)
-    lg = math.log(1.0 / delta)
-    return m * 4.0 * math.sqrt(2.0) * G * g**I / (mu * n * (1.0 - g**I) * (math.sqrt(lg + epsilon) - math.sqrt(lg)))

@@ -35,7 +35,24 @@ PAPER_PSGD_D2D = ("projected SGD-D2D, derived bound (projected-SGD recursion of 
 
 
 def classic_range_note(mode: str, epsilon: float) -> str:
-    """The note a paper-mode (classic Gaussian) certificate carries at ``epsilon >= 1`` (else ``""``)."""
+    """The note a paper-mode (classic Gaussian) certificate carries at ``epsilon >= 1`` (else ``""``).
+
+    Parameters
+    ----------
+    mode : str
+        Certificate mode; only ``"paper"`` (the classic Gaussian mechanism) gets a note.
+    epsilon : float
+        The certificate's epsilon.
+
+    Returns
+    -------
+    str
+        :data:`CLASSIC_RANGE_NOTE` or ``""``.
+
+    References
+    ----------
+    Dwork & Roth, "The Algorithmic Foundations of Differential Privacy" (2014), Theorem A.1.
+    """
     return CLASSIC_RANGE_NOTE if mode == "paper" and math.isfinite(epsilon) and epsilon >= 1 else ""
 
 
@@ -46,6 +63,24 @@ def coverage_problems(constants: Any, train_cfg: Any, *, init_norm: Optional[flo
     ``init_norm`` is the norm of the initialisation training started from (``None``: unknown, which fails
     any check that needs it); ``uses_F0``: the bound uses ``constants.F0``; ``needs_ball``: it uses ``G`` from
     step 0, so the start must lie in the training's projection ball.
+
+    Parameters
+    ----------
+    constants : Constants
+        The loss constants the bound uses (``assumed_weight_decay``, ``mu``, ``F0``, ``init_norm`` are read).
+    train_cfg : object
+        The training config (``weight_decay`` and ``radius`` are read).
+    init_norm : float or None
+        ``||w0||`` of the training's initialisation; ``None`` when unknown.
+    uses_F0 : bool
+        The bound uses ``constants.F0``.
+    needs_ball : bool
+        The bound uses ``G`` from step 0.
+
+    Returns
+    -------
+    list of str
+        One sentence per failed check; empty when the bound covers the training.
     """
     out = []
     wd, want = float(train_cfg.weight_decay), float(constants.assumed_weight_decay)
@@ -89,6 +124,45 @@ def psgd_d2d_sensitivity(*, G: float, mu: float, eta: float, radius: float, T: i
     ``extra_init_var`` adds ``E||Z||^2`` when unlearning starts from the projected published model
     ``Pi(w_T + Z)`` (perfect publishing; projection onto the ball keeps the distance to ``w*`` at most
     ``||w_T + Z - w*||``, whose square has mean ``E||w_T - w*||^2 + E||Z||^2``).
+
+    Parameters
+    ----------
+    G : float
+        Per-sample gradient-norm bound on the ball, ``> 0``.
+    mu : float
+        Strong-convexity constant, ``> 0``.
+    eta : float
+        Step size, in ``(0, 1/(2 mu)]``.
+    radius : float
+        Radius ``R`` of the projection ball, ``> 0`` and finite.
+    T : int
+        Training steps, ``>= 1``.
+    K : int
+        Unlearning steps, ``>= 0``.
+    m : int
+        Number of deleted samples, ``1 <= m <= n - 1``.
+    n : int
+        Training-set size, ``>= 2``.
+    init_norm : float, default 0.0
+        ``||w0||`` bound of the start, ``>= 0``.
+    extra_init_var : float, default 0.0
+        ``E||Z||^2`` of the published noise unlearning starts from (perfect publishing).
+
+    Returns
+    -------
+    float
+        ``Delta_2``, a bound on ``sqrt(E||u_K - w'_T||^2)``.
+
+    Raises
+    ------
+    ValueError
+        For an infinite radius or ``eta mu > 1/2``.
+
+    References
+    ----------
+    Nemirovski, Juditsky, Lan & Shapiro, "Robust stochastic approximation approach to stochastic programming",
+    SIAM J. Optim. 19(4), 2009, Section 2.1; the D2D bound is derived here, for the setting of Mu & Klabjan,
+    "Descend or Rewind?" (arXiv 2511.15983, digest 003).
     """
     check_positive("G", G)
     check_positive("mu", mu)

@@ -119,6 +119,38 @@ def d2d_certificate(config: D2DConfig, train_cfg, *, m: int, n: int, d: int, ini
     training the bound does not describe (:func:`.coverage.coverage_problems`: weight decay other than the
     constants' lambda, start outside the ball or outside where ``F0`` holds, the unprojected SGD-D2D bound on
     projected training) gives ``mode="none"``, ``epsilon=inf`` and a note that says why.
+
+    Parameters
+    ----------
+    config : D2DConfig
+        The unlearning run (K, target, constants, theorem, mode, publish).
+    train_cfg : object
+        The training config (``sampling``, ``radius``, ``steps``, step size, batch size, ``weight_decay``).
+    m : int
+        Number of deleted samples (group size), ``>= 1``.
+    n : int
+        Training-set size.
+    d : int
+        Number of model parameters (the perfect-publishing condition uses it).
+    init_norm : float, optional
+        ``||w0||`` of the training's initialisation; ``None`` (unknown) fails the start checks.
+
+    Returns
+    -------
+    tuple of (float, Certificate or None)
+        The output-noise std and the certificate; ``(config.sigma or 0.0, None)`` when ``config.epsilon`` is
+        ``None``.
+
+    Raises
+    ------
+    ValueError
+        When the regime is not strongly convex, the theorem does not match the training's sampling or projection,
+        or the training/K are too short for the chosen theorem and publishing mode.
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), Theorem 4.10 (derived substitute) and
+    Lemma 4.4; Neel, Roth & Sharifi-Malvajerdi, "Descent-to-Delete" (ALT 2021), Theorem 3.1.
     """
     if config.epsilon is None:
         return (config.sigma or 0.0), None
@@ -214,7 +246,22 @@ def d2d_certificate(config: D2DConfig, train_cfg, *, m: int, n: int, d: int, ini
 
 def d2d_plan(state: TrainedState, request: Request, config: D2DConfig) -> Plan:
     """D2D's certificate for ``request`` and its noise point ``"output noise"`` (before any work; the
-    published model's noise under ``publish="perfect"`` is training's release, not this certificate's)."""
+    published model's noise under ``publish="perfect"`` is training's release, not this certificate's).
+
+    Parameters
+    ----------
+    state : TrainedState
+        The trained model; ``state.config`` must be its training config.
+    request : Request
+        What to forget.
+    config : D2DConfig
+        The unlearning run.
+
+    Returns
+    -------
+    Plan
+        The certificate of :func:`d2d_certificate` and one :class:`NoisePoint` ``"output noise"``.
+    """
     cfg = state.config
     if cfg is None:
         raise ValueError("state.config is None: D2D needs the training config (step size, batch size, radius)")
@@ -284,10 +331,50 @@ class D2D:
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: D2DConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
-        """Unlearn ``request`` from ``state`` (Algorithm 2b); ``extras["noiseless"]`` holds the iterate before noise."""
+        """Unlearn ``request`` from ``state`` (Algorithm 2b); ``extras["noiseless"]`` holds the iterate before noise.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model, with its training config.
+        request : Request
+            What to forget (samples or a class).
+        config : D2DConfig
+            The unlearning run.
+        generator : torch.Generator
+            Source of minibatches and noise.
+        callback : Callback, optional
+            Called during the descent.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The noisy unlearned model, its certificate (:func:`d2d_certificate`) and extras.
+
+        References
+        ----------
+        Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), Algorithm 2b.
+        """
         return _unlearn(state, request, config, generator=generator, callback=callback, progress=progress,
                         published=self.published, batches=self.batches)
 
     def certify(self, state: TrainedState, request: Request, config: D2DConfig) -> Plan:
-        """The certificate and noise point of :meth:`unlearn` (:func:`d2d_plan`), without a descent step."""
+        """The certificate and noise point of :meth:`unlearn` (:func:`d2d_plan`), without a descent step.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model, with its training config.
+        request : Request
+            What to forget.
+        config : D2DConfig
+            The unlearning run.
+
+        Returns
+        -------
+        Plan
+            As :func:`d2d_plan`.
+        """
         return d2d_plan(state, request, config)

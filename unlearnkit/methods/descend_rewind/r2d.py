@@ -86,6 +86,22 @@ def add_output_noise(params: torch.Tensor, sigma: float, generator: torch.Genera
 
     ``sigma == 0`` (retraining, or a noise-free run) returns a copy without drawing, so the generator's later
     draws are those of a run without noise.
+
+    Parameters
+    ----------
+    params : torch.Tensor
+        The noise-free model.
+    sigma : float
+        Noise std, ``>= 0``.
+    generator : torch.Generator
+        Source of the noise.
+    sensitivity : float, optional
+        The sensitivity the release declares to the trace (see :func:`declared_sensitivity`).
+
+    Returns
+    -------
+    torch.Tensor
+        A new tensor, ``params`` plus the noise (a copy when ``sigma == 0``).
     """
     if sigma == 0:
         return params.clone()
@@ -99,6 +115,22 @@ def declared_sensitivity(cert: Optional[Certificate], radius: float = math.inf) 
     tail share ``delta / 2`` that :func:`.bounds.descend_rewind_sigma` uses (``Delta_1 / (delta/2)`` or
     ``Delta_2 / sqrt(delta/2)``); never more than the diameter ``2R`` of the projection ball. ``None`` when
     the certificate declares no ``Delta``.
+
+    Parameters
+    ----------
+    cert : Certificate or None
+        The certificate; its ``constants["Delta"]`` and ``constants["moment"]`` are read.
+    radius : float, default inf
+        Radius of the projection ball.
+
+    Returns
+    -------
+    float or None
+        The declared distance, or ``None``.
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), Lemma 4.4.
     """
     if cert is None or "Delta" not in cert.constants:
         return None
@@ -126,6 +158,36 @@ def r2d_certificate(config: R2DConfig, train_cfg: Any, *, m: int, n: int, sigma:
     holds (the unprojected SGD-R2D bound); the derived SGD-R2D bound only for unprojected training. A
     failed check gives ``mode="none"``, ``epsilon=inf`` and a note that says why. ``init_norm=None``
     (unknown start) fails the start checks.
+
+    Parameters
+    ----------
+    config : R2DConfig
+        The unlearning run (K, target, constants, theorem, mode, sigma).
+    train_cfg : object
+        The training config (``steps``, ``sampling``, ``radius``, step size, batch size, ``weight_decay``).
+    m : int
+        Number of deleted samples (group size), ``>= 1``.
+    n : int
+        Training-set size.
+    sigma : float, optional
+        A given noise std (its epsilon is then computed); ``None`` calibrates sigma to ``config.epsilon``.
+    init_norm : float, optional
+        ``||w0||`` of the training's initialisation.
+
+    Returns
+    -------
+    tuple of (float, Certificate or None)
+        The output-noise std and the certificate; ``(0.0, None)`` when neither ``config.epsilon`` nor
+        ``config.sigma`` is set.
+
+    Raises
+    ------
+    ValueError
+        When ``K > T``, or the theorem does not match the training's sampling, radius or gradient bound.
+
+    References
+    ----------
+    Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), Theorems 4.5 and 4.9 and Lemma 4.4.
     """
     if config.epsilon is None and config.sigma is None:
         return 0.0, None
@@ -183,7 +245,18 @@ def r2d_certificate(config: R2DConfig, train_cfg: Any, *, m: int, n: int, sigma:
 
 
 def initial_norm(state: TrainedState) -> Optional[float]:
-    """Norm of the initialisation training started from (``extras["init"]``, else checkpoint 0; ``None``)."""
+    """Norm of the initialisation training started from (``extras["init"]``, else checkpoint 0; ``None``).
+
+    Parameters
+    ----------
+    state : TrainedState
+        The trained model.
+
+    Returns
+    -------
+    float or None
+        ``||w0||``, or ``None`` when neither is stored.
+    """
     w0 = state.extras.get("init") if state.extras else None
     if w0 is None:
         w0 = state.checkpoints.get(0)
@@ -191,7 +264,22 @@ def initial_norm(state: TrainedState) -> Optional[float]:
 
 
 def r2d_plan(state: TrainedState, request: Request, config: R2DConfig) -> Plan:
-    """R2D's certificate for ``request`` and its one noise point, ``"output noise"`` (before any work)."""
+    """R2D's certificate for ``request`` and its one noise point, ``"output noise"`` (before any work).
+
+    Parameters
+    ----------
+    state : TrainedState
+        The trained model; ``state.config`` must be its training config.
+    request : Request
+        What to forget.
+    config : R2DConfig
+        The unlearning run.
+
+    Returns
+    -------
+    Plan
+        The certificate of :func:`r2d_certificate` and one :class:`NoisePoint` ``"output noise"``.
+    """
     cfg = state.config
     if cfg is None:
         raise ValueError("state.config is None: R2D needs the training config to replay steps")
@@ -264,10 +352,50 @@ class R2D:
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: R2DConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
-        """Unlearn ``request`` from ``state`` (Algorithm 2a); ``extras["noiseless"]`` holds ``u_T``."""
+        """Unlearn ``request`` from ``state`` (Algorithm 2a); ``extras["noiseless"]`` holds ``u_T``.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model, with its checkpoints and training config.
+        request : Request
+            What to forget (samples or a class).
+        config : R2DConfig
+            The unlearning run.
+        generator : torch.Generator
+            Source of minibatches and noise.
+        callback : Callback, optional
+            Called during the replayed steps.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The noisy unlearned model, its certificate (:func:`r2d_certificate`) and extras.
+
+        References
+        ----------
+        Mu & Klabjan, "Descend or Rewind?" (arXiv 2511.15983, digest 003), Algorithm 2a.
+        """
         return _unlearn(state, request, config, generator=generator, callback=callback, progress=progress,
                         batches=self.batches)
 
     def certify(self, state: TrainedState, request: Request, config: R2DConfig) -> Plan:
-        """The certificate and noise point of :meth:`unlearn` (:func:`r2d_plan`), without replaying a step."""
+        """The certificate and noise point of :meth:`unlearn` (:func:`r2d_plan`), without replaying a step.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model, with its training config.
+        request : Request
+            What to forget.
+        config : R2DConfig
+            The unlearning run.
+
+        Returns
+        -------
+        Plan
+            As :func:`r2d_plan`.
+        """
         return r2d_plan(state, request, config)

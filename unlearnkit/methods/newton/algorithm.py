@@ -219,6 +219,12 @@ class Newton:
         callback, progress:
             Events (``"hop"``, ``"noise"``, ``"done"`` and the fine-tuning round's) and a progress bar for the
             fine-tuning round.
+
+        Returns
+        -------
+        Result
+            The ``(N', d)`` models after the request, the certificate (recomputed with what the run measured),
+            the history and the cost.
         """
         # the plan (newton_plan, as certify returns it) before any work: it validates the request, and the run
         # checks after the step (measured gradient, CG convergence, clips) recompute it with what they measured
@@ -340,6 +346,20 @@ class Newton:
         calibrated to ``grad_tol``); an unconverged CG solve or a clipped correction makes the step
         approximate, so only the first-order sensitivity holds (the noise is recalibrated to it). The issued
         certificate also records the measured gradient in ``constants["measured_grad"]``.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : NewtonConfig, optional
+            The run's settings (default ``NewtonConfig()``).
+
+        Returns
+        -------
+        Plan
+            As :func:`~unlearnkit.methods.newton.plan.newton_plan`.
         """
         return newton_plan(state, request, config)
 

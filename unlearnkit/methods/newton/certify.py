@@ -66,6 +66,16 @@ def logistic_newton_constants(*, weight_decay: float, x_norm: float = 1.0, bias:
         ``"logistic"`` (binary, one output) or ``"softmax"`` (cross-entropy over ``n_classes`` outputs).
     n_classes:
         Number of outputs of the softmax model (ignored for ``"logistic"``).
+
+    Returns
+    -------
+    dict of str to float
+        ``{"L", "M", "lam", "L_loss", "a"}``: the regularised loss's Lipschitz constant, the Hessian-Lipschitz
+        constant, the regularisation weight, the loss-gradient bound and the augmented feature norm.
+
+    References
+    ----------
+    Wu et al., "Certified Unlearning in Decentralized Federated Learning" (2026, digest 001), Remark 3 and Lemma 4.
     """
     check_choice("loss", loss, ("logistic", "softmax"))
     lam = check_positive("weight_decay", weight_decay)
@@ -82,7 +92,31 @@ def logistic_newton_constants(*, weight_decay: float, x_norm: float = 1.0, bias:
 
 
 def paper_sensitivity(m: float, n: float, *, L: float, M: float, lam: float) -> float:
-    """``Delta F = 2 M L^2 m^2 / (lam^3 n^2)`` (Wu et al. 2026, eq. (9)-(10) and Algorithm 1; digest 001)."""
+    """``Delta F = 2 M L^2 m^2 / (lam^3 n^2)`` (Wu et al. 2026, eq. (9)-(10) and Algorithm 1; digest 001).
+
+    Parameters
+    ----------
+    m : float
+        Number of samples to forget, ``0 <= m <= n``.
+    n : float
+        Number of samples the client holds, ``> 0``.
+    L : float
+        Lipschitz constant of the loss.
+    M : float
+        Hessian-Lipschitz constant.
+    lam : float
+        Strong-convexity (regularisation) constant, ``> 0``.
+
+    Returns
+    -------
+    float
+        ``Delta F``.
+
+    References
+    ----------
+    Wu et al., "Certified Unlearning in Decentralized Federated Learning" (2026, digest 001), Theorem 1, eqs. (9)
+    and (10), Algorithm 1.
+    """
     check_positive("n", n)
     check_positive("m", m, allow_zero=True)
     if m > n:
@@ -106,6 +140,35 @@ def sound_sensitivity(r: float, *, L: float, M: float, lam: float, tau: float = 
     ``||x - x'|| <= G / lam``. The exact Newton step of ``f^-`` then leaves ``M G^2 / (2 lam^3)``
     (``exact_step=True``, plus ``cg_term`` for an inexact CG solve). Any other step (local or Fisher
     curvature, uncentered gradient) only gives ``||x_hat - x'|| <= step_bound + G / lam``.
+
+    Parameters
+    ----------
+    r : float
+        Deleted mass (sample-wise ``(1/N) sum_c m_c/n_c``; client-wise ``1/N``), ``>= 0``.
+    L : float
+        Per-sample (loss-)gradient bound.
+    M : float
+        Hessian-Lipschitz constant (second-order bound only).
+    lam : float
+        Strong-convexity constant, ``> 0``.
+    tau : float, default 0.0
+        Public bound on ``||grad f(x)||`` at the start, ``>= 0``.
+    exact_step : bool, default True
+        The step was the exact global Newton step (second-order bound).
+    step_bound : float, default 0.0
+        Bound on the correction's norm (first-order bound).
+    cg_term : float, default 0.0
+        Extra term for an inexact CG solve (second-order bound).
+
+    Returns
+    -------
+    float
+        The second-order bound ``M G^2 / (2 lam^3) + cg_term`` (``exact_step``) or the first-order bound
+        ``step_bound + G / lam``.
+
+    References
+    ----------
+    Wu et al., "Certified Unlearning in Decentralized Federated Learning" (2026, digest 001 section 3.7), Lemma 3.
     """
     for name, v in (("r", r), ("tau", tau), ("step_bound", step_bound), ("cg_term", cg_term)):
         check_positive(name, v, allow_zero=True)
@@ -131,6 +194,30 @@ def step_bounds(*, kind: str, fractions: Mapping[int, tuple[int, int]], n_client
     (two sums of gradients of norm at most ``L``; their ``lam x`` parts cancel) and ``(L + tau)`` per sample
     for the uncentered one; client-wise ``(L + tau) / ((N - 1)(lam + damping))`` (eq. 6: ``||grad f_c(x)||
     <= L_loss + lam ||x|| <= L + tau``).
+
+    Parameters
+    ----------
+    kind : {"samples", "class", "client"}
+        The request kind (``"client"`` uses the client-wise bound).
+    fractions : mapping of int to (int, int)
+        ``{c: (m_c, n_c)}`` for every requester.
+    n_clients : int
+        ``N`` before the request.
+    L : float
+        Per-sample loss-gradient bound.
+    lam : float
+        Regularisation weight, ``> 0``.
+    tau : float
+        Public bound on the start's gradient norm, ``>= 0``.
+    center_gradient : bool, default False
+        The step uses the centred gradient (``kappa = 2``).
+    damping : float, default 0.0
+        Curvature damping added to ``lam``, ``>= 0``.
+
+    Returns
+    -------
+    dict of int to float
+        ``{c: B_c}`` for every requester.
     """
     check_choice("kind", kind, ("samples", "class", "client"))
     N = check_int("n_clients", n_clients, low=2)
@@ -206,6 +293,23 @@ def newton_certificate(*, epsilon: float, delta: float, mode: str, kind: str, fr
     curvature, scope, center_gradient, clientwise_weight, damping, cg_tol:
         How the step was computed (``NewtonConfig``'s fields): sound mode gives the second-order bound only
         to the exact global Newton step.
+
+    Returns
+    -------
+    tuple of (dict of int to float, Certificate)
+        ``({c: sigma_c}, certificate)``: the message noise std of every requester and the certificate
+        (``mode`` ``"paper"``, ``"sound"`` or ``"none"``).
+
+    Raises
+    ------
+    ValueError
+        For an empty ``fractions``, or sound mode without ``tau``.
+
+    References
+    ----------
+    Wu et al., "Certified Unlearning in Decentralized Federated Learning" (2026, digest 001), Theorem 1, eq. (10),
+    Algorithm 1 and Lemma 3; Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy" (ICML
+    2018); Dwork & Roth (2014), Theorem A.1.
     """
     check_choice("mode", mode, ("paper", "sound", "none"))
     check_choice("kind", kind, ("samples", "class", "client"))

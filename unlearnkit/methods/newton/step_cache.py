@@ -111,13 +111,24 @@ def noise_free_step(state, request, config, *, reqs: dict[int, np.ndarray], wd: 
 
 
 def clear_step_cache() -> None:
-    """Forget every stored Newton step (and reset :func:`step_cache_stats`)."""
+    """Forget every stored Newton step (and reset :func:`step_cache_stats`).
+
+    Returns
+    -------
+    None
+    """
     _STORE.clear()
     _STATS.update(hits=0, misses=0)
 
 
 def step_cache_stats() -> dict[str, int]:
-    """``{"hits", "misses", "entries"}`` since the last :func:`clear_step_cache`."""
+    """``{"hits", "misses", "entries"}`` since the last :func:`clear_step_cache`.
+
+    Returns
+    -------
+    dict of str to int
+        ``{"hits": ..., "misses": ..., "entries": ...}``.
+    """
     return {**_STATS, "entries": len(_STORE)}
 
 

@@ -40,6 +40,29 @@ def newton_model_constants(flat, *, weight_decay: float, x_norm: float = 1.0) ->
     Reads the loss, the bias and the number of outputs off ``flat`` and calls
     :func:`~unlearnkit.methods.newton.certify.logistic_newton_constants` (Wu et al. 2026, Remark 3 and
     Lemma 4; digest 001 section 3.5). ``ValueError`` for any other model: networks have no certified constants.
+
+    Parameters
+    ----------
+    flat : FlatParams
+        The model; must be a single ``Linear`` layer (logistic or softmax regression).
+    weight_decay : float
+        ``lam > 0`` of the regulariser.
+    x_norm : float, default 1.0
+        Public bound on the feature norm.
+
+    Returns
+    -------
+    dict of str to float
+        As :func:`~unlearnkit.methods.newton.certify.logistic_newton_constants`.
+
+    Raises
+    ------
+    ValueError
+        For any other model.
+
+    References
+    ----------
+    Wu et al., "Certified Unlearning in Decentralized Federated Learning" (2026, digest 001), Remark 3 and Lemma 4.
     """
     if not _is_linear(flat):
         raise ValueError("newton_model_constants: the model is not logistic regression (a single Linear "

@@ -39,6 +39,34 @@ def train_dpsgd(flat, federation, G: nx.Graph, config: GossipConfig, *, generato
 
     A thin wrapper of :func:`unlearnkit.decentral.gossip.run_gossip` that checks the graph first and keeps
     the initialisation in ``extras["init"]``, so that retraining (the paper's RT baseline) starts from it.
+
+    Parameters
+    ----------
+    flat : FlatParams
+        The model as a function of its flat parameters.
+    federation : Federation
+        The clients' data.
+    G : networkx.Graph
+        The communication graph (checked first).
+    config : GossipConfig
+        D-PSGD settings.
+    generator : torch.Generator
+        Passed to :func:`~unlearnkit.decentral.gossip.run_gossip`.
+    init : torch.Tensor, optional
+        The common initialisation; ``flat.init()`` when ``None``.
+    callback : Callback, optional
+        Receives the training events.
+    progress : bool, default False
+        Show a progress bar.
+
+    Returns
+    -------
+    TrainedState
+        The clients' models, with the initialisation in ``extras["init"]``.
+
+    References
+    ----------
+    Wu et al., "Certified Unlearning in Decentralized Federated Learning" (2026, digest 001 section 2.1).
     """
     check_flood_network(G)
     theta0 = flat.init() if init is None else init.detach().clone()
@@ -61,6 +89,30 @@ def exact_minimizer(flat, parts: Sequence[tuple[Tensor, Tensor]], *, weight_deca
 
     The convex oracle of digest P9: the exact trained / retrained model that the theory's Lemmas 2-3 speak
     of. Dense Hessians, so small ``d`` only.
+
+    Parameters
+    ----------
+    flat : FlatParams
+        The model as a function of its flat parameters.
+    parts : sequence of (torch.Tensor, torch.Tensor)
+        ``(x_i, y_i)`` of every client; at least one.
+    weight_decay : float
+        Regularisation weight, ``> 0``.
+    init : torch.Tensor, optional
+        Start point (default zeros).
+    tol : float, default 1e-10
+        Stop when the gradient norm is at most ``tol``.
+    max_iter : int, default 50
+        Largest number of Newton steps.
+
+    Returns
+    -------
+    torch.Tensor
+        The minimiser (flat parameters).
+
+    References
+    ----------
+    Wu et al., "Certified Unlearning in Decentralized Federated Learning" (2026, digest 001), eq. (1).
     """
     check_positive("weight_decay", weight_decay)
     if not parts:
@@ -133,6 +185,29 @@ class GossipRetrain:
     def unlearn(self, state: TrainedState, request: Request, config: GossipRetrainConfig = GossipRetrainConfig(),
                 *, generator: torch.Generator, callback: Optional[Callback] = None,
                 progress: bool = False) -> Result:
+        """Retrain by gossip on the data left after ``request`` for ``config.rounds`` rounds.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The gossip-trained models, with their federation and network.
+        request : Request
+            What to forget.
+        config : GossipRetrainConfig, optional
+            The run's settings (default ``GossipRetrainConfig()``).
+        generator : torch.Generator
+            Source of the run's randomness (noise, minibatches, routes).
+        callback : Callback, optional
+            Receives the run's events.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The retrained models, no certificate (``None``), the history and the cost; ``extras["state"]`` is
+            the retrained state.
+        """
         out = _retrain(state, request, generator=generator, rounds=config.rounds, callback=callback,
                        progress=progress)
         return Result(out.params, None, list(out.history), out.cost, extras={"state": out})
@@ -140,6 +215,21 @@ class GossipRetrain:
     def certify(self, state: TrainedState, request: Request,
                 config: GossipRetrainConfig = GossipRetrainConfig()) -> Plan:
         """Exact by definition, so no certificate is issued: a ``mode="none"`` plan (``unlearn`` reports
-        ``None``) with no noise point."""
+        ``None``) with no noise point.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The gossip-trained models, with their federation and network.
+        request : Request
+            What to forget.
+        config : GossipRetrainConfig, optional
+            The run's settings (default ``GossipRetrainConfig()``).
+
+        Returns
+        -------
+        Plan
+            No certificate (``mode="none"``) and no noise point.
+        """
         _requesters(state, request)  # the request must be one the federation can serve
         return Plan(_NO_CERTIFICATE)

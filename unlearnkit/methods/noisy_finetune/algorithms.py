@@ -238,6 +238,26 @@ class GradientClipping(_NoisyFinetuneMethod):
 
         Each step draws fresh noise; ``g`` is the mean gradient of a retain minibatch (no per-example clipping
         needed). Then :func:`~.finetune.clean_finetune` with ``config.finetune``.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : GradientClippingConfig
+            The run's settings.
+        generator : torch.Generator
+            Source of the run's randomness (noise, minibatches, routes).
+        callback : Callback, optional
+            Receives the run's events.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The model after the noisy phase and clean fine-tuning, its certificate, the history and the cost.
         """
         cert = self.certify(state, request, config).certificate
         sigma, T = cert.sigma, config.steps
@@ -254,7 +274,22 @@ class GradientClipping(_NoisyFinetuneMethod):
 
     def certify(self, state: TrainedState, request: Request, config: GradientClippingConfig) -> Plan:
         """The certificate (Theorem 4.1 / A.9 at ``config``) and the T noisy steps, each declared at most
-        :func:`gc_coupled_distance` apart (the largest over the steps; it is monotone in t)."""
+        :func:`gc_coupled_distance` apart (the largest over the steps; it is monotone in t).
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : GradientClippingConfig
+            The run's settings.
+
+        Returns
+        -------
+        Plan
+            The certificate and the noise point ``"noisy step"`` (``config.steps`` of them).
+        """
         cert = config.certificate()
         worst = max(gc_coupled_distance(1, config), gc_coupled_distance(config.steps, config))
         return Plan(cert, (NoisePoint("noisy step", worst, float(cert.sigma or 0.0), count=config.steps),))
@@ -275,6 +310,26 @@ class ModelClipping(_NoisyFinetuneMethod):
         """``x <- clip(x - gamma (g + lam x), C2) + N(0, sigma^2 I)`` for T steps, then fine-tune.
 
         ``x0 = clip(x_hat, C0) + N(0, sigma0^2 I)`` (no clip and no noise by default, as in every reported run).
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : ModelClippingConfig
+            The run's settings.
+        generator : torch.Generator
+            Source of the run's randomness (noise, minibatches, routes).
+        callback : Callback, optional
+            Receives the run's events.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The model after the noisy phase and clean fine-tuning, its certificate, the history and the cost.
         """
         cert = self.certify(state, request, config).certificate
         T, gam, lam, C2 = config.steps, config.gamma, config.lam, config.C2
@@ -291,7 +346,22 @@ class ModelClipping(_NoisyFinetuneMethod):
 
     def certify(self, state: TrainedState, request: Request, config: ModelClippingConfig) -> Plan:
         """The certificate (Theorem 4.2 at ``config``) and the T noisy steps, each inside the ball of radius
-        C2, so at most 2 C2 apart."""
+        C2, so at most 2 C2 apart.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : ModelClippingConfig
+            The run's settings.
+
+        Returns
+        -------
+        Plan
+            The certificate and the noise point ``"noisy step"`` (``config.steps`` of them).
+        """
         cert = config.certificate()
         return Plan(cert, (NoisePoint("noisy step", 2 * config.C2, float(config.sigma), count=config.steps),))
 
@@ -308,7 +378,28 @@ class OutputPerturbation(_NoisyFinetuneMethod):
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: OutputPerturbationConfig, *,
                 generator: torch.Generator, callback=None, progress: bool = False) -> Result:
-        """``clip(x_hat, C0) + N(0, sigma0^2 I)`` with :func:`~.bounds.op_sigma`, then fine-tune."""
+        """``clip(x_hat, C0) + N(0, sigma0^2 I)`` with :func:`~.bounds.op_sigma`, then fine-tune.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : OutputPerturbationConfig
+            The run's settings.
+        generator : torch.Generator
+            Source of the run's randomness (noise, minibatches, routes).
+        callback : Callback, optional
+            Receives the run's events.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The model after the noisy release and clean fine-tuning, its certificate, the history and the cost.
+        """
         plan = self.certify(state, request, config)
         cert, point = plan.certificate, plan.point("output perturbation")
         with Stopwatch() as sw:
@@ -323,6 +414,21 @@ class OutputPerturbation(_NoisyFinetuneMethod):
 
     def certify(self, state: TrainedState, request: Request, config: OutputPerturbationConfig) -> Plan:
         """The certificate (the analytic Gaussian at ``config``) and the one release: two models clipped to
-        C0 are at most 2 C0 apart."""
+        C0 are at most 2 C0 apart.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : OutputPerturbationConfig
+            The run's settings.
+
+        Returns
+        -------
+        Plan
+            The certificate and the noise point ``"output perturbation"``.
+        """
         cert = config.certificate()
         return Plan(cert, (NoisePoint("output perturbation", 2 * config.C0, float(cert.sigma or 0.0)),))

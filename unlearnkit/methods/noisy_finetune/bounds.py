@@ -60,6 +60,26 @@ def paper_T(C0: float, C1: float, gamma: float, lam: float = 0.0) -> int:
     ``T = ceil(C0 / (C1 gamma))`` (the minimiser ``T* = C0 / (gamma C1)`` of eq. 7), replaced by
     ``ceil(log(2 lam C0 / C1) / (gamma lam))`` when ``lam > 0`` and that is positive and smaller. The factor 2
     is the code's; the text (eq. 13) prints ``log(lam C0 / C1)``.
+
+    Parameters
+    ----------
+    C0 : float
+        Clipping radius of the start ``x0 = clip(x_hat, C0)``, ``> 0``.
+    C1 : float
+        Gradient clipping threshold, ``> 0``.
+    gamma : float
+        Step size, ``> 0``.
+    lam : float, default 0.0
+        L2 regularisation weight, ``>= 0`` with ``gamma * lam < 1``.
+
+    Returns
+    -------
+    int
+        The number of noisy steps, ``>= 1``.
+
+    References
+    ----------
+    Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), eq. (7) and eq. (13).
     """
     _check_gc(C0, C1, gamma, lam)
     T = int(np.ceil(C0 / (C1 * gamma)))
@@ -78,6 +98,31 @@ def gc_rdp_slope(sigma: float, C0: float, C1: float, gamma: float, lam: float, T
     ``rho = B^2 / (2 sigma^2 sum_t r^{2(T-1-t)})`` with ``r = 1 - gamma lam``, shift budget
     ``B = 2 C0 r^T + 2 gamma C1 sum_t r^t`` (``s_t = 2 gamma C1``, Lemma A.8). For ``lam = 0`` this is
     ``2 (C0 + gamma C1 T)^2 / (T sigma^2)``.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise std per step, ``> 0``.
+    C0 : float
+        Clipping radius of the start ``x0 = clip(x_hat, C0)``, ``> 0``.
+    C1 : float
+        Gradient clipping threshold, ``> 0``.
+    gamma : float
+        Step size, ``> 0``.
+    lam : float
+        L2 regularisation weight, ``>= 0`` with ``gamma * lam < 1``.
+    T : int
+        Number of noisy steps, ``>= 1``.
+
+    Returns
+    -------
+    float
+        The slope ``rho``.
+
+    References
+    ----------
+    Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), Theorem A.9, eq. (21),
+    and Lemma A.8.
     """
     check_positive("sigma", sigma)
     _check_gc(C0, C1, gamma, lam, T)
@@ -93,6 +138,36 @@ def gc_sigma(epsilon: float, delta: float, *, C0: float, C1: float, gamma: float
     the largest linear-RDP slope that converts to ``(epsilon, delta)`` (Balle et al. 2020).
     ``mode="paper"``: the code behind the paper's tables: ``rho = epsilon`` (delta unused), and for
     ``lam = 0`` the variance ``(2 C0 + 2 C1 gamma T)^2 / (4 epsilon T)``. Reproduces Tables 5, 7, 12-15.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    C0 : float
+        Clipping radius of the start ``x0 = clip(x_hat, C0)``, ``> 0``.
+    C1 : float
+        Gradient clipping threshold, ``> 0``.
+    gamma : float
+        Step size, ``> 0``.
+    lam : float, default 0.0
+        L2 regularisation weight, ``>= 0`` with ``gamma * lam < 1``.
+    T : int
+        Number of noisy steps, ``>= 1``.
+    mode : {"sound", "paper"}, default "sound"
+        Calibration (see above).
+
+    Returns
+    -------
+    float
+        The noise std per step.
+
+    References
+    ----------
+    Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), Theorem 4.1 and
+    Theorem A.9; Balle et al., "Hypothesis testing interpretations and Renyi differential privacy" (AISTATS 2020),
+    Theorem 21.
     """
     check_choice("mode", mode, _MODES)
     check_positive("epsilon", epsilon)
@@ -118,6 +193,35 @@ def gc_epsilon(sigma: float, delta: float, *, C0: float, C1: float, gamma: float
     code reports: it treats the slope as an order-independent Renyi bound,
     ``min_q [eps_R + log((q-1)/q) - (log delta + log q)/(q-1)]`` on ``q in linspace(1.001, 1000, 10000)``,
     with ``eps_R`` the paper-mode target (about ``eps_R + 0.0036`` at delta 1e-5).
+
+    Parameters
+    ----------
+    sigma : float
+        Noise std per step, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    C0 : float
+        Clipping radius of the start ``x0 = clip(x_hat, C0)``, ``> 0``.
+    C1 : float
+        Gradient clipping threshold, ``> 0``.
+    gamma : float
+        Step size, ``> 0``.
+    lam : float, default 0.0
+        L2 regularisation weight, ``>= 0`` with ``gamma * lam < 1``.
+    T : int
+        Number of noisy steps, ``>= 1``.
+    mode : {"sound", "paper"}, default "sound"
+        Conversion (see above).
+
+    Returns
+    -------
+    float
+        The certified epsilon.
+
+    References
+    ----------
+    Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), Theorem A.9; Balle et
+    al. (AISTATS 2020), Theorem 21.
     """
     check_choice("mode", mode, _MODES)
     check_probability("delta", delta, allow_zero=False, allow_one=False)
@@ -135,6 +239,33 @@ def gc_sigma_closed_form(epsilon: float, delta: float, *, C0: float, C1: float, 
 
     Eq. (5) is valid (conservative) up to epsilon of about 3-5 at delta 1e-5 but not on the whole range
     ``eps < 3 log(1/delta)`` the theorem claims (digest 004 3.2); shown as "paper closed form" only.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    C0 : float
+        Clipping radius of the start ``x0 = clip(x_hat, C0)``, ``> 0``.
+    C1 : float
+        Gradient clipping threshold, ``> 0``.
+    gamma : float
+        Step size, ``> 0``.
+    lam : float, default 0.0
+        L2 regularisation weight: 0 (eq. 5) or with ``gamma * lam`` in ``(1/2, 1)`` (eq. 6).
+    T : int
+        Number of noisy steps, ``>= 1``.
+
+    Returns
+    -------
+    float
+        The printed closed-form noise std.
+
+    References
+    ----------
+    Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), Theorem 4.1, eqs. (5)
+    and (6).
     """
     check_positive("epsilon", epsilon)
     check_probability("delta", delta, allow_zero=False, allow_one=False)
@@ -152,6 +283,32 @@ def best_T(epsilon: float, delta: float, *, C0: float, C1: float, gamma: float, 
 
     Only the data-independent part ``K(T) = sigma^2 rho`` depends on T, so the minimiser is found on ``K``
     (one conversion, not one per T). For ``lam = 0`` it is near ``T* = C0 / (gamma C1)`` (eq. 7).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    C0 : float
+        Clipping radius of the start ``x0 = clip(x_hat, C0)``, ``> 0``.
+    C1 : float
+        Gradient clipping threshold, ``> 0``.
+    gamma : float
+        Step size, ``> 0``.
+    lam : float, default 0.0
+        L2 regularisation weight, ``>= 0`` with ``gamma * lam < 1``.
+    T_max : int, default 10000
+        Largest T searched, ``>= 1``.
+
+    Returns
+    -------
+    tuple of (int, float)
+        ``(T, sigma)``: the best number of steps in ``[1, T_max]`` and its sound sigma.
+
+    References
+    ----------
+    Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), Theorem A.9 and eq. (7).
     """
     _check_gc(C0, C1, gamma, lam)
     check_int("T_max", T_max, low=1)
@@ -172,7 +329,24 @@ def best_T(epsilon: float, delta: float, *, C0: float, C1: float, gamma: float, 
 
 
 def theta_eps(epsilon: float, r: float) -> float:
-    """``theta_eps(r) = E_eps(N(0, 1) || N(r, 1))``, the Gaussian privacy profile (eq. 9, Lemma A.3)."""
+    """``theta_eps(r) = E_eps(N(0, 1) || N(r, 1))``, the Gaussian privacy profile (eq. 9, Lemma A.3).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter.
+    r : float
+        Mean shift in units of the noise std.
+
+    Returns
+    -------
+    float
+        ``theta_eps(r)``, in ``[0, 1]``.
+
+    References
+    ----------
+    Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), eq. (9) and Lemma A.3.
+    """
     return float(theta_epsilon(epsilon, r))
 
 
@@ -183,6 +357,33 @@ def mc_delta_trace(epsilon: float, *, C2: float, sigma: float, T: int, C0: float
     ``delta_0 = theta_eps(2 C0 / sigma0)`` with initial noise, else 1. Each step multiplies by
     ``theta(2 C2 / sigma)`` at ``eps~ = log(1 + (e^eps - 1) / delta_t)`` (``tight=True``: Balle et al. 2019
     Thm 1, what the paper's code does) or at ``eps`` itself (``tight=False``: Lemma A.2 as printed).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    C2 : float
+        Model clipping radius, ``> 0``.
+    sigma : float
+        Noise std per step, ``> 0``.
+    T : int
+        Number of noisy steps, ``>= 0``.
+    C0 : float, default inf
+        Clipping radius of the start, in ``(0, inf]`` (``inf``: no clip).
+    sigma0 : float, default 0.0
+        Std of the initial noise, ``>= 0`` (used only with a finite ``C0``).
+    tight : bool, default True
+        Use Balle et al.'s tight recursion (else Lemma A.2 as printed).
+
+    Returns
+    -------
+    numpy.ndarray
+        Float array of length ``T + 1``: ``delta_0, ..., delta_T``.
+
+    References
+    ----------
+    Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), Theorem 4.2 and Lemma
+    A.2; Balle et al. 2019 (as cited in digest 004), Theorem 1.
     """
     check_positive("epsilon", epsilon)
     check_positive("C2", C2)
@@ -202,6 +403,39 @@ def mc_steps(epsilon: float, delta: float, *, C2: float, sigma: float, C0: float
 
     ``tight=True`` (sound mode, reproduces Tables 6/8: C2/sigma = 1 -> 6 steps, 1.25 -> 9, 1.95 -> 36);
     ``tight=False`` is the paper's eq. (10) with ``beta = 1`` (C2/sigma = 1 -> 18 steps).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    C2 : float
+        Model clipping radius, ``> 0``.
+    sigma : float
+        Noise std per step, ``> 0``.
+    C0 : float, default inf
+        Clipping radius of the start (``inf``: no clip).
+    sigma0 : float, default 0.0
+        Std of the initial noise, ``>= 0``.
+    tight : bool, default True
+        Tight recursion (else eq. 10 with ``beta = 1``).
+    T_max : int, default 100000
+        Largest step count searched (tight recursion), ``>= 1``.
+
+    Returns
+    -------
+    int
+        The number of noisy steps, ``>= 0``.
+
+    Raises
+    ------
+    ValueError
+        When the tight recursion needs more than ``T_max`` steps.
+
+    References
+    ----------
+    Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), Theorem 4.2, eq. (10).
     """
     check_probability("delta", delta, allow_zero=False, allow_one=False)
     check_int("T_max", T_max, low=1)
@@ -227,7 +461,32 @@ def mc_steps(epsilon: float, delta: float, *, C2: float, sigma: float, C0: float
 
 def mc_sigma_closed_form(epsilon: float, delta: float, *, C2: float, T: int, C0: float = math.inf,
                          sigma0: float = 0.0) -> float:
-    """Eq. (11) of Theorem 4.2 (via Dwork-Roth Lemma A.4, needs ``epsilon < 1``)."""
+    """Eq. (11) of Theorem 4.2 (via Dwork-Roth Lemma A.4, needs ``epsilon < 1``).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, in ``(0, 1)``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    C2 : float
+        Model clipping radius, ``> 0``.
+    T : int
+        Number of noisy steps, ``>= 1``.
+    C0 : float, default inf
+        Clipping radius of the start (finite with ``sigma0 > 0`` adds the initial-noise term).
+    sigma0 : float, default 0.0
+        Std of the initial noise, ``>= 0``.
+
+    Returns
+    -------
+    float
+        The printed closed-form noise std per step.
+
+    References
+    ----------
+    Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), Theorem 4.2, eq. (11).
+    """
     check_range("epsilon", epsilon, 0, 1, low_open=True, high_open=True)
     check_probability("delta", delta, allow_zero=False, allow_one=False)
     check_positive("C2", C2)
@@ -247,6 +506,27 @@ def op_sigma(epsilon: float, delta: float, *, C0: float, mode: str = "sound") ->
     ``mode="paper"``: ``sqrt(8 C0^2 ln(1.25/delta)) / eps`` (classic Gaussian mechanism, Dwork & Roth Thm A.1;
     only valid for ``eps < 1``; under-noises for ``eps > 1``). ``mode="sound"``: the analytic Gaussian mechanism.
     Pinned: C0 = 1 -> 9.689610, 0.1 -> 0.968961 (Tables 9/10).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    C0 : float
+        Clipping radius of the released model (sensitivity ``2 C0``), ``> 0``.
+    mode : {"sound", "paper"}, default "sound"
+        Classic (``"paper"``) or analytic (``"sound"``) Gaussian mechanism.
+
+    Returns
+    -------
+    float
+        The output-noise std.
+
+    References
+    ----------
+    Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), eq. (1); Dwork & Roth
+    (2014), Theorem A.1.
     """
     check_choice("mode", mode, _MODES)
     check_positive("epsilon", epsilon)
@@ -264,6 +544,32 @@ def dpsgd_group_targets(epsilon: float, delta: float, k: int, *, mode: str = "so
     for groups of ``k``. ``mode="sound"``: ``eps1 = eps / k``, ``delta1 = delta / (k e^{(k-1) eps1})``.
     ``mode="paper"``: the paper's code, ``delta1 = delta e^{eps1 - k eps1}`` (the ``1/k`` is missing, so the
     baseline is under-noised by a factor ``k`` in delta).
+
+    Parameters
+    ----------
+    epsilon : float
+        Group privacy parameter, ``> 0``.
+    delta : float
+        Group privacy parameter, in ``(0, 1)``.
+    k : int
+        Group (forget-set) size, ``>= 1``.
+    mode : {"sound", "paper"}, default "sound"
+        Per-record delta (see above).
+
+    Returns
+    -------
+    tuple of (float, float)
+        ``(eps1, delta1)`` per record.
+
+    Raises
+    ------
+    ValueError
+        When ``delta1`` would fall below ``1e-300``.
+
+    References
+    ----------
+    Vadhan, "The Complexity of Differential Privacy" (2017), Lemma 2.2; Koloskova et al., "Certified Unlearning for
+    Neural Networks" (ICML 2025, digest 004), Section 4.2.
     """
     check_choice("mode", mode, _MODES)
     check_positive("epsilon", epsilon)
@@ -284,6 +590,26 @@ def dpsgd_group_sigma_formula(epsilon: float, delta: float, *, C: float, k: int)
 
     It follows from the paper's ``(k eps, k e^{k eps} delta)`` group statement; shown to teach that the
     noise grows at least linearly in ``k`` (sigma proportional to k).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    C : float
+        Per-sample gradient clipping threshold, ``> 0``.
+    k : int
+        Group (forget-set) size, ``>= 1``.
+
+    Returns
+    -------
+    float
+        The noise std of the formula.
+
+    References
+    ----------
+    Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), Section 4.2.
     """
     check_positive("epsilon", epsilon)
     check_probability("delta", delta, allow_zero=False, allow_one=False)

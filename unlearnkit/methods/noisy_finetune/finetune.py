@@ -84,6 +84,25 @@ def clean_finetune(state: TrainedState, request: Request, x: torch.Tensor, confi
                    generator: torch.Generator, callback=None, start_step: int = 0, progress: bool = False):
     """Noise-free SGD on the retain set from ``x``.
 
+    Parameters
+    ----------
+    state : TrainedState
+        The trained model (its dataset, train indices and flat model).
+    request : Request
+        What was forgotten; fine-tuning reads its retain set only.
+    x : torch.Tensor
+        Flat parameters to start from (the noisy phase's output).
+    config : CleanFinetuneConfig
+        Steps, step size, batch size, weight decay, evaluation interval.
+    generator : torch.Generator
+        Source of the minibatches.
+    callback : callable, optional
+        Passed to :func:`unlearnkit.train.run_sgd`.
+    start_step : int, default 0
+        Step number of the first fine-tuning step (for the history and callback).
+    progress : bool, default False
+        Show a progress bar.
+
     Returns
     -------
     (x, cost, history)

@@ -51,6 +51,27 @@ def measured_rho(W: Tensor, leaver: int, retrain_rule: str = "recompute", *,
     rounds' ``W^t`` and of the retrain rule's ``W~^t`` (on the ``n - 1`` remaining clients), over ``W (T, n, n)``.
 
     The certificate checks the :class:`GapConstants` against them: ``rho2`` depends on the retrain rule.
+
+    Parameters
+    ----------
+    W : torch.Tensor
+        ``(T, n, n)`` mixing matrices of the stored rounds.
+    leaver : int
+        The leaving client.
+    retrain_rule : {"recompute", "absorb"}, default "recompute"
+        Retrain rule whose ``W~^t`` is measured.
+    mixing_rule : str, default "metropolis"
+        The mixing rule the rounds were built with.
+
+    Returns
+    -------
+    tuple of (float, float)
+        ``(rho1, rho2)``, each in ``[0, 1]``.
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Assumption 4.8.
     """
     keep = [i for i in range(int(W.shape[-1])) if i != leaver]
     Wt = retrain_mixing(W, leaver, retrain_rule, mixing_rule=mixing_rule)[:, keep][:, :, keep]
@@ -67,6 +88,31 @@ def client_noise(n_remaining: int, d: int, sigma: float, *, generator: torch.Gen
     each client model carries ``sqrt(n-1) sigma`` per coordinate (digest P8). Drawn on the generator's device
     in ``dtype`` (:func:`unlearnkit.privacy.noise.gaussian_noise`), then moved to ``device`` (default: the
     generator's).
+
+    Parameters
+    ----------
+    n_remaining : int
+        Number of remaining clients ``n - 1``, ``>= 1``.
+    d : int
+        Number of parameters per model.
+    sigma : float
+        Std on the average model, ``>= 0``.
+    generator : torch.Generator
+        Source of the noise.
+    dtype : torch.dtype, default torch.float32
+        Dtype of the draw.
+    device : torch.device or str, optional
+        Where the result goes (default: the generator's device).
+
+    Returns
+    -------
+    torch.Tensor
+        ``(n_remaining, d)`` noise, std ``sqrt(n_remaining) sigma`` per coordinate.
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Algorithm 2 and Corollary 4.10.
     """
     check_int("n_remaining", n_remaining, low=1)
     check_positive("sigma", sigma, allow_zero=True)
@@ -109,8 +155,8 @@ class PDUDTConfig:
         ``"manual"`` (``sigma`` as given; the paper's experiments) or ``"certified"`` (from ``d1``).
     sigma:
         Std of the noise on the *average* model for ``noise="manual"``.
-    epsilon, beta:
-        The (epsilon, beta) target for ``noise="certified"``, and the beta the manual note refers to.
+    epsilon, delta:
+        The (epsilon, delta) target for ``noise="certified"``, and the delta the manual note refers to.
     mode:
         ``"paper"`` (Theorem 4.9's ``d1`` with the printed calibration, needs ``constants``) or ``"sound"``:
         with ``smoothness``, the worst-case gradient-gossip sensitivity of
@@ -131,11 +177,18 @@ class PDUDTConfig:
     noise: str = "manual"
     sigma: float = 0.0
     epsilon: float = 1.0
-    beta: float = 1e-5
+    delta: float = 1e-5
     mode: str = "paper"
     constants: Optional[GapConstants] = None
     smoothness: Optional[GossipSmoothness] = None
     scope: str = "clients"
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "PDUDTConfig":
+        # the failure probability is ``delta`` (the paper writes it beta): name the new keyword for the old one
+        if "beta" in kwargs:
+            raise TypeError("PDUDTConfig: beta was renamed delta (the failure probability of Definition 4.3): "
+                            f"pass delta={kwargs['beta']!r}")
+        return super().__new__(cls)
 
     def __post_init__(self) -> None:
         check_choice("retrain_rule", self.retrain_rule, RETRAIN_RULES)
@@ -150,7 +203,7 @@ class PDUDTConfig:
         check_choice("noise", self.noise, NOISE_MODES)
         check_positive("sigma", self.sigma, allow_zero=True)
         check_epsilon("epsilon", self.epsilon)
-        check_range("beta", self.beta, 0.0, 1.0, low_open=True, high_open=True)
+        check_range("delta", self.delta, 0.0, 1.0, low_open=True, high_open=True)
         check_choice("mode", self.mode, ("paper", "sound"))
         check_choice("scope", self.scope, SOUND_SCOPES)
         # a bare number (nan, 1.0) is not the constants of Theorem 4.9: GapConstants validates each one finite
@@ -206,7 +259,7 @@ def _plan(state: TrainedState, request: Request, config: PDUDTConfig) -> tuple[P
         if config.noise == "certified" and not isinstance(cache, RunningSumCache):
             rho = measured_rho(cache.W[:t1], k, config.retrain_rule, mixing_rule=mixing_rule)
         cert = pdudt_certificate(lr=lr, t1=t1, n=n, constants=config.constants, noise=config.noise,
-                                 mode=config.mode, epsilon=config.epsilon, beta=config.beta,
+                                 mode=config.mode, epsilon=config.epsilon, delta=config.delta,
                                  sigma=config.sigma if config.noise == "manual" else None,
                                  correction_scale=config.correction_scale, measured_rho=rho)
     sigma = float(cert.sigma or 0.0)
@@ -338,7 +391,22 @@ class PDUDT:
         return Result(out, cert, history, cost, extras)
 
     def certify(self, state: TrainedState, request: Request, config: PDUDTConfig) -> Plan:
-        """The certificate and noise point of :meth:`unlearn` (:func:`pdudt_plan`), without a correction."""
+        """The certificate and noise point of :meth:`unlearn` (:func:`pdudt_plan`), without a correction.
+
+        Parameters
+        ----------
+        state : TrainedState
+            What :func:`unlearnkit.decentral.run_gradient_gossip` returns.
+        request : Request
+            A client request.
+        config : PDUDTConfig
+            The run.
+
+        Returns
+        -------
+        Plan
+            As :func:`pdudt_plan`.
+        """
         return pdudt_plan(state, request, config)
 
     @staticmethod
@@ -380,5 +448,5 @@ class PDUDT:
         sens = gossip_sensitivity(W.double().cpu().numpy(), Wt.double().cpu().numpy(), k, lr, config.smoothness,
                                   config.correction_scale)
         return gossip_certificate(sensitivity=sens, smooth=config.smoothness, epsilon=config.epsilon,
-                                  beta=config.beta, scope=config.scope, correction_scale=config.correction_scale,
+                                  delta=config.delta, scope=config.scope, correction_scale=config.correction_scale,
                                   violations=tuple(bad))

@@ -4,7 +4,7 @@ Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies"
 
 - :func:`gap_bound`: ``d1 = B1 + B2`` (Lemma B.1 + Lemma B.2 => Theorem 4.9), with the step-size condition
   :func:`step_size_limit`; constants of Assumptions 4.5 to 4.8 in :class:`GapConstants`.
-- :func:`pdudt_sigma`: the noise on the *average* model for an ``(epsilon, beta)`` target (Def. 4.3, Alg. 2
+- :func:`pdudt_sigma`: the noise on the *average* model for an ``(epsilon, delta)`` target (Def. 4.3, Alg. 2
   line 14), in ``mode="paper"`` (the paper's zCDP calibration with ``d1`` taken as a sensitivity) or
   ``mode="sound"`` (a Markov tail on the expected ``d1`` plus the analytic Gaussian mechanism);
   :func:`bun_steinke_epsilon` is its inverse in epsilon.
@@ -22,8 +22,9 @@ every scale of :mod:`unlearnkit.decentral.correction`: ``"paper"``, ``"sum"`` (`
 both give a symmetric doubly-stochastic ``W~`` (Assumption 4.7), provided ``rho2`` bounds *that* ``W~`` and the
 reference (perturbed retraining) retrains with the same ``W~``.
 
-The paper writes the failure probability of its Definition 4.3 as ``beta`` (``delta`` names the residuals of
-Eq. 7); the certificate stores it in its ``delta`` field. Plain numbers in, plain numbers out: no torch.
+The failure probability of Definition 4.3 is called ``delta`` here, as in the certificate's ``delta`` field;
+the paper writes it ``beta`` (its ``delta`` names the residuals of Eq. 7). Plain numbers in, plain numbers
+out: no torch.
 """
 
 from __future__ import annotations
@@ -45,13 +46,13 @@ NOISE_MODES = ("certified", "manual")
 _SCALES = ("paper", "sum", "none")
 
 
-def _check_beta(beta: float) -> float:
+def _check_delta(delta: float) -> float:
     # the paper writes it beta (its delta are the residuals of Eq. 7); the message also names the certificate
     # field it ends up in, so a reader can match the two
-    v = float(beta)
+    v = float(delta)
     if not (math.isfinite(v) and 0.0 < v < 1.0):
-        raise ValueError(f"beta={beta!r} is out of range: expected beta in (0, 1) (the failure probability of "
-                         f"Definition 4.3, which the certificate records as its delta)")
+        raise ValueError(f"delta={delta!r} is out of range: expected delta in (0, 1) (the failure probability of "
+                         f"Definition 4.3, the paper's beta)")
     return v
 
 
@@ -96,6 +97,29 @@ def step_size_limit(*, L: float, t1: int, n: int, rho1: float, rho2: float) -> f
     """The step-size condition of Lemmas B.1, B.2 and Theorem 4.9 (digest 3.2)::
 
         eta < min{ sqrt(1/(12 L^2 t1^2)), sqrt(1/(24 L^2 rho1^2 n t1)), sqrt(1/(36 L^2 rho2^2 (n-1) t1)) }
+
+    Parameters
+    ----------
+    L : float
+        Smoothness constant of Assumption 4.5.
+    t1 : int
+        Request round.
+    n : int
+        Number of clients, ``>= 2``.
+    rho1 : float
+        Spectral constant of the rounds' ``W^t`` (a term is dropped when 0).
+    rho2 : float
+        Spectral constant of the retrain rule's ``W~^t`` (a term is dropped when 0).
+
+    Returns
+    -------
+    float
+        The bound on ``eta`` (the condition is strict: ``eta`` must be below it).
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Lemmas B.1 and B.2 and Theorem 4.9.
     """
     lims = [math.sqrt(1.0 / (12 * L**2 * t1**2))]
     if rho1 > 0:
@@ -131,6 +155,29 @@ def gap_bound(*, lr: float, t1: int, n: int, constants: GapConstants, mode: str 
     ``sqrt(E||.||^2)``, not a worst case (digest P8): :func:`pdudt_sigma` handles that in sound mode.
 
     Raises ``ValueError`` naming ``lr`` when the step-size condition fails.
+
+    Parameters
+    ----------
+    lr : float
+        Training step size ``eta``, ``> 0`` and below :func:`step_size_limit`.
+    t1 : int
+        Request round, ``>= 1``.
+    n : int
+        Number of clients, ``>= 2``.
+    constants : GapConstants
+        The constants of Assumptions 4.5 to 4.8.
+    mode : {"paper", "sound"}, default "paper"
+        How ``I2'`` is read (see above).
+
+    Returns
+    -------
+    GapBound
+        ``B1``, ``B2`` (``d1 = B1 + B2``), the intermediate terms and ``mode``.
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Theorem 4.9, Lemmas B.1 and B.2.
     """
     check_choice("mode", mode, ("paper", "sound"))
     eta = check_positive("lr", lr)
@@ -170,24 +217,44 @@ def gap_bound(*, lr: float, t1: int, n: int, constants: GapConstants, mode: str 
     return GapBound(B1, B2, terms, mode)
 
 
-def bun_steinke_epsilon(sensitivity: float, sigma: float, beta: float) -> float:
+def bun_steinke_epsilon(sensitivity: float, sigma: float, delta: float) -> float:
     """The epsilon that the paper's calibration grants at std ``sigma`` for means ``sensitivity`` apart.
 
     Qiao et al. 2025, Def. 4.3 and Alg. 2 line 14 (digest 3.3): the inverse in epsilon of :func:`pdudt_sigma`
     in paper mode. The Gaussian is ``rho = Delta^2 / (2 sigma^2)``-zCDP (Bun & Steinke 2016, Prop. 1.6), which
-    gives ``eps = rho + 2 sqrt(rho ln(1/beta))`` (Prop. 1.3): the closed-form linear Renyi conversion
+    gives ``eps = rho + 2 sqrt(rho ln(1/delta))`` (Prop. 1.3): the closed-form linear Renyi conversion
     :func:`unlearnkit.privacy.linear_rdp.linear_rdp_epsilon` with ``method="mironov"``.
+
+    Parameters
+    ----------
+    sensitivity : float
+        Distance of the two means.
+    sigma : float
+        Noise std, ``> 0``.
+    delta : float
+        Failure probability, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        The epsilon.
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Definition 4.3 and Algorithm 2; Bun & Steinke, "Concentrated Differential Privacy: Simplifications,
+    Extensions, and Lower Bounds" (TCC 2016), Propositions 1.3 and 1.6.
     """
     check_positive("sigma", sigma)
-    beta = _check_beta(beta)
+    delta = _check_delta(delta)
     rho = sensitivity**2 / (2.0 * sigma**2)
-    return linear_rdp_epsilon(rho, beta, method="mironov")
+    return linear_rdp_epsilon(rho, delta, method="mironov")
 
 
-def pdudt_sigma(d1: float, epsilon: float, beta: float, mode: str = "paper") -> float:
+def pdudt_sigma(d1: float, epsilon: float, delta: float, mode: str = "paper") -> float:
     """The std of the noise on the *average* model (per client: ``sqrt(n-1)`` times it), Cor. 4.10.
 
-    ``mode="paper"``: ``sigma = d1 / (sqrt(2 ln(1/beta) + 2 eps) - sqrt(2 ln(1/beta)))`` (Def 4.3, Alg. 2
+    ``mode="paper"``: ``sigma = d1 / (sqrt(2 ln(1/delta) + 2 eps) - sqrt(2 ln(1/delta)))`` (Def 4.3, Alg. 2
     line 14; digest 3.3 reconstructs it as the Bun-Steinke zCDP conversion that Neel et al. state, which is
     :func:`unlearnkit.privacy.gaussian.zcdp_gaussian_sigma`), treating ``d1`` as a deterministic bound on the
     distance of the means. It is not: Theorem 4.9 bounds
@@ -195,21 +262,43 @@ def pdudt_sigma(d1: float, epsilon: float, beta: float, mode: str = "paper") -> 
 
     ``mode="sound"`` (ours): by Markov on ``||gap||^2``, ``P(||gap|| > d1 / sqrt(gamma)) <= gamma``; on the
     complement the two averages are Gaussians whose means are at most ``Delta = d1 / sqrt(gamma)`` apart. We
-    split ``beta`` as ``gamma = beta / 2`` for the tail and ``beta / 2`` for the mechanism, and calibrate
+    split ``delta`` as ``gamma = delta / 2`` for the tail and ``delta / 2`` for the mechanism, and calibrate
     with the analytic Gaussian mechanism (Balle & Wang 2018), exact for two Gaussians. The two runs are
     coupled through the shared minibatch draws, as in the lemmas.
+
+    Parameters
+    ----------
+    d1 : float
+        The gap bound of :func:`gap_bound`, ``>= 0``.
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Failure probability, in ``(0, 1)``.
+    mode : {"paper", "sound"}, default "paper"
+        Calibration (see above).
+
+    Returns
+    -------
+    float
+        The std on the average model; ``0.0`` when ``d1 == 0``.
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Definition 4.3, Algorithm 2 and Corollary 4.10; Balle & Wang, "Improving the Gaussian Mechanism for
+    Differential Privacy" (ICML 2018).
     """
     check_choice("mode", mode, ("paper", "sound"))
     check_positive("d1", d1, allow_zero=True)
     check_positive("epsilon", epsilon)
-    beta = _check_beta(beta)
+    delta = _check_delta(delta)
     if d1 == 0:
         return 0.0
     if mode == "paper":
-        return float(zcdp_gaussian_sigma(epsilon, beta, sensitivity=d1))
+        return float(zcdp_gaussian_sigma(epsilon, delta, sensitivity=d1))
 
-    gamma = beta / 2.0
-    return float(analytic_gaussian_sigma(epsilon, beta - gamma, sensitivity=d1 / math.sqrt(gamma)))
+    gamma = delta / 2.0
+    return float(analytic_gaussian_sigma(epsilon, delta - gamma, sensitivity=d1 / math.sqrt(gamma)))
 
 
 def lemma_coverage(correction_scale: str, mode: str) -> tuple[bool, str]:
@@ -218,6 +307,23 @@ def lemma_coverage(correction_scale: str, mode: str) -> tuple[bool, str]:
     Returns ``(covered, reason)``. ``mode="paper"`` takes the paper's statements (Lemma B.2, Thm 4.9, Cor. 4.10
     are about Algorithm 2): only ``"paper"`` (Eq. 9, convex weights). ``mode="sound"`` takes the proof of Lemma
     B.2 (Eq. 50), which uses only ``0 <= w_i^t <= 1``: ``"paper"``, ``"sum"`` and ``"none"`` (module docstring).
+
+    Parameters
+    ----------
+    correction_scale : {"paper", "sum", "none"}
+        The correction's weights.
+    mode : {"paper", "sound"}
+        How the paper is read.
+
+    Returns
+    -------
+    tuple of (bool, str)
+        ``(covered, reason)``.
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Lemma B.2 (Eq. 50), Theorem 4.9 and Corollary 4.10.
     """
     check_choice("correction_scale", correction_scale, _SCALES)
     check_choice("mode", mode, ("paper", "sound"))
@@ -245,7 +351,7 @@ def _check_rho(constants: GapConstants, measured_rho: Optional[tuple[float, floa
 
 
 def pdudt_certificate(*, lr: float, t1: int, n: int, constants: Optional[GapConstants], noise: str = "certified",
-                      mode: str = "paper", epsilon: float = 1.0, beta: float = 1e-5,
+                      mode: str = "paper", epsilon: float = 1.0, delta: float = 1e-5,
                       sigma: Optional[float] = None, correction_scale: str = "paper",
                       measured_rho: Optional[tuple[float, float]] = None) -> Certificate:
     """The :class:`~unlearnkit.core.Certificate` of Corollary 4.10 for PDUDT and PDUDT(ES).
@@ -264,6 +370,48 @@ def pdudt_certificate(*, lr: float, t1: int, n: int, constants: Optional[GapCons
     ``noise="manual"``: the given ``sigma`` (the paper's experiments sweep 0.001 to 0.015 and never compute
     ``d1``, digest P7); the certificate says "not certified" (``mode="none"``, ``epsilon=inf``) and, when
     ``constants`` are given, notes the epsilon the paper's bound would grant at that sigma.
+
+    Parameters
+    ----------
+    lr : float
+        Training step size ``eta``.
+    t1 : int
+        Request round.
+    n : int
+        Number of clients, ``>= 2``.
+    constants : GapConstants or None
+        Theorem 4.9's constants; required for ``noise="certified"``.
+    noise : {"certified", "manual"}, default "certified"
+        Where sigma comes from.
+    mode : {"paper", "sound"}, default "paper"
+        Calibration of :func:`pdudt_sigma` and reading of :func:`lemma_coverage`.
+    epsilon : float, default 1.0
+        Privacy target.
+    delta : float, default 1e-5
+        Failure probability, in ``(0, 1)``.
+    sigma : float, optional
+        The std for ``noise="manual"`` (required there), ``>= 0``.
+    correction_scale : {"paper", "sum", "none"}, default "paper"
+        The correction's weights.
+    measured_rho : tuple of (float, float), optional
+        ``(rho1, rho2)`` measured on the rounds (:func:`~unlearnkit.methods.pdudt.measured_rho`).
+
+    Returns
+    -------
+    Certificate
+        ``mode="paper"`` with ``epsilon`` as requested (which does not hold, see its note), or ``mode="none"``
+        with ``epsilon = inf``; ``sigma`` is the noise to add in every case.
+
+    Raises
+    ------
+    ValueError
+        For ``noise="manual"`` without ``sigma``, ``noise="certified"`` without ``constants``, or ``lr`` beyond the
+        step-size condition.
+
+    References
+    ----------
+    Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
+    Theorem 4.9 and Corollary 4.10.
     """
     check_choice("noise", noise, NOISE_MODES)
     check_choice("correction_scale", correction_scale, _SCALES)
@@ -277,12 +425,12 @@ def pdudt_certificate(*, lr: float, t1: int, n: int, constants: Optional[GapCons
         consts: dict[str, float] = {}
         if constants is not None:
             d1 = gap_bound(lr=lr, t1=t1, n=n, constants=constants, mode="paper").d1
-            need = pdudt_sigma(d1, epsilon, beta, "paper")
-            implied = bun_steinke_epsilon(d1, sigma, beta) if sigma > 0 else math.inf
+            need = pdudt_sigma(d1, epsilon, delta, "paper")
+            implied = bun_steinke_epsilon(d1, sigma, delta) if sigma > 0 else math.inf
             consts = {**constants.as_dict(), "d1": d1, "certified_sigma": need, "implied_epsilon": implied}
             note += (f"; the paper's bound would need sigma={need:.4g} for eps={epsilon:g}, "
                      f"and grants eps={implied:.4g} at sigma={sigma:g}")
-        return Certificate(epsilon=math.inf, delta=beta, sigma=float(sigma), mechanism=mechanism, source=source,
+        return Certificate(epsilon=math.inf, delta=delta, sigma=float(sigma), mechanism=mechanism, source=source,
                            mode="none", constants=consts, note=note)
     if constants is None:
         raise ValueError("constants=None: noise='certified' needs GapConstants (L, sigma_1^2, sigma_2^2, "
@@ -291,14 +439,14 @@ def pdudt_certificate(*, lr: float, t1: int, n: int, constants: Optional[GapCons
     covered, why = lemma_coverage(correction_scale, mode)
     bad_rho = _check_rho(constants, measured_rho)
     bound = gap_bound(lr=lr, t1=t1, n=n, constants=constants, mode=mode)
-    s = pdudt_sigma(bound.d1, epsilon, beta, mode)
+    s = pdudt_sigma(bound.d1, epsilon, delta, mode)
     consts = {**constants.as_dict(), "lr": lr, "t1": t1, "n": n, "B1": bound.B1, "B2": bound.B2, "d1": bound.d1,
               "correction_scale": correction_scale}
     if not covered or bad_rho:
         # the noise of the mode's calibration is still added (not silently dropped), but it certifies nothing
         reason = why if not covered else (f"the spectral constants do not bound the rounds ({bad_rho}), so "
                                           f"Assumption 4.8 and with it d1 fail")
-        return Certificate(epsilon=math.inf, delta=beta, sigma=float(s), mechanism=mechanism, source=source,
+        return Certificate(epsilon=math.inf, delta=delta, sigma=float(s), mechanism=mechanism, source=source,
                            mode="none", constants={**consts, "calibration_mode": mode},
                            note=(f"not certified ({mode} mode, correction_scale={correction_scale!r}): {reason}; "
                                  f"sigma={s:.4g} is the {mode}-mode calibration, added but certifying nothing"))
@@ -306,7 +454,7 @@ def pdudt_certificate(*, lr: float, t1: int, n: int, constants: Optional[GapCons
               f"against perturbed retraining with the same retrain rule W~")
     if mode == "sound":
         # the sound calibration is right *if* the constants hold, but nothing here checks the data-dependent ones
-        return Certificate(epsilon=math.inf, delta=float(beta), sigma=float(s), mechanism=mechanism,
+        return Certificate(epsilon=math.inf, delta=float(delta), sigma=float(s), mechanism=mechanism,
                            source=source + " [sound calibration: Markov + analytic Gaussian]", mode="none",
                            constants={**consts, "calibration_mode": mode, "epsilon_target": float(epsilon)},
                            note=(f"not certified: the GapConstants were set by hand and L, sigma_1^2, sigma_2^2, "
@@ -316,5 +464,5 @@ def pdudt_certificate(*, lr: float, t1: int, n: int, constants: Optional[GapCons
                                  f"mode='sound' with smoothness=GossipSmoothness(...)); {covers}"))
     note = (f"does not hold as stated: d1 bounds an expected distance sqrt(E||gap||^2), not a worst case, and "
             f"the paper treats it as a deterministic sensitivity (use mode='sound'); {covers}")
-    return Certificate(epsilon=float(epsilon), delta=float(beta), sigma=float(s), mechanism=mechanism, source=source,
+    return Certificate(epsilon=float(epsilon), delta=float(delta), sigma=float(s), mechanism=mechanism, source=source,
                        mode=mode, constants=consts, note=note)

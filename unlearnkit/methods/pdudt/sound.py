@@ -43,7 +43,7 @@ Gaussian mechanism of sensitivity ``sqrt(sum_i Delta_i^2)`` and std ``sqrt(n-1) 
 post-processing of them, the average included); the paper's scope, the average model only, has sensitivity
 ``mean_i(Delta_i)`` for the sum correction (``W~``'s columns sum to 1) (``scope="average"``). The analytic
 Gaussian mechanism (Balle & Wang 2018) calibrates ``sigma`` exactly; conditioning on the shared draws and
-averaging keeps the (epsilon, beta) guarantee (joint convexity). Threat model: the observer sees the released
+averaging keeps the (epsilon, delta) guarantee (joint convexity). Threat model: the observer sees the released
 models (not the caches, which hold the leaver's gradients and must be deleted), knows the topology and the
 seeds; the reference is perturbed retraining with the same topology, retrain rule and draws.
 
@@ -127,16 +127,23 @@ def gossip_sensitivity(W: np.ndarray, W_tilde: np.ndarray, leaver: int, lr: floa
 
     Parameters
     ----------
-    W, W_tilde:
+    W, W_tilde : numpy.ndarray
         ``(t1, n, n)``: the rounds' mixing matrices and the retrain rule's ``W~^t`` embedded in ``(n, n)``
         (row and column ``leaver`` zero).
-    leaver, lr:
-        The leaving client ``k`` and the training step size ``eta``.
-    smooth:
-        :class:`GossipSmoothness` (``C``, ``L``).
-    correction_scale:
+    leaver : int
+        The leaving client ``k``.
+    lr : float
+        The training step size ``eta``.
+    smooth : GossipSmoothness
+        ``C`` and ``L``.
+    correction_scale : {"sum", "paper", "none"}, default "sum"
         ``"sum"`` (the kicks are removed exactly), ``"paper"`` or ``"none"`` (weights in ``[0, 1]``: the kicks
         stay in the bound).
+
+    Returns
+    -------
+    GossipSensitivity
+        Per-client bounds ``Delta_i`` and the sensitivities of the two release scopes.
     """
     W = np.asarray(W, dtype=float)
     Wt = np.asarray(W_tilde, dtype=float)
@@ -167,26 +174,68 @@ def gossip_sensitivity(W: np.ndarray, W_tilde: np.ndarray, leaver: int, lr: floa
     return GossipSensitivity(per, float(avg), float(kick_sum[keep].sum()), float(drift_sum[keep].sum()))
 
 
-def sound_gossip_sigma(sensitivity: float, epsilon: float, beta: float) -> float:
-    """The std on the average model (per client ``sqrt(n-1)`` times it) for ``(epsilon, beta)``: analytic
-    Gaussian mechanism (Balle & Wang 2018) at the given sensitivity (:meth:`GossipSensitivity.for_scope`)."""
+def sound_gossip_sigma(sensitivity: float, epsilon: float, delta: float) -> float:
+    """The std on the average model (per client ``sqrt(n-1)`` times it) for ``(epsilon, delta)``: analytic
+    Gaussian mechanism (Balle & Wang 2018) at the given sensitivity (:meth:`GossipSensitivity.for_scope`).
+
+    Parameters
+    ----------
+    sensitivity : float
+        The scope's sensitivity, ``>= 0``.
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Failure probability, in ``(0, 1)``.
+
+    Returns
+    -------
+    float
+        The std on the average model.
+
+    References
+    ----------
+    Balle & Wang, "Improving the Gaussian Mechanism for Differential Privacy" (ICML 2018).
+    """
     check_positive("sensitivity", sensitivity, allow_zero=True)
     check_positive("epsilon", epsilon)
-    if not (0.0 < float(beta) < 1.0):
-        raise ValueError(f"beta={beta!r} is out of range: expected beta in (0, 1)")
+    if not (0.0 < float(delta) < 1.0):
+        raise ValueError(f"delta={delta!r} is out of range: expected delta in (0, 1)")
     if sensitivity == 0:
         return 0.0
-    return float(analytic_gaussian_sigma(epsilon, beta, sensitivity=sensitivity))
+    return float(analytic_gaussian_sigma(epsilon, delta, sensitivity=sensitivity))
 
 
-def gossip_certificate(*, sensitivity: GossipSensitivity, smooth: GossipSmoothness, epsilon: float, beta: float,
+def gossip_certificate(*, sensitivity: GossipSensitivity, smooth: GossipSmoothness, epsilon: float, delta: float,
                        scope: str = "clients", correction_scale: str = "sum",
                        violations: tuple[str, ...] = ()) -> Certificate:
     """The sound :class:`~unlearnkit.core.Certificate` of this module (mode ``"sound"``), or mode ``"none"``
-    with the noise still calibrated when a premise (A1 to A3) fails: ``violations`` name them."""
+    with the noise still calibrated when a premise (A1 to A3) fails: ``violations`` name them.
+
+    Parameters
+    ----------
+    sensitivity : GossipSensitivity
+        From :func:`gossip_sensitivity`.
+    smooth : GossipSmoothness
+        The constants ``C`` and ``L`` the sensitivity used.
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Failure probability, in ``(0, 1)``.
+    scope : {"clients", "average"}, default "clients"
+        What the release covers.
+    correction_scale : {"paper", "sum", "none"}, default "sum"
+        The correction's weights (recorded in the note and constants).
+    violations : tuple of str, default ()
+        Premises that fail; non-empty gives ``mode="none"``.
+
+    Returns
+    -------
+    Certificate
+        ``mode="sound"``, or ``mode="none"`` with ``epsilon = inf`` and the calibrated sigma.
+    """
     check_choice("scope", scope, SOUND_SCOPES)
     delta_s = sensitivity.for_scope(scope)
-    sigma = sound_gossip_sigma(delta_s, epsilon, beta)
+    sigma = sound_gossip_sigma(delta_s, epsilon, delta)
     consts = {**smooth.as_dict(), "sensitivity": delta_s, "scope": scope, "correction_scale": correction_scale,
               "sensitivity_clients": sensitivity.clients, "sensitivity_average": sensitivity.average,
               "kick_total": sensitivity.kick_total, "drift_total": sensitivity.drift_total}
@@ -195,14 +244,14 @@ def gossip_certificate(*, sensitivity: GossipSensitivity, smooth: GossipSmoothne
     source = ("unlearnkit: worst-case gradient-gossip sensitivity (kick + drift recursion, "
               "methods/pdudt/sound.py) + analytic Gaussian (Balle & Wang 2018)")
     if violations:
-        return Certificate(epsilon=math.inf, delta=float(beta), sigma=sigma, mechanism=mechanism, source=source,
+        return Certificate(epsilon=math.inf, delta=float(delta), sigma=sigma, mechanism=mechanism, source=source,
                            mode="none", constants={**consts, "calibration_mode": "sound"},
                            note=(f"not certified: {'; '.join(violations)}; sigma={sigma:.4g} is the sound "
                                  f"calibration, added but certifying nothing"))
-    note = (f"(epsilon, beta)-indistinguishable from perturbed retraining (same topology, retrain rule, "
+    note = (f"(epsilon, delta)-indistinguishable from perturbed retraining (same topology, retrain rule, "
             f"minibatch draws and noise) for {'every released client model' if scope == 'clients' else 'the average model'}, "
             f"for any data of the leaver; assumes gradient norms <= C={smooth.lipschitz:.4g} and an "
             f"L={smooth.smoothness:.4g}-Lipschitz gradient for every dataset (A2), one gradient per round (A1); "
             f"the caches must be deleted")
-    return Certificate(epsilon=float(epsilon), delta=float(beta), sigma=sigma, mechanism=mechanism, source=source,
+    return Certificate(epsilon=float(epsilon), delta=float(delta), sigma=sigma, mechanism=mechanism, source=source,
                        mode="sound", constants=consts, note=note)

@@ -198,6 +198,24 @@ def u_direction(ctx: Any, data: WalkData, cfg: RRDUConfig) -> Tensor:
     """``g_u`` of the corrective step at u (paper Algorithm 4; the update is ``theta + eta (g_u + Z)``).
 
     Drawn through the token's :class:`~unlearnkit.decentral.HopContext` (per-example clipping at ``clip_L``).
+
+    Parameters
+    ----------
+    ctx : HopContext
+        The token's hop context (gradients with clipping, minibatch sampling).
+    data : WalkData
+        The walk's data split at ``u`` (``retained``, ``forget``, ``m``, ``n_u``).
+    cfg : RRDUConfig
+        The run (``variant``, ``u_batch``, ``batch_size``, ``clip_L``).
+
+    Returns
+    -------
+    torch.Tensor
+        ``g_u``, a flat direction shaped like the parameters.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000), Algorithm 4.
     """
     ratio = data.m / data.n_u
     full = cfg.u_batch == "full"
@@ -219,7 +237,18 @@ def u_direction(ctx: Any, data: WalkData, cfg: RRDUConfig) -> Tensor:
 # ----------------------------------------------------------------------------------------------------------
 
 def token_config(cfg: RRDUConfig) -> TokenConfig:
-    """The :class:`~unlearnkit.decentral.TokenConfig` of RR-DU's descent hops (s minibatches, Theta ball)."""
+    """The :class:`~unlearnkit.decentral.TokenConfig` of RR-DU's descent hops (s minibatches, Theta ball).
+
+    Parameters
+    ----------
+    cfg : RRDUConfig
+        The run.
+
+    Returns
+    -------
+    TokenConfig
+        Step size, batch size, ``s`` local batches, optimizer and trust ball of the descent hops.
+    """
     return TokenConfig(lr=cfg.lr, batch_size=cfg.batch_size, local_batches=cfg.s, optimizer=cfg.optimizer,
                        betas=cfg.adam_betas, radius=cfg.theta_radius, center="origin")
 
@@ -242,6 +271,46 @@ def walk_unlearn(flat: Any, theta0: Tensor, data: WalkData, cfg: RRDUConfig, *, 
     ``step_norm`` is the pre-projection step length and ``dist_ref = ||theta - theta_ref||`` after the hop;
     ``monitor(theta) -> dict`` (e.g. accuracies) is evaluated every ``cfg.eval_every`` hops and at the end,
     stored in that hop's history row and event.
+
+    Parameters
+    ----------
+    flat : FlatParams
+        The model as a function of its flat parameters.
+    theta0 : torch.Tensor
+        Flat parameters to start from.
+    data : WalkData
+        The walk's data split.
+    cfg : RRDUConfig
+        The run.
+    sigma : float
+        Gradient-noise std of the u-steps, ``>= 0``.
+    generator : torch.Generator
+        Source of noise, minibatches and (without ``route``) the route's seed.
+    federation : Federation
+        The partition after the deletion.
+    theta_ref : torch.Tensor, optional
+        Centre of the trust ball and reference of ``dist_ref``; default a copy of ``theta0``.
+    route : numpy.ndarray, optional
+        The client of every hop; drawn when ``None``.
+    network : object, optional
+        The network, for ``routing="walk_with_restart"``.
+    callback : Callback, optional
+        Receives the hop events.
+    monitor : callable, optional
+        ``monitor(theta) -> dict``, evaluated every ``cfg.eval_every`` hops and at the end.
+    optimizer : TokenOptimizer, optional
+        Passed to :func:`~unlearnkit.decentral.run_token` for the descent hops.
+    progress : bool, default False
+        Show a progress bar.
+
+    Returns
+    -------
+    tuple of (torch.Tensor, list of dict, Cost, numpy.ndarray)
+        ``(theta, history, cost, route)``.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000), Algorithm 4.
     """
     u = data.u
     p = cfg.routing_p(data.n_clients)
@@ -320,6 +389,34 @@ class RRDU:
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: RRDUConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        """Unlearn ``request`` by ``config.T_unlearn`` hops of RR-DU (:func:`walk_unlearn`) with the noise of
+        :meth:`certify`; accountant ``"S"`` on a drawn route is re-certified on its realised u-visits.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model, with ``federation`` (and ``network`` for ``walk_with_restart``).
+        request : Request
+            Samples or a class of one client ``request.client``.
+        config : RRDUConfig
+            The run.
+        generator : torch.Generator
+            Source of noise, minibatches and the route.
+        callback : Callback, optional
+            Receives the hop events.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The unlearned parameters, the certificate, the history, the cost and extras (``path``, ``sigma``, ``u``,
+            ``p``, and ``observer_epsilons`` for the noisy-start accountants).
+
+        References
+        ----------
+        Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000), Algorithm 4.
+        """
         route, monitor = self.route, self.monitor
         plan, data, p = _plan(state, request, config, route)
         sigma = plan.point("rrdu.u_step").sigma
@@ -349,6 +446,20 @@ class RRDU:
         every accountant. Without it the route is drawn inside :meth:`unlearn`: accountants ``"A"`` .. ``"D"``
         and ``"M"`` do not read it (the same certificate), while ``"S"`` composes the realised u-visits, so this
         reports its a-priori certificate at the visit cap (its note says so) and :meth:`unlearn` the realised one.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : RRDUConfig
+            The run.
+
+        Returns
+        -------
+        Plan
+            The certificate and the ``"rrdu.u_step"`` noise point.
         """
         return rrdu_plan(state, request, config, self.route)
 

@@ -222,6 +222,28 @@ class RetrainWalk(_Monitored):
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: WalkConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        """Run the walk of Algorithm 2 on D minus D_f from the original initialisation.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained walk model, with its federation.
+        request : Request
+            What to forget.
+        config : WalkConfig
+            The run's settings.
+        generator : torch.Generator
+            Source of the run's randomness (noise, minibatches, routes).
+        callback : Callback, optional
+            Receives the run's events.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The retrained parameters, no certificate (``None``), the history and the cost.
+        """
         init = state.checkpoints.get(0)
         out = _simple_walk(state.flat, state.federation.without(request), config, config.token, generator=generator,
                            init=state.flat.init() if init is None else init, monitor=self.monitor, callback=callback,
@@ -230,7 +252,22 @@ class RetrainWalk(_Monitored):
 
     def certify(self, state: TrainedState, request: Request, config: WalkConfig) -> Plan:
         """Exact by definition, so no certificate is issued: a ``mode="none"`` plan (``unlearn`` reports
-        ``None``) with no noise point."""
+        ``None``) with no noise point.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained walk model, with its federation.
+        request : Request
+            What to forget.
+        config : WalkConfig
+            The run's settings.
+
+        Returns
+        -------
+        Plan
+            No certificate (``mode="none"``) and no noise point.
+        """
         return Plan(_NO_CERTIFICATE)
 
 
@@ -247,12 +284,49 @@ class FinetuneWalk(_Monitored):
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: WalkConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        """Run the walk of Algorithm 2 on D minus D_f from the trained model.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained walk model, with its federation.
+        request : Request
+            What to forget.
+        config : WalkConfig
+            The run's settings.
+        generator : torch.Generator
+            Source of the run's randomness (noise, minibatches, routes).
+        callback : Callback, optional
+            Receives the run's events.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The fine-tuned parameters, no certificate (``None``), the history and the cost.
+        """
         out = _simple_walk(state.flat, state.federation.without(request), config, config.token, generator=generator,
                            init=state.params, monitor=self.monitor, callback=callback, progress=progress)
         return _result(out)
 
     def certify(self, state: TrainedState, request: Request, config: WalkConfig) -> Plan:
-        """A heuristic: no certificate (epsilon = infinity; ``unlearn`` reports ``None``), no noise point."""
+        """A heuristic: no certificate (epsilon = infinity; ``unlearn`` reports ``None``), no noise point.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained walk model, with its federation.
+        request : Request
+            What to forget.
+        config : WalkConfig
+            The run's settings.
+
+        Returns
+        -------
+        Plan
+            No certificate (``mode="none"``) and no noise point.
+        """
         return Plan(_NO_CERTIFICATE)
 
 
@@ -272,6 +346,30 @@ class DDPWalk(_Monitored):
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: DDPWalkConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        """Continue the clipped, noisy, projected walk from the trained model on D minus D_f (uniform route),
+        with the noise of :meth:`certify`.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained walk model, with its federation.
+        request : Request
+            What to forget.
+        config : DDPWalkConfig
+            The run's settings.
+        generator : torch.Generator
+            Source of the run's randomness (noise, minibatches, routes).
+        callback : Callback, optional
+            Receives the run's events.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The parameters, the calibration's certificate (never ``certified``), the history, the cost and
+            ``extras["sigma"]``.
+        """
         fed = state.federation.without(request)
         plan = self.certify(state, request, config)
         sigma = plan.point("ddp_walk.step").sigma
@@ -285,7 +383,22 @@ class DDPWalk(_Monitored):
     def certify(self, state: TrainedState, request: Request, config: DDPWalkConfig) -> Plan:
         """The certificate the calibration claims (:func:`.certify.ddp_certify`; none is ``certified``) and the
         noisy steps, ``"ddp_walk.step"`` (std ``config.sigma`` or :func:`.certify.ddp_sigma`'s; no sensitivity
-        is declared: the accounting describes noisy steps on D_f that never ran; not traced)."""
+        is declared: the accounting describes noisy steps on D_f that never ran; not traced).
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained walk model, with its federation.
+        request : Request
+            What to forget.
+        config : DDPWalkConfig
+            The run's settings.
+
+        Returns
+        -------
+        Plan
+            The calibration's certificate and the noise point ``"ddp_walk.step"``.
+        """
         fed = state.federation.without(request)
         m = request.m if config.m is None else config.m
         sigma = config.sigma if config.sigma is not None else ddp_sigma(
@@ -314,6 +427,29 @@ class DPSGDWalk(_Monitored):
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: DPSGDWalkConfig, *,
                 generator: torch.Generator, callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        """Run DP-SGD on the walk from the trained model on D minus D_f, noise multiplier from :meth:`certify`.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained walk model, with its federation.
+        request : Request
+            What to forget.
+        config : DPSGDWalkConfig
+            The run's settings.
+        generator : torch.Generator
+            Source of the run's randomness (noise, minibatches, routes).
+        callback : Callback, optional
+            Receives the run's events.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The parameters, no certificate (``None``), the history, the cost and ``extras["sigma"]`` (the noise
+            multiplier ``z``).
+        """
         fed = state.federation.without(request)
         batch = config.token.batch_size * config.token.local_batches
         z = self.certify(state, request, config).point("dpsgd_walk.step").sigma
@@ -325,7 +461,22 @@ class DPSGDWalk(_Monitored):
     def certify(self, state: TrainedState, request: Request, config: DPSGDWalkConfig) -> Plan:
         """No certificate is issued (``mode="none"``; ``unlearn`` reports ``None``: the minibatches are not
         Poisson-sampled) and the noisy steps ``"dpsgd_walk.step"``, whose ``sigma`` is the noise multiplier
-        ``z`` of the RDP accountant (the std of the summed clipped gradients is ``z C``; not traced)."""
+        ``z`` of the RDP accountant (the std of the summed clipped gradients is ``z C``; not traced).
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained walk model, with its federation.
+        request : Request
+            What to forget.
+        config : DPSGDWalkConfig
+            The run's settings.
+
+        Returns
+        -------
+        Plan
+            No certificate (``mode="none"``) and the noise point ``"dpsgd_walk.step"``.
+        """
         from ...privacy import get_noise_multiplier
 
         fed = state.federation.without(request)

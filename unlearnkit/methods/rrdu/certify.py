@@ -104,6 +104,22 @@ def observer_hit_prob(p: float, n_clients: int) -> float:
     """``q = (1 - p)/(N - 1)``: per-hop probability that a given observer ``v != u`` gets the token (s4.3).
 
     :func:`unlearnkit.privacy.first_observation_rate`, extended to ``p = 1`` (``q = 0``).
+
+    Parameters
+    ----------
+    p : float
+        Probability that a hop returns the token to ``u``, in ``[0, 1]``.
+    n_clients : int
+        Number of clients ``N``, ``>= 2``.
+
+    Returns
+    -------
+    float
+        ``q``, in ``[0, 1/(N-1)]``.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000), Section 4.3.
     """
     check_probability("p", p)
     check_int("n_clients", n_clients, low=2)
@@ -115,6 +131,22 @@ def network_amplification(p: float, n_clients: int) -> float:
 
     The network-amplification factor of accountant B; ``ln N/(N-1)`` at ``p = 1/N``; 0 at ``p = 1`` (the
     observer never receives the token).
+
+    Parameters
+    ----------
+    p : float
+        Probability that a hop returns the token to ``u``, in ``[0, 1]``.
+    n_clients : int
+        Number of clients ``N``, ``>= 2``.
+
+    Returns
+    -------
+    float
+        ``E[1/K]``, ``>= 0``.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000 section 2.5), Lemma A.11.
     """
     check_probability("p", p)
     check_int("n_clients", n_clients, low=2)
@@ -122,7 +154,22 @@ def network_amplification(p: float, n_clients: int) -> float:
 
 
 def visit_quantile(T_unlearn: int, p: float, delta: float) -> int:
-    """The ``(1 - delta/4)``-quantile of ``M_u ~ Bin(T_unlearn, p)`` (digest P21: exact, not Chernoff)."""
+    """The ``(1 - delta/4)``-quantile of ``M_u ~ Bin(T_unlearn, p)`` (digest P21: exact, not Chernoff).
+
+    Parameters
+    ----------
+    T_unlearn : int
+        Number of unlearning hops, ``>= 1``.
+    p : float
+        Probability that a hop visits ``u``, in ``[0, 1]``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``; the quantile is taken at ``1 - delta/4``.
+
+    Returns
+    -------
+    int
+        The quantile, in ``[0, T_unlearn]``.
+    """
     check_int("T_unlearn", T_unlearn, low=1)
     check_probability("p", p)
     check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
@@ -181,6 +228,38 @@ def rrdu_epsilon(accountant: str, *, sigma: float, delta: float, n_clients: int,
 
     A: Cor. 5.2 eq. (18) with constant ``C_A``; B, C: App. C.5 / Prop. A.8 on the linear curve; D: the
     sampled-Gaussian RDP (Mironov, Talwar & Zhang 2019) converted by Prop. A.8.
+
+    Parameters
+    ----------
+    accountant : {"A", "B", "C", "D"}
+        Which accountant of the module table.
+    sigma : float
+        Gradient-noise std, ``>= 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    n_clients : int
+        Number of clients ``N``, ``>= 2``.
+    p : float
+        Probability that a hop visits ``u``, in ``[0, 1]``.
+    T_unlearn : int
+        Number of unlearning hops, ``>= 1``.
+    L : float
+        Per-example gradient clipping norm, ``> 0``.
+    sens_factor : float, default 2.0
+        Per-visit sensitivity ``Delta = sens_factor * L``, ``> 0``.
+    C_A : float, default 1.0
+        The free constant of accountant A.
+
+    Returns
+    -------
+    float
+        The epsilon; ``0.0`` when ``p == 0``, ``inf`` when ``sigma == 0``.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000 section 3.4), Corollary 5.2,
+    Appendix C.5, Proposition A.8; Mironov, Talwar & Zhang, "Renyi Differential Privacy of the Sampled Gaussian
+    Mechanism" (2019).
     """
     check_choice("accountant", accountant, CLOSED_FORM_ACCOUNTANTS)
     _validate(p, n_clients, T_unlearn, L, sens_factor, delta)
@@ -204,6 +283,37 @@ def rrdu_sigma(accountant: str, *, epsilon: float, delta: float, n_clients: int,
     """The gradient-noise std ``sigma`` that ``accountant`` needs for ``(epsilon, delta)``.
 
     Closed form for A, B, C (digest 3.4); bisection on a log scale for D. ``p = 0`` needs no noise.
+
+    Parameters
+    ----------
+    accountant : {"A", "B", "C", "D"}
+        Which accountant of the module table.
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    n_clients : int
+        Number of clients ``N``, ``>= 2``.
+    p : float
+        Probability that a hop visits ``u``, in ``[0, 1]``.
+    T_unlearn : int
+        Number of unlearning hops, ``>= 1``.
+    L : float
+        Per-example gradient clipping norm, ``> 0``.
+    sens_factor : float, default 2.0
+        Per-visit sensitivity ``Delta = sens_factor * L``, ``> 0``.
+    C_A : float, default 1.0
+        The free constant of accountant A.
+
+    Returns
+    -------
+    float
+        The gradient-noise std; ``0.0`` when ``p == 0``.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000 section 3.4), Corollary 5.2,
+    Appendix C.5, Proposition A.8.
     """
     check_choice("accountant", accountant, CLOSED_FORM_ACCOUNTANTS)
     _validate(p, n_clients, T_unlearn, L, sens_factor, delta)
@@ -225,7 +335,39 @@ def rrdu_certify(accountant: str, *, sigma: float, delta: float, n_clients: int,
     """A :class:`Certificate` for RR-DU run with noise ``sigma``, with the accountant's provenance
     (:func:`rrdu_epsilon`; ``mode="paper"`` for A, B, D; ``mode="none"`` with ``epsilon = inf`` for C, whose
     per-visit epsilon is kept as ``constants["epsilon_diagnostic"]``: it ignores the start-model gap and is
-    refuted, issue 20 finding 1). None of them is ``certified``."""
+    refuted, issue 20 finding 1). None of them is ``certified``.
+
+    Parameters
+    ----------
+    accountant : {"A", "B", "C", "D"}
+        Which accountant of the module table.
+    sigma : float
+        Gradient-noise std of the run, ``>= 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    n_clients : int
+        Number of clients ``N``, ``>= 2``.
+    p : float
+        Probability that a hop visits ``u``, in ``[0, 1]``.
+    T_unlearn : int
+        Number of unlearning hops, ``>= 1``.
+    L : float
+        Per-example gradient clipping norm, ``> 0``.
+    sens_factor : float, default 2.0
+        Per-visit sensitivity factor.
+    C_A : float, default 1.0
+        The free constant of accountant A.
+
+    Returns
+    -------
+    Certificate
+        ``mode="paper"`` (A, B, D) or ``"none"`` (C), with the accountant's source, constants and note.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000 section 3.4), Corollary 5.2 and
+    Appendix C.5.
+    """
     eps = rrdu_epsilon(accountant, sigma=sigma, delta=delta, n_clients=n_clients, p=p, T_unlearn=T_unlearn, L=L,
                   sens_factor=sens_factor, C_A=C_A)
     constants = {"accountant": accountant, "N": n_clients, "p": p, "T_unlearn": T_unlearn, "L": L, "delta": delta}
@@ -261,6 +403,35 @@ def ddp_sigma(calibration: str, *, epsilon: float, delta: float, L: float, m: in
       needs convex smooth losses).
     - ``"group_sound"``: as ``netdp_rdp`` without amplification (sensitivity ``m Delta``: group privacy for
       a Gaussian mechanism, digest P14).
+
+    Parameters
+    ----------
+    calibration : {"alg3", "netdp_group_m", "netdp_rdp", "group_sound"}
+        Which formula (see above).
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    L : float
+        Per-example gradient clipping norm, ``> 0``.
+    m : int, default 1
+        Group (forget-set) size, ``>= 1``.
+    T : int, default 100
+        Number of hops, ``>= 1``.
+    n_clients : int, default 10
+        Number of clients ``N``, ``>= 2``.
+    sens_factor : float, default 2.0
+        Per-visit sensitivity ``Delta = sens_factor * L`` (``"netdp_rdp"``, ``"group_sound"``).
+
+    Returns
+    -------
+    float
+        The per-hop gradient-noise std.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000 section 3.5), Algorithm 3,
+    Theorem 3.5 and Lemma A.11.
     """
     check_choice("calibration", calibration, DDP_CALIBRATIONS)
     eps = check_positive("epsilon", epsilon)
@@ -290,7 +461,37 @@ def ddp_certify(calibration: str, *, sigma: float, epsilon: float, delta: float,
     noisy steps on D_f that are never executed (and charges one step per visit where a visit makes
     ``local_steps`` noisy steps). The paper calibrations keep ``mode="paper"`` with a note that says so;
     ``"group_sound"`` (ours, refuted: audited epsilon >= 2.46 against 1) is ``mode="none"``, ``epsilon = inf``,
-    the claimed value in ``constants["epsilon_diagnostic"]``."""
+    the claimed value in ``constants["epsilon_diagnostic"]``.
+
+    Parameters
+    ----------
+    calibration : {"alg3", "netdp_group_m", "netdp_rdp", "group_sound"}
+        Which calibration the noise came from.
+    sigma : float
+        Per-hop gradient-noise std of the run.
+    epsilon : float
+        The target epsilon the calibration was run for.
+    delta : float
+        Privacy parameter.
+    L : float
+        Per-example gradient clipping norm.
+    m : int
+        Group (forget-set) size.
+    T : int
+        Number of hops.
+    n_clients : int
+        Number of clients ``N``.
+
+    Returns
+    -------
+    Certificate
+        ``mode="paper"`` with ``epsilon`` as given, or ``mode="none"`` with ``epsilon = inf`` for
+        ``"group_sound"``; never ``certified``.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000), Appendix B.2 and Proposition C.1.
+    """
     check_choice("calibration", calibration, DDP_CALIBRATIONS)
     notes = {
         "alg3": "Algorithm 3's one-shot formula: no composition over hops, no group factor m",

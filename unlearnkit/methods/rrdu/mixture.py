@@ -46,7 +46,20 @@ OBSERVERS = ("every_model", "own_visits")
 
 
 def rrdu_visit_pmf(T_unlearn: int, p: float) -> np.ndarray:
-    """``P(M_u = k)``, ``M_u ~ Bin(T_unlearn, p)``: the u-visits an observer of every model sees (k = 0..T)."""
+    """``P(M_u = k)``, ``M_u ~ Bin(T_unlearn, p)``: the u-visits an observer of every model sees (k = 0..T).
+
+    Parameters
+    ----------
+    T_unlearn : int
+        Number of unlearning hops, ``>= 1``.
+    p : float
+        Probability that a hop visits ``u``, in ``[0, 1]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Float array of length ``T_unlearn + 1`` summing to 1.
+    """
     check_int("T_unlearn", T_unlearn, low=1)
     check_probability("p", p)
     from scipy import stats  # here, not at the top: scipy.stats costs about a second to import
@@ -58,7 +71,22 @@ def observer_visit_pmf(T_unlearn: int, p: float, n_clients: int) -> np.ndarray:
     """``P(K_v = k)`` for an observer ``v`` that sees only the models it receives (RR-DU routing: i.i.d. hops,
     ``u`` w.p. ``p``, ``v`` w.p. ``q = (1-p)/(N-1)``). With ``J`` the last hop at ``v``:
     ``P(J = j) = q (1-q)^(T-j)`` and ``K_v | J = j ~ Bin(j - 1, p)`` (the hops before ``j`` are unconstrained);
-    ``K_v = 0`` when ``v`` never receives the token."""
+    ``K_v = 0`` when ``v`` never receives the token.
+
+    Parameters
+    ----------
+    T_unlearn : int
+        Number of unlearning hops, ``>= 1``.
+    p : float
+        Probability that a hop visits ``u``, in ``[0, 1]``.
+    n_clients : int
+        Number of clients ``N``, ``>= 2``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Float array of length ``T_unlearn + 1``: ``P(K_v = k)`` for ``k = 0..T_unlearn``.
+    """
     check_int("T_unlearn", T_unlearn, low=1)
     check_probability("p", p)
     check_int("n_clients", n_clients, low=2)
@@ -92,7 +120,32 @@ def rrdu_mixture_epsilon(*, sigma: float, delta: float, T_unlearn: int, p: float
                          train_rho: Optional[float] = None, observer: str = "every_model",
                          n_clients: Optional[int] = None) -> float:
     """Epsilon of accountant ``"M"``: ``sum_k P(K = k) delta_{mu_k}(eps) <= delta`` with
-    ``mu_k^2 = 2 train_rho + k (sensitivity/sigma)^2`` (module threat model)."""
+    ``mu_k^2 = 2 train_rho + k (sensitivity/sigma)^2`` (module threat model).
+
+    Parameters
+    ----------
+    sigma : float
+        Noise std of the u-steps.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    T_unlearn : int
+        Number of unlearning hops, ``>= 1``.
+    p : float
+        Probability that a hop visits ``u``, in ``[0, 1]``.
+    sensitivity : float
+        Sensitivity of one u-step (:func:`.sound.rrdu_u_sensitivity`), ``>= 0``.
+    train_rho : float, optional
+        RDP slope of the noisy training at ``u``; ``None`` counts no start gap (per-visit part only).
+    observer : {"every_model", "own_visits"}, default "every_model"
+        Which observer's visit count (module threat model).
+    n_clients : int, optional
+        Number of clients; required for ``observer="own_visits"``.
+
+    Returns
+    -------
+    float
+        The epsilon at ``delta``.
+    """
     check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     check_positive("sigma", sigma, allow_zero=True)
     check_positive("sensitivity", sensitivity, allow_zero=True)
@@ -105,7 +158,32 @@ def rrdu_mixture_sigma(*, epsilon: float, delta: float, T_unlearn: int, p: float
                        train_rho: Optional[float] = None, observer: str = "every_model",
                        n_clients: Optional[int] = None) -> float:
     """The smallest u-step noise for ``(epsilon, delta)`` under accountant ``"M"`` (bracketed root finding,
-    :func:`unlearnkit.privacy.mixture_sigma`); ``0`` for a zero sensitivity (the exact variant)."""
+    :func:`unlearnkit.privacy.mixture_sigma`); ``0`` for a zero sensitivity (the exact variant).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    T_unlearn : int
+        Number of unlearning hops, ``>= 1``.
+    p : float
+        Probability that a hop visits ``u``, in ``[0, 1]``.
+    sensitivity : float
+        Sensitivity of one u-step, ``>= 0``.
+    train_rho : float, optional
+        RDP slope of the noisy training at ``u``; ``None`` counts no start gap.
+    observer : {"every_model", "own_visits"}, default "every_model"
+        Which observer's visit count.
+    n_clients : int, optional
+        Number of clients; required for ``observer="own_visits"``.
+
+    Returns
+    -------
+    float
+        The u-step noise std; ``0.0`` for a zero sensitivity.
+    """
     check_positive("epsilon", epsilon)
     check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     check_positive("sensitivity", sensitivity, allow_zero=True)
@@ -120,7 +198,32 @@ def rrdu_mixture_certify(*, sigma: float, delta: float, T_unlearn: int, p: float
                          n_clients: Optional[int] = None) -> Certificate:
     """A-priori certificate of accountant ``"M"``: ``mode="sound"`` when the start is covered (``train_rho``
     from :func:`.sound.noisy_walk_rho`), else ``mode="none"`` with the per-visit number in
-    ``constants["epsilon_diagnostic"]``."""
+    ``constants["epsilon_diagnostic"]``.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise std of the u-steps.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    T_unlearn : int
+        Number of unlearning hops, ``>= 1``.
+    p : float
+        Probability that a hop visits ``u``, in ``[0, 1]``.
+    sensitivity : float
+        Sensitivity of one u-step, ``>= 0``.
+    train_rho : float, optional
+        RDP slope of the noisy training at ``u``; ``None`` gives ``mode="none"``.
+    observer : {"every_model", "own_visits"}, default "every_model"
+        Which observer's visit count.
+    n_clients : int, optional
+        Number of clients; required for ``observer="own_visits"``.
+
+    Returns
+    -------
+    Certificate
+        Accountant ``"M"``'s certificate.
+    """
     eps = rrdu_mixture_epsilon(sigma=sigma, delta=delta, T_unlearn=T_unlearn, p=p, sensitivity=sensitivity,
                                train_rho=train_rho, observer=observer, n_clients=n_clients)
     constants = {"accountant": "M", "T_unlearn": T_unlearn, "p": p, "sensitivity_u": sensitivity,
@@ -140,7 +243,32 @@ def rrdu_mixture_certify(*, sigma: float, delta: float, T_unlearn: int, p: float
 def accountant_comparison(*, sigma: float, delta: float, T_unlearn: int, p: float, sensitivity: float,
                           train_rho: float = 0.0) -> dict:
     """Epsilon of the same walk under the capped RDP accounting (B/C/S style: ``(1 - delta/4)``-quantile,
-    Prop. A.8 at the remaining delta), the capped exact Gaussian, and the mixture (every-model observer)."""
+    Prop. A.8 at the remaining delta), the capped exact Gaussian, and the mixture (every-model observer).
+
+    Parameters
+    ----------
+    sigma : float
+        Noise std of the u-steps, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    T_unlearn : int
+        Number of unlearning hops, ``>= 1``.
+    p : float
+        Probability that a hop visits ``u``, in ``[0, 1]``.
+    sensitivity : float
+        Sensitivity of one u-step, ``>= 0``.
+    train_rho : float, default 0.0
+        RDP slope of the noisy training at ``u``.
+
+    Returns
+    -------
+    dict
+        ``{"capped_rdp": ..., "capped_gaussian": ..., "mixture": ...}``, each a float epsilon at ``delta``.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000), Proposition A.8.
+    """
     pmf = rrdu_visit_pmf(T_unlearn, p)
     step = sensitivity / check_positive("sigma", sigma)
     base = _mu_start(train_rho)

@@ -182,6 +182,30 @@ class NoisyDDP:
     @checked_unlearn
     def unlearn(self, state: TrainedState, request: Request, config: NoisyDDPConfig, *, generator: torch.Generator,
                 callback: Optional[Callback] = None, progress: bool = False) -> Result:
+        """Keep the trained model with the training's certificate, or continue the noisy walk on D minus D_f
+        for ``config.continue_hops`` hops.
+
+        Parameters
+        ----------
+        state : TrainedState
+            From :class:`NoisyWalkTraining` (any other state gets ``mode="none"``).
+        request : Request
+            What to forget.
+        config : NoisyDDPConfig
+            The run's settings.
+        generator : torch.Generator
+            Source of the run's randomness (noise, minibatches, routes).
+        callback : Callback, optional
+            Receives the run's events.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The parameters, the training's certificate for ``request``, the history, the cost and
+            ``extras["continued_hops"]``.
+        """
         cert = self.certify(state, request, config).certificate
         if config.continue_hops == 0:
             return Result(params=state.params, certificate=cert, history=[], cost=Cost(),
@@ -200,5 +224,20 @@ class NoisyDDP:
 
     def certify(self, state: TrainedState, request: Request, config: NoisyDDPConfig) -> Plan:
         """The training's guarantee for ``request`` (:func:`training_certificate`), which continuing the noisy walk
-        keeps (post-processing): no noise point of its own, the noise certified is the training's."""
+        keeps (post-processing): no noise point of its own, the noise certified is the training's.
+
+        Parameters
+        ----------
+        state : TrainedState
+            From :class:`NoisyWalkTraining` (any other state gets ``mode="none"``).
+        request : Request
+            What to forget.
+        config : NoisyDDPConfig
+            The run's settings.
+
+        Returns
+        -------
+        Plan
+            The training's certificate for ``request`` and no noise point.
+        """
         return Plan(training_certificate(state, request, config.delta))

@@ -28,7 +28,24 @@ def noisy_start_sigma(state: Any, data: Any, config: Any, p: float) -> float:
     :func:`.sound.rrdu_noisy_start_sigma` with ``config.composition`` (``"gaussian"``, the default: exact GDP
     composition, since the training's steps and the u-steps are plain Gaussians, none subsampled with
     amplification; ``"rdp"``: the former Prop. A.8 calibration, kept for comparison). ``0`` for the exact variant
-    (its u-step reads no D_f); ``0`` too without a noisy-training record (the certificate is then ``none``)."""
+    (its u-step reads no D_f); ``0`` too without a noisy-training record (the certificate is then ``none``).
+
+    Parameters
+    ----------
+    state : TrainedState
+        The trained model; its noisy-training record gives ``train_rho`` at ``u``.
+    data : WalkData
+        The walk's data split (``u``, ``m``, ``n_u``).
+    config : RRDUConfig
+        The run (``epsilon``, ``delta``, ``variant``, ``clip_L``, ``composition``, ``T_unlearn``).
+    p : float
+        Probability that a hop visits ``u``.
+
+    Returns
+    -------
+    float
+        The u-step noise std, ``>= 0``.
+    """
     rho_t = training_rho(state, data.u)
     L = 1.0 if config.clip_L == math.inf else float(config.clip_L)
     sens = rrdu_u_sensitivity(config.variant, L=L, m=data.m, n_u=data.n_u)
@@ -40,7 +57,27 @@ def noisy_start_sigma(state: Any, data: Any, config: Any, p: float) -> float:
 
 
 def noisy_start_certificate(state: Any, data: Any, config: Any, sigma: float, u_visits: int) -> Certificate:
-    """Accountant ``"S"`` for the realised walk (``u_visits`` noisy visits to u)."""
+    """Accountant ``"S"`` for the realised walk (``u_visits`` noisy visits to u).
+
+    Parameters
+    ----------
+    state : TrainedState
+        The trained model; its noisy-training record gives ``train_rho`` at ``u``.
+    data : WalkData
+        The walk's data split.
+    config : RRDUConfig
+        The run.
+    sigma : float
+        Noise std of the u-steps.
+    u_visits : int
+        Noisy visits to ``u`` on the realised walk.
+
+    Returns
+    -------
+    Certificate
+        :func:`.sound.rrdu_noisy_start_certify`'s certificate, or ``mode="none"`` with ``epsilon = inf`` without a
+        noisy-training record.
+    """
     rho_t = training_rho(state, data.u)
     if rho_t is None:
         return Certificate(epsilon=math.inf, delta=config.delta, sigma=sigma, mode="none",
@@ -57,7 +94,24 @@ def mixture_start_sigma(state: Any, data: Any, config: Any, p: float) -> float:
     """Accountant ``"M"``'s u-step noise: the smallest sigma at which the realised training (its Gaussian steps at
     ``u``, exactly ``sqrt(2 train_rho)``-GDP) composed with the u-visits, averaged over ``M_u ~ Bin(T_unlearn, p)``
     (:func:`.mixture.rrdu_mixture_sigma`, observer of every model), reaches ``(config.epsilon, config.delta)``.
-    ``0`` for the exact variant (nothing of D_f is read) or without a noisy-training record (then ``none``)."""
+    ``0`` for the exact variant (nothing of D_f is read) or without a noisy-training record (then ``none``).
+
+    Parameters
+    ----------
+    state : TrainedState
+        The trained model; its noisy-training record gives ``train_rho`` at ``u``.
+    data : WalkData
+        The walk's data split.
+    config : RRDUConfig
+        The run.
+    p : float
+        Probability that a hop visits ``u``.
+
+    Returns
+    -------
+    float
+        The u-step noise std, ``>= 0``.
+    """
     rho_t = training_rho(state, data.u)
     L = 1.0 if config.clip_L == math.inf else float(config.clip_L)
     sens = rrdu_u_sensitivity(config.variant, L=L, m=data.m, n_u=data.n_u)
@@ -69,7 +123,26 @@ def mixture_start_sigma(state: Any, data: Any, config: Any, p: float) -> float:
 
 def mixture_start_certificate(state: Any, data: Any, config: Any, sigma: float, p: float) -> Certificate:
     """Accountant ``"M"``'s a-priori certificate (threat model: :mod:`.mixture`; the route must be drawn
-    independently of the data, as RR-DU's complete-graph routing is). ``mode="none"`` without a noisy start."""
+    independently of the data, as RR-DU's complete-graph routing is). ``mode="none"`` without a noisy start.
+
+    Parameters
+    ----------
+    state : TrainedState
+        The trained model.
+    data : WalkData
+        The walk's data split.
+    config : RRDUConfig
+        The run.
+    sigma : float
+        Noise std of the u-steps.
+    p : float
+        Probability that a hop visits ``u``.
+
+    Returns
+    -------
+    Certificate
+        :func:`.mixture.rrdu_mixture_certify`'s certificate.
+    """
     rho_t = training_rho(state, data.u)
     L = 1.0 if config.clip_L == math.inf else float(config.clip_L)
     sens = rrdu_u_sensitivity(config.variant, L=L, m=data.m, n_u=data.n_u)

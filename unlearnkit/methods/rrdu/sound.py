@@ -68,7 +68,22 @@ def _rho_epsilon(rho: float, delta: float, composition: str) -> float:
 
 def noisy_walk_rho(*, sigma: float, L: float, u_steps: int) -> float:
     """RDP slope ``rho`` (RDP ``alpha rho``) of ``u_steps`` Gaussian steps of sensitivity ``2 L`` and std ``sigma``:
-    ``rho = u_steps (2 L)^2 / (2 sigma^2)``."""
+    ``rho = u_steps (2 L)^2 / (2 sigma^2)``.
+
+    Parameters
+    ----------
+    sigma : float
+        Noise std per step, ``>= 0``.
+    L : float
+        Per-example gradient clipping norm, ``> 0``.
+    u_steps : int
+        Number of noisy steps at ``u``, ``>= 0``.
+
+    Returns
+    -------
+    float
+        ``rho``; ``0.0`` for no steps, ``inf`` for ``sigma == 0`` with steps.
+    """
     check_positive("L", L)
     check_int("u_steps", u_steps, low=0)
     check_positive("sigma", sigma, allow_zero=True)
@@ -79,7 +94,31 @@ def noisy_walk_rho(*, sigma: float, L: float, u_steps: int) -> float:
 
 def noisy_walk_epsilon(*, sigma: float, L: float, u_steps: int, delta: float, composition: str = "gaussian") -> float:
     """Client-level epsilon at ``delta`` of a noisy walk that made ``u_steps`` noisy steps at ``u`` (exact GDP;
-    ``composition="rdp"``: Prop. A.8)."""
+    ``composition="rdp"``: Prop. A.8).
+
+    Parameters
+    ----------
+    sigma : float
+        Noise std per step, ``>= 0``.
+    L : float
+        Per-example gradient clipping norm, ``> 0``.
+    u_steps : int
+        Number of noisy steps at ``u``, ``>= 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    composition : {"gaussian", "rdp"}, default "gaussian"
+        Exact GDP reading or the RDP conversion.
+
+    Returns
+    -------
+    float
+        The client-level epsilon (``0.0`` for no steps, ``inf`` for ``sigma == 0`` with steps).
+
+    References
+    ----------
+    Dong, Roth & Su, "Gaussian Differential Privacy" (JRSS-B 2022), Corollary 3.3; Lamri & Maniatakos (digest
+    000), Proposition A.8.
+    """
     check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     return _rho_epsilon(noisy_walk_rho(sigma=sigma, L=L, u_steps=u_steps), delta, composition)
 
@@ -89,7 +128,35 @@ def noisy_walk_sigma(*, epsilon: float, delta: float, L: float, hops: int, n_cli
     """A-priori ``sigma_train`` for ``(epsilon, delta)``: every one of the ``local_steps`` steps of each of the
     ``(1 - delta/4)``-quantile of ``Bin(hops, 1/N)`` visits to ``u`` is charged, converted at ``delta/2``
     (exact GDP: ``sigma = sqrt(steps) 2 L sigma_1`` with ``sigma_1`` the analytic Gaussian sigma of one unit
-    step; ``composition="rdp"``: Prop. A.8)."""
+    step; ``composition="rdp"``: Prop. A.8).
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    L : float
+        Per-example gradient clipping norm, ``> 0``.
+    hops : int
+        Number of hops of the walk, ``>= 1``.
+    n_clients : int
+        Number of clients ``N``, ``>= 2``.
+    local_steps : int, default 1
+        Noisy steps per visit, ``>= 1``.
+    composition : {"gaussian", "rdp"}, default "gaussian"
+        Exact GDP calibration or the RDP one.
+
+    Returns
+    -------
+    float
+        The per-step training noise std ``sigma_train``.
+
+    References
+    ----------
+    Dong, Roth & Su, "Gaussian Differential Privacy" (JRSS-B 2022), Corollary 3.3; Lamri & Maniatakos (digest
+    000), Proposition A.8.
+    """
     check_choice("composition", composition, _COMPOSITIONS)
     check_positive("epsilon", epsilon)
     check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
@@ -105,7 +172,34 @@ def noisy_walk_sigma(*, epsilon: float, delta: float, L: float, hops: int, n_cli
 
 def noisy_walk_certify(*, sigma: float, L: float, u_steps: int, delta: float, hops: int, local_steps: int,
                        n_clients: int) -> Certificate:
-    """The sound certificate of a noisy walk for client ``u``'s data (see the module's threat model)."""
+    """The sound certificate of a noisy walk for client ``u``'s data (see the module's threat model).
+
+    Parameters
+    ----------
+    sigma : float
+        Noise std per step of the training walk.
+    L : float
+        Per-example gradient clipping norm, ``> 0``.
+    u_steps : int
+        Noisy steps made at ``u`` on the realised route, ``>= 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    hops : int
+        Number of hops (recorded in the constants).
+    local_steps : int
+        Noisy steps per visit (recorded in the constants).
+    n_clients : int
+        Number of clients (recorded in the constants).
+
+    Returns
+    -------
+    Certificate
+        ``mode="sound"``, with the exact-GDP epsilon of :func:`noisy_walk_epsilon`.
+
+    References
+    ----------
+    Dong, Roth & Su, "Gaussian Differential Privacy" (JRSS-B 2022), Corollary 3.3.
+    """
     eps = noisy_walk_epsilon(sigma=sigma, L=L, u_steps=u_steps, delta=delta)
     return Certificate(epsilon=eps, delta=delta, sigma=sigma, mode="sound",
                        mechanism="noisy token SGD: Gaussian on every clipped local step (client-level, sensitivity 2L)",
@@ -117,7 +211,24 @@ def noisy_walk_certify(*, sigma: float, L: float, u_steps: int, delta: float, ho
 
 
 def rrdu_u_sensitivity(variant: str, *, L: float, m: int, n_u: int) -> float:
-    """Sensitivity of RR-DU's corrective step at ``u`` against the certifier's empty request (module docstring)."""
+    """Sensitivity of RR-DU's corrective step at ``u`` against the certifier's empty request (module docstring).
+
+    Parameters
+    ----------
+    variant : {"exact", "lightweight", "corrected"}
+        The RR-DU variant.
+    L : float
+        Per-example gradient clipping norm, ``> 0``.
+    m : int
+        Number of deleted points at ``u``, ``0 <= m <= n_u``.
+    n_u : int
+        Number of points at ``u``, ``>= 1``.
+
+    Returns
+    -------
+    float
+        ``0`` (exact), ``(m/n_u) L`` (lightweight) or ``(2 + m/n_u) L`` (corrected).
+    """
     check_choice("variant", variant, _VARIANTS)
     check_positive("L", L)
     check_int("n_u", n_u, low=1)
@@ -129,7 +240,39 @@ def rrdu_u_sensitivity(variant: str, *, L: float, m: int, n_u: int) -> float:
 def rrdu_noisy_start_certify(*, train_rho: float, variant: str, sigma: float, L: float, m: int, n_u: int,
                              u_visits: int, delta: float, composition: str = "gaussian") -> Certificate:
     """RR-DU run from a noisily trained start (the sound accountant ``"S"``): the training's RDP slope
-    ``train_rho`` (:func:`noisy_walk_rho`) plus ``u_visits`` Gaussian u-steps of the variant's sensitivity."""
+    ``train_rho`` (:func:`noisy_walk_rho`) plus ``u_visits`` Gaussian u-steps of the variant's sensitivity.
+
+    Parameters
+    ----------
+    train_rho : float
+        RDP slope of the noisy training at ``u`` (from :func:`noisy_walk_rho`), ``>= 0``.
+    variant : {"exact", "lightweight", "corrected"}
+        The RR-DU variant; sets the u-step sensitivity (:func:`rrdu_u_sensitivity`).
+    sigma : float
+        Noise std of the corrective u-steps, ``>= 0``.
+    L : float
+        Per-example gradient clipping norm, ``> 0``.
+    m : int
+        Number of deleted points at ``u``, ``0 <= m <= n_u``.
+    n_u : int
+        Number of points at ``u``, ``>= 1``.
+    u_visits : int
+        Noisy u-steps made, ``>= 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    composition : {"gaussian", "rdp"}, default "gaussian"
+        Exact GDP reading or the RDP conversion.
+
+    Returns
+    -------
+    Certificate
+        ``mode="sound"``, accountant ``"S"``, with both slopes in its constants.
+
+    References
+    ----------
+    Dong, Roth & Su, "Gaussian Differential Privacy" (JRSS-B 2022), Corollary 3.3; Lamri & Maniatakos (digest
+    000), Proposition A.8.
+    """
     check_positive("train_rho", train_rho, allow_zero=True)
     check_int("u_visits", u_visits, low=0)
     check_positive("sigma", sigma, allow_zero=True)
@@ -170,6 +313,36 @@ def rrdu_noisy_start_sigma(*, epsilon: float, delta: float, train_rho: float, se
 
     Returns ``0`` for a zero sensitivity or cap (nothing of D_f is read at u). Raises ``ValueError`` when the
     training alone already spends the budget.
+
+    Parameters
+    ----------
+    epsilon : float
+        Privacy parameter, ``> 0``.
+    delta : float
+        Privacy parameter, in ``(0, 1)``.
+    train_rho : float
+        RDP slope of the noisy training, ``>= 0``.
+    sensitivity : float
+        Sensitivity of one u-step, ``>= 0``.
+    visit_cap : int
+        Number of u-steps charged, ``>= 0``.
+    composition : {"gaussian", "rdp"}, default "gaussian"
+        Exact GDP calibration or the RDP one.
+
+    Returns
+    -------
+    float
+        The u-step noise std, ``0.0`` for a zero sensitivity or cap.
+
+    Raises
+    ------
+    ValueError
+        When the training alone spends the budget.
+
+    References
+    ----------
+    Dong, Roth & Su, "Gaussian Differential Privacy" (JRSS-B 2022), Corollary 3.3; Balle & Wang, "Improving the
+    Gaussian Mechanism for Differential Privacy" (ICML 2018); Mironov, "Renyi Differential Privacy" (CSF 2017).
     """
     check_choice("composition", composition, _COMPOSITIONS)
     check_positive("epsilon", epsilon)

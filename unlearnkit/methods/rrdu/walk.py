@@ -104,6 +104,35 @@ def make_route(data: WalkData, p: float, hops: int, *, routing: str, rng: np.ran
     on V minus u, memoryless). ``"walk_with_restart"``: :func:`~unlearnkit.graphs.walks.rrdu_graph_walk`, the
     substrate's edge-respecting walk with RR-DU's stationary distribution (not in the paper; its certificate
     is not proved).
+
+    Parameters
+    ----------
+    data : WalkData
+        Supplies ``n_clients`` and ``u``.
+    p : float
+        Probability that a hop goes to ``u``.
+    hops : int
+        Number of hops.
+    routing : {"rrdu_complete", "walk_with_restart"}
+        Which walk.
+    rng : numpy.random.Generator
+        Source of the route.
+    network : object, optional
+        A networkx graph, or an object with a ``graph`` attribute, for ``"walk_with_restart"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Integer array of length ``hops``: the client of every hop.
+
+    Raises
+    ------
+    ValueError
+        For ``"walk_with_restart"`` without a network.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000), Algorithm 4.
     """
     from ...graphs.walks import rrdu_graph_walk, rrdu_route
 
@@ -126,6 +155,28 @@ def expected_update(flat: Any, theta: Tensor, data: WalkData, variant: str, p: f
 
     ``-(1-p) g_{not u} + p g_u`` with ``g_{not u}`` the average of the other clients' mean gradients (the
     user-averaged objective, digest P19) and ``g_u`` the *expected* direction of ``variant`` (no clipping).
+
+    Parameters
+    ----------
+    flat : FlatParams
+        The model as a function of its flat parameters.
+    theta : torch.Tensor
+        Flat parameters.
+    data : WalkData
+        The walk's data split.
+    variant : {"exact", "lightweight", "corrected"}
+        The RR-DU variant.
+    p : float
+        Probability that a hop visits ``u``.
+
+    Returns
+    -------
+    torch.Tensor
+        The expected direction, shaped like ``theta``.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000), eq. (12).
     """
     check_choice("variant", variant, VARIANTS)
     others = [v for v in range(data.n_clients) if v != data.u]
@@ -143,7 +194,26 @@ def expected_update(flat: Any, theta: Tensor, data: WalkData, variant: str, p: f
 
 
 def retrain_gradient(flat: Any, theta: Tensor, data: WalkData) -> Tensor:
-    """``grad L_{\\f}(theta, V)``, the user-averaged retraining objective (paper eq. 10)."""
+    """``grad L_{\\f}(theta, V)``, the user-averaged retraining objective (paper eq. 10).
+
+    Parameters
+    ----------
+    flat : FlatParams
+        The model as a function of its flat parameters.
+    theta : torch.Tensor
+        Flat parameters.
+    data : WalkData
+        The walk's data split (after the deletion).
+
+    Returns
+    -------
+    torch.Tensor
+        The mean over clients of their mean gradients, shaped like ``theta``.
+
+    References
+    ----------
+    Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000), eq. (10).
+    """
     gs = [_grad(flat, theta, data.x[data.local[v]], data.y[data.local[v]])
           for v in range(data.n_clients) if v != data.u]
     gs.append(_grad(flat, theta, data.x[data.retained], data.y[data.retained]))
