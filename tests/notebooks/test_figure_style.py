@@ -224,12 +224,16 @@ def test_typed_value_between_steps_is_rounded_and_says_so():
 
 
 def test_log_axes_tick_once_per_decade():
-    """Between 1 and 8 decades a log axis is labelled at each power of ten only (plotly's default added small
-    "2" and "5" labels); a narrower axis keeps plotly's ticks, and a redraw that narrows it drops the rule."""
+    """Between 2 and 8 decades a log axis is labelled at each power of ten only (plotly's default added small
+    "2" and "5" labels); a narrower axis keeps plotly's ticks (an epsilon grid 0.5-8 would otherwise show the
+    single label "1"), and a redraw that narrows it drops the rule."""
     fig = go.Figure(go.Scatter(x=[1, 2, 3], y=[1e-3, 1e-1, 1.0], name="data")).update_yaxes(type="log")
     assert any("tick per decade" in p for p in style_problems(fig))
     readable(fig)
     assert fig.layout.yaxis.dtick == 1 and style_problems(fig) == []
     fig.data[0].y = [1.0, 3.0]
+    readable(fig)
+    assert fig.layout.yaxis.dtick is None and style_problems(fig) == []
+    fig.data[0].y = [0.5, 8.0]  # 1.2 decades: plotly's own ticks
     readable(fig)
     assert fig.layout.yaxis.dtick is None and style_problems(fig) == []

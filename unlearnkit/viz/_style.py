@@ -2,7 +2,7 @@
 
 - :func:`readable` labels the ticks of every log axis as powers of ten (``10^-7``). Plotly's default SI
   format printed ``100n``, ``10f`` and ``10B`` (billions), which students read as typos. An axis whose data
-  spans one to :data:`DECADE_TICKS_UP_TO` decades gets a tick per decade and nothing between (plotly's default
+  spans :data:`DECADE_TICKS_FROM` to :data:`DECADE_TICKS_UP_TO` decades gets a tick per decade and nothing between (plotly's default
   there adds small "2" and "5" labels that read as stray numbers). Every figure builder
   is wrapped in :func:`styled`, and :class:`~unlearnkit.viz._explorer.Explorer` applies :func:`readable` to
   its figures after every redraw (an update may switch an axis to log).
@@ -24,8 +24,10 @@ __all__ = ["OFF_SCALE", "DECADE_TICKS_UP_TO", "readable", "styled", "mark_bound"
 
 #: a bound more than this factor above the largest plotted value is annotated, not plotted
 OFF_SCALE = 100.0
-#: a log axis spanning 1 to this many decades is labelled at every decade only (wider ones plotly thins itself)
+#: a log axis spanning 2 to this many decades is labelled at every decade only (wider ones plotly thins itself;
+#: narrower ones keep plotly's 2-5 labels, else an epsilon grid of 0.5 to 8 would show the single tick "1")
 DECADE_TICKS_UP_TO = 8.0
+DECADE_TICKS_FROM = 2.0
 #: tick formats a reader parses without knowing SI prefixes
 _READABLE = ("power", "e", "E")
 
@@ -41,14 +43,14 @@ def _axes(fig: Any) -> Iterable[Any]:
 
 def readable(fig: Any) -> Any:
     """Label every log axis of ``fig`` (a ``Figure`` or ``FigureWidget``) in powers of ten, one tick per decade
-    where its data spans 1 to :data:`DECADE_TICKS_UP_TO` decades; returns ``fig``."""
+    where its data spans :data:`DECADE_TICKS_FROM` to :data:`DECADE_TICKS_UP_TO` decades; returns ``fig``."""
     for ax in _axes(fig):
         if ax.type == "log" and ax.exponentformat not in _READABLE and ax.ticktext is None:
             ax.exponentformat = "power"
             ax.showexponent = "all"
         if ax.type == "log" and ax.tickvals is None and ax.dtick in (None, 1):
             span = _decades(fig, ax)
-            want = 1 if span is not None and 1.0 <= span <= DECADE_TICKS_UP_TO else None
+            want = 1 if span is not None and DECADE_TICKS_FROM <= span <= DECADE_TICKS_UP_TO else None
             if ax.dtick != want:
                 ax.dtick = want
     return fig
@@ -105,7 +107,7 @@ def style_problems(fig: Any, label: str = "figure") -> list[str]:
     """What a student would see as unreadable in ``fig``: log axes in SI format, legend entries with
     plotly's default names ("trace 0"), bound traces far above the data. Empty when all is well.
 
-    Rules: every log axis uses a power or ``e`` exponent format (or explicit tick texts), and one spanning 1 to
+    Rules: every log axis uses a power or ``e`` exponent format (or explicit tick texts), and one spanning 2 to
     :data:`DECADE_TICKS_UP_TO` decades a tick per decade (``dtick=1``); every visible trace
     that appears in the legend has a name; a trace whose name contains "bound" has no y-value above
     :data:`OFF_SCALE` times the largest y-value of the other traces on the same axes.
@@ -115,7 +117,7 @@ def style_problems(fig: Any, label: str = "figure") -> list[str]:
         if ax.type == "log" and ax.exponentformat not in _READABLE and ax.ticktext is None:
             out.append(f"{label}: log axis {ax.plotly_name} has exponentformat {ax.exponentformat!r}")
         span = _decades(fig, ax) if ax.type == "log" and ax.tickvals is None else None
-        if span is not None and 1.0 <= span <= DECADE_TICKS_UP_TO and ax.dtick != 1:
+        if span is not None and DECADE_TICKS_FROM <= span <= DECADE_TICKS_UP_TO and ax.dtick != 1:
             out.append(f"{label}: log axis {ax.plotly_name} spans {span:.1f} decades without a tick per decade")
     data = list(fig.data)
     legend_on = fig.layout.showlegend
