@@ -313,6 +313,11 @@ class Certificate:
         if self.sigma is not None and not (self.sigma >= 0):
             raise ValueError(f"sigma={self.sigma!r} is out of range: expected sigma in [0, inf)")
 
+    @classmethod
+    def none(cls, note: str) -> "Certificate":
+        """No certificate: ``epsilon = inf``, ``mode="none"``, with ``note`` saying why (the plan of a heuristic)."""
+        return cls(epsilon=math.inf, delta=1.0, mode="none", mechanism="none", note=note)
+
     @property
     def certified(self) -> bool:
         """True only for a finite guarantee we can prove (``mode="sound"``).

@@ -191,3 +191,21 @@ def test_backdoor_stamps_and_relabels(digits):
 def test_bad_dataset_name():
     with pytest.raises(ValueError, match="name='imagenet'"):
         D.load("imagenet")
+
+
+def test_without_rows_keeps_every_other_row_at_its_client():
+    """D minus D_f from raw data: the rows left keep their order, identity and client."""
+    import numpy as np
+
+    from unlearnkit.data import load, partition, renumbered, without_rows
+
+    ds = load("digits", seed=0)
+    fed = partition(ds, 4, "iid", seed=0)
+    gone = np.array([3, fed.client_indices[2][0], ds.n_train - 1])
+    small = without_rows(ds, gone)
+    clients = renumbered(fed.client_indices, gone, ds.n_train)
+    assert small.n_train == ds.n_train - 3 and sum(len(c) for c in clients) == small.n_train
+    for before, after in zip(fed.client_indices, clients):
+        kept = np.setdiff1d(before, gone)
+        assert np.array_equal(small.info["row_ids"][after], kept)
+        assert torch.equal(small.x_train[torch.as_tensor(after)], ds.x_train[torch.as_tensor(kept)])

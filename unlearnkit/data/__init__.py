@@ -9,9 +9,10 @@
 from .datasets import DATASETS, Dataset, DatasetUnavailableError, available, data_root, load
 from .preprocess import scale_to_unit_ball, unit_ball_map
 from .federated import (Backdoor, Federation, add_backdoor, forget_class, forget_client, forget_samples, partition,
-                        stamp_trigger)
+                        renumbered, stamp_trigger, without_rows)
 from .parsers import DatasetCorruptError, SafeUnpickler, read_cifar10_batch, read_idx
 
 __all__ = ["DATASETS", "Dataset", "DatasetUnavailableError", "DatasetCorruptError", "available", "data_root", "load",
            "read_idx", "read_cifar10_batch", "SafeUnpickler", "scale_to_unit_ball", "unit_ball_map", "Federation", "partition",
-           "forget_samples", "forget_class", "forget_client", "Backdoor", "add_backdoor", "stamp_trigger"]
+           "forget_samples", "forget_class", "forget_client", "Backdoor", "add_backdoor", "stamp_trigger",
+           "without_rows", "renumbered"]

@@ -19,7 +19,7 @@ from ..core import Request
 from .datasets import Dataset
 
 __all__ = ["Federation", "partition", "forget_samples", "forget_class", "forget_client", "Backdoor", "add_backdoor",
-           "stamp_trigger"]
+           "stamp_trigger", "without_rows", "renumbered"]
 
 
 @dataclass(frozen=True)
@@ -205,3 +205,27 @@ def add_backdoor(dataset: Dataset, indices: Sequence[int] | np.ndarray, *, targe
     y_trig = torch.full((x_trig.shape[0],), target, dtype=torch.int64, device=x_trig.device)
     poisoned = dataset.with_train(x_tr, y_tr, backdoor={"target": target, "patch": patch, "n_poisoned": int(idx.size)})
     return Backdoor(poisoned, idx, target, x_trig, y_trig, patch, value)
+
+
+def without_rows(dataset: Dataset, rows: Sequence[int]) -> Dataset:
+    """``dataset`` with the training rows ``rows`` removed, the others in order: D minus D_f from raw data.
+
+    ``info["row_ids"]`` keeps each remaining row's index in ``dataset`` (its identity across the two worlds).
+    """
+    from dataclasses import replace
+
+    keep = np.setdiff1d(np.arange(dataset.n_train), np.asarray(rows, dtype=np.int64))
+    idx = torch.as_tensor(keep, device=dataset.x_train.device)
+    ids = np.asarray((dataset.info or {}).get("row_ids", np.arange(dataset.n_train)))[keep]
+    return replace(dataset, x_train=dataset.x_train[idx], y_train=dataset.y_train[idx],
+                   info={**(dataset.info or {}), "row_ids": ids})
+
+
+def renumbered(client_indices: Sequence[np.ndarray], rows: Sequence[int], n_train: int) -> tuple[np.ndarray, ...]:
+    """Each client's remaining rows after ``rows`` are removed from ``n_train``, in the new numbering of
+    :func:`without_rows` (every remaining row stays at its client; a client may end up empty)."""
+    removed = np.asarray(rows, dtype=np.int64)
+    keep = np.setdiff1d(np.arange(n_train), removed)
+    return tuple(np.searchsorted(keep, np.setdiff1d(np.asarray(ix, dtype=np.int64), removed))
+                 for ix in client_indices)
+

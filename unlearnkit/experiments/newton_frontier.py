@@ -39,7 +39,7 @@ import torch
 from .._validate import check_choice, check_int, check_positive
 from ..core import Request
 from ..data import load, partition, scale_to_unit_ball
-from ..data.federated import Federation, add_backdoor
+from ..data.federated import Federation, add_backdoor, renumbered, without_rows
 from ..decentral.gossip import GossipConfig
 from ..evaluate import accuracy
 from ..graphs.topology import make_graph
@@ -114,9 +114,7 @@ def frontier_world(setting: FrontierSetting = NEWTON_SOUND_SETTING, *, without_f
     bd = add_backdoor(ds0, fed0.client_indices[0][:s.m], target=0, patch=s.patch)
     raw = bd.dataset
     if without_forgotten:  # D minus D_f from raw data: the rows go before any preprocessing
-        keep = np.setdiff1d(np.arange(raw.n_train), np.asarray(bd.indices))
-        rows = torch.as_tensor(keep, device=raw.x_train.device)
-        raw = dataclasses.replace(raw, x_train=raw.x_train[rows], y_train=raw.y_train[rows])
+        raw = without_rows(raw, bd.indices)
     # a public map, after the stamp (triggered rows are inside the unit ball too)
     ds = scale_to_unit_ball(raw, center=s.center)
     xt = (bd.x_test_triggered - ds.info["unit_ball_center"]) / ds.info["unit_ball_scale"]
@@ -124,8 +122,7 @@ def frontier_world(setting: FrontierSetting = NEWTON_SOUND_SETTING, *, without_f
     # float64: the Newton polish and the CG solve reach their tolerances
     ds = dataclasses.replace(ds, x_train=ds.x_train.double(), x_test=ds.x_test.double())
     if without_forgotten:  # every remaining row stays at its client (renumbered after the removal)
-        fed = Federation(ds, tuple(np.searchsorted(keep, np.setdiff1d(ix, bd.indices)) for ix in fed0.client_indices),
-                         fed0.scheme)
+        fed = Federation(ds, renumbered(fed0.client_indices, bd.indices, bd.dataset.n_train), fed0.scheme)
     else:
         fed = partition(ds, s.n_clients, "iid", seed=s.seed)
     flat = FlatParams(make_model("logreg", ds.input_shape, ds.n_classes, generator=make_generator(s.seed)))

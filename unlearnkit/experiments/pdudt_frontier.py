@@ -32,7 +32,7 @@ import torch
 
 from .._validate import check_choice, check_epsilon, check_int, check_positive, check_range
 from ..core import Request
-from ..data import Federation, add_backdoor, load, partition
+from ..data import Federation, add_backdoor, load, partition, renumbered, without_rows
 from ..decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
 from ..evaluate import accuracy, backdoor_success, report
 from ..graphs import dynamic
@@ -153,11 +153,8 @@ def _certified_world(exp: CertifiedPDUDT, dataset: Any, *, without_leaver: bool 
     bd = add_backdoor(raw, idx_k[:m], target=exp.target, patch=exp.patch)
     stamped, clients = bd.dataset, fed0.client_indices
     if without_leaver:
-        keep = np.setdiff1d(np.arange(stamped.n_train), idx_k)
-        rows = torch.as_tensor(keep, device=stamped.x_train.device)
-        stamped = replace(stamped, x_train=stamped.x_train[rows], y_train=stamped.y_train[rows])
-        clients = tuple(np.zeros(0, dtype=np.int64) if c == k else np.searchsorted(keep, ix)
-                        for c, ix in enumerate(fed0.client_indices))
+        clients = renumbered(fed0.client_indices, idx_k, stamped.n_train)  # the leaver's client is now empty
+        stamped = without_rows(stamped, idx_k)
     ds = replace(stamped, x_train=_unit_rows(stamped.x_train, exp.center),
                  x_test=_unit_rows(stamped.x_test, exp.center))
     bd = replace(bd, dataset=ds, x_test_triggered=_unit_rows(bd.x_test_triggered, exp.center))

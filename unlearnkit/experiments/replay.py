@@ -97,12 +97,10 @@ class ReplayReport:
 # ----------------------------------------------------------------------------------------------------------
 
 def drop_rows(ds, rows: np.ndarray):
-    """``ds`` with the training rows ``rows`` removed (order of the others kept): D minus D_f, raw;
-    ``info["row_ids"]`` keeps each remaining row's index in ``ds``."""
-    keep = np.setdiff1d(np.arange(ds.n_train), np.asarray(rows, dtype=np.int64))
-    idx = torch.as_tensor(keep, device=ds.x_train.device)
-    ids = np.asarray((ds.info or {}).get("row_ids", np.arange(ds.n_train)))[keep]  # each row's index in the raw data
-    return replace(ds, x_train=ds.x_train[idx], y_train=ds.y_train[idx], info={**(ds.info or {}), "row_ids": ids})
+    """``ds`` with the training rows ``rows`` removed (:func:`unlearnkit.data.without_rows`): D minus D_f, raw."""
+    from ..data import without_rows
+
+    return without_rows(ds, rows)
 
 
 def nothing_to_forget(method: Any, state: Any, config: Any, *, generator: torch.Generator) -> Any:

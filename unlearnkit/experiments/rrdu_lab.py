@@ -160,13 +160,8 @@ def build_world(setup: BackdoorSetup, *, seed: int = 0, retrain: bool = True, pr
     fed_p = D.Federation(bd.dataset, fed.client_indices, fed.scheme)
     request = bd.request(client=setup.u)
     if without_forgotten:
-        keep = np.setdiff1d(np.arange(ds.n_train), poison)
-        rows = torch.as_tensor(keep, device=ds.x_train.device)
-        bd = dataclasses.replace(bd, dataset=dataclasses.replace(bd.dataset, x_train=bd.dataset.x_train[rows],
-                                                                 y_train=bd.dataset.y_train[rows]),
-                                 indices=np.zeros(0, dtype=np.int64))
-        fed_p = D.Federation(bd.dataset, tuple(np.searchsorted(keep, np.setdiff1d(ix, poison))
-                                               for ix in fed.client_indices), fed.scheme)
+        bd = dataclasses.replace(bd, dataset=D.without_rows(bd.dataset, poison), indices=np.zeros(0, dtype=np.int64))
+        fed_p = D.Federation(bd.dataset, D.renumbered(fed.client_indices, poison, ds.n_train), fed.scheme)
         request, retrain = None, False
     gen = make_generator(seed)
     kwargs = {"hidden": setup.hidden} if setup.model == "mlp" else {}

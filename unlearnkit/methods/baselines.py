@@ -27,8 +27,7 @@ from ..core import Callback, Cost, Plan, Request, Result, Stopwatch, TrainedStat
 from ..core import checked_unlearn
 
 #: the plan of a heuristic: nothing is certified (epsilon = infinity)
-_NO_CERTIFICATE = Certificate(epsilon=float("inf"), delta=1.0, mode="none", mechanism="none",
-                              note="a heuristic: no certificate (epsilon = infinity)")
+_NO_CERTIFICATE = Certificate.none("a heuristic: no certificate (epsilon = infinity)")
 
 __all__ = ["Retrain", "RetrainConfig", "Finetune", "FinetuneConfig", "GradientAscent", "GradientAscentConfig"]
 

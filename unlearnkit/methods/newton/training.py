@@ -28,8 +28,7 @@ from .steps import _requesters
 __all__ = ["train_dpsgd", "GossipRetrain", "GossipRetrainConfig", "exact_minimizer"]
 
 #: the plan of a method that issues no certificate (epsilon = infinity)
-_NO_CERTIFICATE = Certificate(epsilon=float("inf"), delta=1.0, mode="none", mechanism="none",
-                              note="retraining from scratch is exact by definition; no certificate is issued")
+_NO_CERTIFICATE = Certificate.none("retraining from scratch is exact by definition; no certificate is issued")
 
 
 def train_dpsgd(flat, federation, G: nx.Graph, config: GossipConfig, *, generator: torch.Generator,

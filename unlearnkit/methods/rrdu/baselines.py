@@ -39,8 +39,7 @@ __all__ = ["WalkConfig", "DDPWalkConfig", "DPSGDWalkConfig", "NetworkSGD", "Retr
 Monitor = Optional[Callable[[Tensor], dict]]
 
 #: the plan of a walk that issues no certificate (epsilon = infinity)
-_NO_CERTIFICATE = Certificate(epsilon=float("inf"), delta=1.0, mode="none", mechanism="none",
-                              note="no certificate is issued (epsilon = infinity)")
+_NO_CERTIFICATE = Certificate.none("no certificate is issued (epsilon = infinity)")
 
 
 @dataclass(frozen=True, kw_only=True)
