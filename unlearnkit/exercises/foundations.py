@@ -52,7 +52,7 @@ def check_best_gap_per_edge(answer: Any, n: int = 32) -> bool:
     """Notebook 05, exercise 1: the topology with the largest spectral gap per edge on ``n`` clients."""
     if _needs_answer(answer):
         return False
-    from ..experiments.networks_lab import topology_table
+    from ..experiments.labs.networks import topology_table
 
     rows = topology_table(n)
     best = max(rows, key=lambda r: r["spectral_gap"] / r["edges"])

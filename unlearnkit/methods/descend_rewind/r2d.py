@@ -295,7 +295,7 @@ def _unlearn(state: TrainedState, request: Request, config: R2DConfig, *, genera
 
     The replay uses the training config (step size, batch size, sampling, radius, weight decay), with fresh
     batches drawn from ``generator``, or ``batches`` (positions into the retain set) for a coupled simulation
-    (:func:`unlearnkit.coupled.coupled_retrain_batches`). ``result.extras["noiseless"]`` holds ``u_T``.
+    (:func:`unlearnkit.experiments.descend_rewind.coupled.coupled_retrain_batches`). ``result.extras["noiseless"]`` holds ``u_T``.
     """
     from ...train import run_sgd
 
@@ -337,7 +337,7 @@ class R2D:
     ----------
     batches:
         For a coupled simulation (digest 003 Algorithm 6): the K minibatches to replay, positions into the
-        retain set (the last K of :func:`unlearnkit.coupled.coupled_retrain_batches`), instead of batches drawn
+        retain set (the last K of :func:`unlearnkit.experiments.descend_rewind.coupled.coupled_retrain_batches`), instead of batches drawn
         from ``generator``. ``None`` (default) draws them, as a real unlearning run does.
 
     Requests: samples or a class (centralized); the certificate covers any forget set of m samples (group size m).

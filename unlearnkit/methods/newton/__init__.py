@@ -8,7 +8,7 @@
   exact convex oracle.
 
 The flood itself is :func:`unlearnkit.graphs.flood`; the experiments (profiles, the paper's tables, the
-convex lab of notebook 07) are in :mod:`unlearnkit.experiments.newton_lab`.
+convex lab of notebook 07) are in :mod:`unlearnkit.experiments.newton.lab`.
 """
 
 from .algorithm import Newton, NewtonConfig

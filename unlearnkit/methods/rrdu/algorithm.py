@@ -33,7 +33,7 @@ hops; the paper is silent).
 
 The baselines of the paper's section 6 are in :mod:`unlearnkit.methods.rrdu.baselines`, the accountants in
 :mod:`unlearnkit.methods.rrdu.accountants`, and the backdoor experiment (``python -m unlearnkit run rrdu``, ``ddp``,
-``dp_sgd_walk``) in :mod:`unlearnkit.experiments.rrdu_lab`.
+``dp_sgd_walk``) in :mod:`unlearnkit.experiments.rrdu.lab`.
 
 Measured on the quick profile (digits, one seed; ``tests/methods/rrdu/test_rrdu_backdoor.py``): without noise and
 projection (the paper's Table 3 setting) RR-DU at p = 0.1 removes the backdoor (ASR 0.06, retraining 0.00)
