@@ -104,7 +104,7 @@ def _central_budget(name: str, released: Any, grad_evals: int, seed: int) -> dic
 
     from .. import make_generator
     from ..evaluate import accuracy
-    from ..models import _init_from_generator
+    from ..models import init_from_generator
     from ..train import run_sgd
 
     ds, request = released.dataset, released.request
@@ -114,7 +114,7 @@ def _central_budget(name: str, released: Any, grad_evals: int, seed: int) -> dic
     steps = max(1, int(round(grad_evals / per_step)))
     flat = copy.deepcopy(released.flat)  # a fresh draw of the same family; the run's own flat stays as it is
     gen = make_generator(seed + 3)
-    _init_from_generator(flat.module, gen)
+    init_from_generator(flat.module, gen)
     init = flat.init().to(x.device)
     theta, cost, _ = run_sgd(flat, init, x, y, replace(cfg, steps=steps, checkpoint_every=0), generator=gen)
     return {"procedure": f"SGD from a fresh init ({'full batch' if cfg.sampling == 'full' else f'batch {per_step}'}"

@@ -172,12 +172,12 @@ def _newton(mode: str, epsilon: float, delta: float) -> Worlds:
     scope); sound = the proved sensitivity with a public gradient bound ``grad_tol = 0.5`` and the exact
     global step. The observer sees the average of the released models (:func:`unlearnkit.experiments.newton.audit.newton_worlds`)."""
     from ...methods.newton import NewtonConfig
-    from ..newton.audit import _EXACT, NewtonAuditTask, newton_worlds
+    from ..newton.audit import EXACT_SETTING, NewtonAuditTask, newton_worlds
 
     if mode == "paper":
         cfg = NewtonConfig(mode="paper", epsilon=epsilon, delta=delta)
     elif mode == "sound":
-        cfg = NewtonConfig(mode="sound", grad_tol=0.5, epsilon=epsilon, delta=delta, **_EXACT)
+        cfg = NewtonConfig(mode="sound", grad_tol=0.5, epsilon=epsilon, delta=delta, **EXACT_SETTING)
     else:
         raise ModeNotSupported(f"mode={mode!r}: Newton has a paper and a sound mode only")
     wa, wb, cert, _ = newton_worlds(cfg, NewtonAuditTask(), observe="average")

@@ -106,7 +106,7 @@ def dp_sgd_walk_worlds(mode: str, epsilon: float, delta: float, task: Any = None
     the final model. ``"sound"``: :class:`ModeNotSupported` (there is no sound certificate to test).
     """
     from ...methods.rrdu import DPSGDWalk, DPSGDWalkConfig
-    from ..rrdu.audit import WalkAuditTask, _train, walk_setup
+    from ..rrdu.audit import WalkAuditTask, train_walk_model, walk_setup
 
     if mode != "paper":
         raise ModeNotSupported("DP-SGD on the walk issues no certificate: the original was trained without "
@@ -122,7 +122,7 @@ def dp_sgd_walk_worlds(mode: str, epsilon: float, delta: float, task: Any = None
 
     def out(train_fed, g: torch.Generator) -> torch.Tensor:
         # world B: the same baseline run on a model that never saw D_f, with the request it would receive
-        st = _train(task, flat, train_fed, init, token, g, noisy=False).replace(federation=fed,
+        st = train_walk_model(task, flat, train_fed, init, token, g, noisy=False).replace(federation=fed,
                                                                                  train_indices=full_idx)
         return method.unlearn(st, request, cfg, generator=g).params
 

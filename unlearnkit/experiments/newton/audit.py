@@ -29,7 +29,7 @@ from ...core import Request
 from ...decentral.gossip import GossipConfig
 from ...methods.newton import Newton, NewtonConfig, exact_minimizer, newton_certificate, train_dpsgd
 
-_EXACT = dict(scope="global", center_gradient=True)  # the exact global Newton step (Wu et al. 2026, Lemma 3)
+EXACT_SETTING = dict(scope="global", center_gradient=True)  # the exact global Newton step (Wu et al. 2026, Lemma 3)
 
 __all__ = ["NewtonAuditTask", "newton_worlds", "newton_audit", "newton_audits", "tau_zero_sigma"]
 
@@ -160,16 +160,16 @@ def newton_audits(*, n_trials: int = 2000, alpha: float = 0.05, epsilon: float =
     """
     task = task or NewtonAuditTask()
     out = []
-    msg, model = tau_zero_sigma(NewtonConfig(mode="none", epsilon=epsilon, **_EXACT), task)
-    out.append(newton_audit(NewtonConfig(mode="none", sigma=msg, epsilon=epsilon, **_EXACT), task=task,
+    msg, model = tau_zero_sigma(NewtonConfig(mode="none", epsilon=epsilon, **EXACT_SETTING), task)
+    out.append(newton_audit(NewtonConfig(mode="none", sigma=msg, epsilon=epsilon, **EXACT_SETTING), task=task,
                             model_sigma=model, epsilon=epsilon, n_trials=n_trials, alpha=alpha, seed=seed,
                             label="sound sigma at tau = 0 (before)"))
-    snd = NewtonConfig(mode="sound", grad_tol=grad_tol, epsilon=epsilon, **_EXACT)
+    snd = NewtonConfig(mode="sound", grad_tol=grad_tol, epsilon=epsilon, **EXACT_SETTING)
     out.append(newton_audit(snd, task=task, n_trials=n_trials, alpha=alpha, seed=seed,
                             label=f"sound, grad_tol={grad_tol}, average model"))
     out.append(newton_audit(snd, task=task, observe="difference", n_trials=n_trials, alpha=alpha, seed=seed,
                             label="sound, release='local', local tuple (not covered)"))
-    avg = NewtonConfig(mode="sound", grad_tol=grad_tol, epsilon=epsilon, release="average", **_EXACT)
+    avg = NewtonConfig(mode="sound", grad_tol=grad_tol, epsilon=epsilon, release="average", **EXACT_SETTING)
     out.append(newton_audit(avg, task=task, observe="difference", n_trials=n_trials, alpha=alpha, seed=seed,
                             label="sound, release='average', tuple"))
     out.append(newton_audit(snd, task=replace(task, kind="client"), n_trials=n_trials,

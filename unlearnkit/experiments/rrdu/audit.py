@@ -93,7 +93,7 @@ def walk_setup(task: WalkAuditTask):
     return flat, fed, Request("samples", forget, client=task.u), flat.init().detach().clone(), token
 
 
-def _train(task: WalkAuditTask, flat, fed, init, token, g: torch.Generator, *, noisy: bool,
+def train_walk_model(task: WalkAuditTask, flat, fed, init, token, g: torch.Generator, *, noisy: bool,
            sigma: Optional[float] = None, route_seed: Optional[int] = None) -> TrainedState:
     from ...methods.rrdu import NetworkSGD, WalkConfig
     from ...methods.rrdu.noisy import NoisyWalkConfig, NoisyWalkTraining
@@ -145,7 +145,7 @@ def rrdu_worlds(task: WalkAuditTask, *, noisy_start: bool = False, sigma: Option
     p = 1.0 / task.n_clients
 
     def view(train_fed, g: torch.Generator) -> torch.Tensor:
-        st = _train(task, flat, train_fed, init, token, g, noisy=noisy_start, **train_kw)
+        st = train_walk_model(task, flat, train_fed, init, token, g, noisy=noisy_start, **train_kw)
         # the partition and index set before the deletion (u holds D_f; the walk drops it): in world B the
         # certifier runs the same procedure on a model that never saw D_f, with the request it would receive
         st = st.replace(federation=fed, train_indices=full_idx)
@@ -159,7 +159,7 @@ def rrdu_worlds(task: WalkAuditTask, *, noisy_start: bool = False, sigma: Option
             return st.params
         return RRDU(route=route[:k]).unlearn(st, request, cfg, generator=g).params
 
-    probe_state = _train(task, flat, fed, init, token, torch.Generator().manual_seed(0), noisy=noisy_start,
+    probe_state = train_walk_model(task, flat, fed, init, token, torch.Generator().manual_seed(0), noisy=noisy_start,
                          **train_kw)
     cert = RRDU().unlearn(probe_state.replace(federation=fed), request, cfg,
                           generator=torch.Generator().manual_seed(1)).certificate
@@ -170,7 +170,7 @@ def rrdu_worlds(task: WalkAuditTask, *, noisy_start: bool = False, sigma: Option
     # a fixed post-processing of the view (it keeps every DP guarantee, so the audit stays valid): views far
     # from the noise-free starts (a noisy u-step happened first) collapse to one point, so the test looks at
     # the noise-free views, where the start-model gap shows
-    ref_b = _train(task, flat, retain_fed, init, token, torch.Generator().manual_seed(2), noisy=False).params
+    ref_b = train_walk_model(task, flat, retain_fed, init, token, torch.Generator().manual_seed(2), noisy=False).params
     centre, radius = (probe_state.params + ref_b) / 2, 3 * float((probe_state.params - ref_b).norm()) + 1e-6
 
     def squash(v: torch.Tensor) -> torch.Tensor:
@@ -199,10 +199,10 @@ def ddp_worlds(task: WalkAuditTask, *, noisy: bool = False, calibration: str = "
     def out(train_fed, g: torch.Generator) -> torch.Tensor:
         # world B: the same deletion run on a model that never saw D_f, presented with the partition and index
         # set it would receive (the request validator then sees indices the index set holds)
-        st = _train(task, flat, train_fed, init, token, g, noisy=noisy).replace(federation=fed, train_indices=full_idx)
+        st = train_walk_model(task, flat, train_fed, init, token, g, noisy=noisy).replace(federation=fed, train_indices=full_idx)
         return method.unlearn(st, request, cfg, generator=g).params
 
-    probe = _train(task, flat, fed, init, token, torch.Generator().manual_seed(0), noisy=noisy).replace(federation=fed)
+    probe = train_walk_model(task, flat, fed, init, token, torch.Generator().manual_seed(0), noisy=noisy).replace(federation=fed)
     cert = method.unlearn(probe, request, cfg, generator=torch.Generator().manual_seed(1)).certificate
     claimed = float(cert.constants.get("epsilon_diagnostic", task.epsilon)) if not noisy else task.epsilon
     return per_trial(lambda g: out(fed, g)), per_trial(lambda g: out(retain_fed, g)), claimed, cert
