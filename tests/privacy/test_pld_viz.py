@@ -18,3 +18,29 @@ def test_figures():
     assert not style_problems(fig) and not style_problems(f2)
     with pytest.raises(ValueError, match="direction="):
         pld_pmf_figure(pld, direction="both")
+
+
+def test_tradeoff_audit_figure_from_an_audit():
+    import torch
+
+    from unlearnkit.audit import AuditConfig, audit_gaussian
+    from unlearnkit.privacy import analytic_gaussian_sigma, gaussian_certificate_mu
+    from unlearnkit.viz.pld import audit_operating_points, tradeoff_audit_figure
+
+    sigma = analytic_gaussian_sigma(8.0, 1e-5)  # mu about 2: visible to 200 held-out trials per world
+    res = audit_gaussian(sensitivity=1.0, sigma=sigma, epsilon=8.0, delta=1e-5, config=AuditConfig(n_trials=400),
+                         generator=torch.Generator(device="cpu").manual_seed(0))
+    pts = audit_operating_points(res, n_points=8)
+    assert pts.alpha == res.alpha and pts.fpr.size <= 8
+    mu = gaussian_certificate_mu(sigma)
+    fig = tradeoff_audit_figure({"certificate": mu}, pts, dp={"same, as (eps, delta)": (8.0, 1e-5)})
+    names = [d.name for d in fig.data]
+    assert len(names) == 4 and names[-1].startswith("audit tests")   # diagonal, G_mu, f_eps_delta, points
+    assert not style_problems(fig)
+    # a claim of far less leakage than the truth gets red boxes
+    fig2 = tradeoff_audit_figure({"understated": 0.3}, pts, log_axes=True)
+    assert any(d.name.startswith("box below") for d in fig2.data)
+    with pytest.raises(TypeError, match="points="):
+        tradeoff_audit_figure({"c": mu}, [0.1])
+    with pytest.raises(TypeError, match="result="):
+        audit_operating_points(object())

@@ -16,7 +16,8 @@ The public names other modules rely on are imported here eagerly (numpy and scip
   :func:`gaussian_composition_epsilon`, :func:`mixture_delta`, :func:`mixture_epsilon`, :func:`mixture_sigma`;
 - privacy loss distributions (:mod:`.pld`, grid arithmetic in :mod:`.pld_grid`): :class:`PLD`,
   :func:`pld_epsilon`, :func:`pld_delta` and their two-sided :class:`EpsilonBracket`, :class:`DeltaBracket`;
-- trade-off functions (:mod:`.tradeoff`): :func:`gdp_tradeoff`, :func:`gaussian_certificate_mu`;
+- trade-off functions (:mod:`.tradeoff`): :func:`gdp_tradeoff`, :func:`dp_tradeoff`, :func:`gaussian_certificate_mu`,
+  and an audit's operating points with joint boxes, :func:`tradeoff_operating_points`;
 - the last-iterate heuristic for DP-SGD (:mod:`.last_iterate`, a heuristic, not a bound):
   :func:`last_iterate_epsilon`, :func:`last_iterate_delta`;
 - :class:`Certificate` (:mod:`.certificate`).
@@ -70,7 +71,7 @@ from .mixture import (
     mixture_sigma,
 )
 from .pld import PLD, PLD_DIRECTIONS, PLD_ESTIMATES, DeltaBracket, EpsilonBracket, pld_delta, pld_epsilon
-from .tradeoff import gaussian_certificate_mu, gdp_tradeoff
+from .tradeoff import OperatingPoints, dp_tradeoff, gaussian_certificate_mu, gdp_tradeoff, tradeoff_operating_points
 from .last_iterate import last_iterate_delta, last_iterate_epsilon
 from .rdp import (
     CONVERSIONS,
@@ -142,6 +143,9 @@ __all__ = [
     "pld_epsilon",
     "gaussian_certificate_mu",
     "gdp_tradeoff",
+    "dp_tradeoff",
+    "OperatingPoints",
+    "tradeoff_operating_points",
     "last_iterate_epsilon",
     "last_iterate_delta",
     "CONVERSIONS",
