@@ -1,5 +1,6 @@
 """The PLD and trade-off figures."""
 
+import numpy as np
 import pytest
 
 pytest.importorskip("plotly")
@@ -44,3 +45,29 @@ def test_tradeoff_audit_figure_from_an_audit():
         tradeoff_audit_figure({"c": mu}, [0.1])
     with pytest.raises(TypeError, match="result="):
         audit_operating_points(object())
+
+
+def test_bracket_sweep_figure_and_explorer():
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
+    from unlearnkit.viz.pld import PLDBracketExplorer, pld_bracket_figure, pld_bracket_sweep
+
+    sw = pld_bracket_sweep(1.0, 10.0, 100, 1e-5, grids=(1e-1, 1e-2, 1e-3))
+    assert np.all(sw["lower"] <= sw["exact"]) and np.all(sw["exact"] <= sw["upper"])
+    assert np.all(np.diff(sw["upper"] - sw["lower"]) < 0) and sw["rdp"] > sw["upper"][-1]
+    fig = pld_bracket_figure(sw)
+    assert len(fig.data) == 5 and not style_problems(fig)
+    assert pld_bracket_sweep(0.1, 2.0, 50, 1e-5, grids=(1e-2,))["exact"] is None
+
+    ex = PLDBracketExplorer()
+    assert ex.last_error is None and ex.current["grid"] == pytest.approx(1e-2)
+    w0 = ex.current["bracket"].width
+    ex.log10_grid.value = -3.0
+    b = ex.current["bracket"]
+    assert b.width < w0 / 5 and b.lower <= ex.current["sweep"]["exact"] <= b.upper and "inside" in ex.result.value
+    ex.q.value = 0.1  # a new sweep, no exact value
+    assert ex.current["sweep"]["exact"] is None and len(ex.fig.data[3].x) == 0 and ex.last_error is None
+    ex.log10_delta.max = 1.0
+    ex.log10_delta.value = 0.5  # delta > 1: shown in place, naming the parameter
+    assert ex.last_error is not None and "delta" in ex.last_error
+
