@@ -41,6 +41,10 @@ def test_tradeoff_audit_figure_from_an_audit():
     # a claim of far less leakage than the truth gets red boxes
     fig2 = tradeoff_audit_figure({"understated": 0.3}, pts, log_axes=True)
     assert any(d.name.startswith("box below") for d in fig2.data)
+    honest = PLD.gaussian(sigma, grid=1e-2)
+    fig3 = tradeoff_audit_figure({}, pts, plds={"as a PLD": honest})
+    assert [d.name for d in fig3.data][1] == "as a PLD (PLD profile)" and not style_problems(fig3)
+    assert not any(d.name.startswith("box below") for d in fig3.data)
     with pytest.raises(TypeError, match="points="):
         tradeoff_audit_figure({"c": mu}, [0.1])
     with pytest.raises(TypeError, match="result="):

@@ -113,3 +113,20 @@ def test_coverage_of_the_joint_boxes():
 def test_new_errors_name_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_pld_tradeoff_is_the_gdp_curve_for_gaussians_and_a_valid_promise():
+    from unlearnkit.privacy import PLD, pld_tradeoff
+
+    alpha = np.linspace(0.0, 1.0, 51)
+    f = pld_tradeoff(PLD.gaussian(2.0).self_compose(4), alpha)   # exactly 1-GDP
+    g = gdp_tradeoff(1.0, alpha)
+    assert np.all(f <= g + 1e-9) and np.max(g - f) < 2e-3          # below the truth (a promise), and close
+    pld = PLD.subsampled_gaussian(0.05, 1.0).self_compose(200)
+    b = pld.epsilon(1e-5)
+    assert np.all(pld_tradeoff(pld, alpha) >= dp_tradeoff(b.upper, 1e-5, alpha) - 1e-9)  # says more than one pair
+    assert pld_tradeoff(pld, 0.0) == pytest.approx(1.0, abs=1e-4) and pld_tradeoff(pld, 1.0) == 0.0
+    with pytest.raises(TypeError, match="pld="):
+        pld_tradeoff(1.0, alpha)
+    with pytest.raises(ValueError, match="n_eps="):
+        pld_tradeoff(pld, alpha, n_eps=1)

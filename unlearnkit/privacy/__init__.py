@@ -18,7 +18,8 @@ The public names other modules rely on are imported here eagerly (numpy and scip
   :func:`pld_epsilon`, :func:`pld_delta` and their two-sided :class:`EpsilonBracket`, :class:`DeltaBracket`;
   a random, data-independent number of steps as a mixture of PLDs (:mod:`.pld_mixture`):
   :func:`pld_mixture_epsilon`, :func:`pld_mixture_delta`;
-- trade-off functions (:mod:`.tradeoff`): :func:`gdp_tradeoff`, :func:`dp_tradeoff`, :func:`gaussian_certificate_mu`,
+- trade-off functions (:mod:`.tradeoff`): :func:`gdp_tradeoff`, :func:`dp_tradeoff`, :func:`pld_tradeoff`,
+  :func:`gaussian_certificate_mu`,
   and an audit's operating points with joint boxes, :func:`tradeoff_operating_points`;
 - the last-iterate heuristic for DP-SGD (:mod:`.last_iterate`, a heuristic, not a bound):
   :func:`last_iterate_epsilon`, :func:`last_iterate_delta`;
@@ -74,7 +75,8 @@ from .mixture import (
 )
 from .pld import PLD, PLD_DIRECTIONS, PLD_ESTIMATES, PLD_RELATIONS, DeltaBracket, EpsilonBracket, pld_delta, pld_epsilon
 from .pld_mixture import pld_mixture_delta, pld_mixture_epsilon
-from .tradeoff import OperatingPoints, dp_tradeoff, gaussian_certificate_mu, gdp_tradeoff, tradeoff_operating_points
+from .tradeoff import (OperatingPoints, dp_tradeoff, gaussian_certificate_mu, gdp_tradeoff, pld_tradeoff,
+                       tradeoff_operating_points)
 from .last_iterate import last_iterate_delta, last_iterate_epsilon
 from .rdp import (
     CONVERSIONS,
@@ -150,6 +152,7 @@ __all__ = [
     "gaussian_certificate_mu",
     "gdp_tradeoff",
     "dp_tradeoff",
+    "pld_tradeoff",
     "OperatingPoints",
     "tradeoff_operating_points",
     "last_iterate_epsilon",

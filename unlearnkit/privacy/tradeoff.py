@@ -11,7 +11,10 @@ exactly ``(Delta / sigma)``-GDP, and ``T`` of them compose to ``sqrt(T) Delta / 
 has one number, ``mu``, that carries every (epsilon, delta) pair at once (their Cor. 2.13). An
 ``(epsilon, delta)`` certificate promises less: the piecewise-linear curve
 ``f_{eps,delta}(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))`` (their Prop. 2.5;
-Kairouz, Oh & Viswanath 2015), which lies below ``G_mu`` except where they touch.
+Kairouz, Oh & Viswanath 2015), which lies below ``G_mu`` except where they touch. A mechanism that is
+``(eps, delta(eps))``-DP for every ``eps`` (its privacy profile, e.g. read from a PLD) promises the upper envelope
+``sup_eps f_{eps, delta(eps)}`` (their Prop. 2.12): :func:`pld_tradeoff` draws it for subsampled mechanisms,
+which no single ``mu`` describes.
 
 An audit sees the other side: a test (a threshold ``t`` on a score) has a false-positive rate ``P_out(S > t)``
 and a false-negative rate ``P_in(S <= t)``, each estimated from samples with a confidence interval; a box that
@@ -36,7 +39,8 @@ from scipy import special
 
 from .._validate import check_delta, check_int, check_positive, check_probability, check_scale
 
-__all__ = ["gdp_tradeoff", "dp_tradeoff", "gaussian_certificate_mu", "OperatingPoints", "tradeoff_operating_points"]
+__all__ = ["gdp_tradeoff", "dp_tradeoff", "pld_tradeoff", "gaussian_certificate_mu", "OperatingPoints",
+           "tradeoff_operating_points"]
 
 
 def _alphas(alpha) -> np.ndarray:
@@ -227,3 +231,47 @@ def tradeoff_operating_points(scores_out, scores_in, *, alpha: float = 0.05, n_p
     return OperatingPoints(fpr=((ks + 1) / (n_o + 1))[order], fnr=(c / n_i)[order], fpr_low=fpr_low[order],
                            fpr_high=fpr_high[order], fnr_low=fnr_low[order], fnr_high=fnr_high[order],
                            thresholds=(sign * t)[order], alpha=float(alpha), sign=sign)
+
+
+def pld_tradeoff(pld, alpha, *, n_eps: int = 400):
+    """The trade-off curve a PLD certifies: ``sup_eps f_{eps, delta(eps)}(alpha)`` over a grid of epsilons.
+
+    ``delta(eps)`` is the PLD's certified (upper) delta, the larger of its directions, so the curve is a valid
+    promise for both orders of the two worlds; a finite epsilon grid (``n_eps`` points from 0 to where the
+    upper delta falls below ``1e-12``) can only lower it, which keeps it valid.
+
+    Parameters
+    ----------
+    pld : PLD
+        A composed :class:`unlearnkit.privacy.PLD`.
+    alpha : float or array in [0, 1]
+        Type I error(s).
+    n_eps : int in [2, 100000]
+        Epsilon grid points.
+
+    Returns
+    -------
+    float or ndarray
+        The type II error the certificate guarantees at each ``alpha``.
+
+    References
+    ----------
+    Dong, Roth & Su 2019, "Gaussian differential privacy", Proposition 2.12 (the profile's envelope).
+    """
+    from .pld import PLD
+
+    if not isinstance(pld, PLD):
+        raise TypeError(f"pld={type(pld).__name__} is not a PLD")
+    n_eps = check_int("n_eps", n_eps, low=2, high=100_000)
+    a = _alphas(alpha)
+    hi = 1.0
+    while pld.delta(hi).upper > 1e-12 and hi < 1e4:
+        hi *= 2.0
+    eps = np.linspace(0.0, hi, n_eps)
+    deltas = np.array([pld.delta(float(e)).upper for e in eps])
+    flat = a.reshape(-1)
+    beta = np.zeros_like(flat)
+    for e, d in zip(eps, deltas):
+        beta = np.maximum(beta, np.maximum(1.0 - d - math.exp(e) * flat, math.exp(-e) * (1.0 - d - flat)))
+    beta = np.clip(beta, 0.0, 1.0).reshape(a.shape)
+    return float(beta) if np.ndim(beta) == 0 else beta

@@ -20,7 +20,8 @@ from typing import Any, Mapping, Optional
 import numpy as np
 import plotly.graph_objects as go
 
-from ..privacy import PLD, dp_tradeoff, dpsgd_epsilon, gaussian_composition_epsilon, gdp_tradeoff, pld_epsilon
+from ..privacy import (PLD, dp_tradeoff, dpsgd_epsilon, gaussian_composition_epsilon, gdp_tradeoff, pld_epsilon,
+                       pld_tradeoff)
 from ..privacy.tradeoff import OperatingPoints, tradeoff_operating_points
 from ..privacy.pld import PLD_DIRECTIONS
 from .._validate import check_choice, check_delta, check_int, check_probability, check_range, check_scale
@@ -80,7 +81,8 @@ def audit_operating_points(result: Any, *, n_points: int = 12, alpha: Optional[f
 
 @styled
 def tradeoff_audit_figure(mus: Mapping[str, float], points: OperatingPoints, *,
-                          dp: Optional[Mapping[str, tuple[float, float]]] = None, curve_points: int = 201,
+                          dp: Optional[Mapping[str, tuple[float, float]]] = None,
+                          plds: Optional[Mapping[str, PLD]] = None, curve_points: int = 201,
                           log_axes: bool = False) -> go.Figure:
     """Trade-off curves of certificates with an audit's operating points and their joint boxes.
 
@@ -92,6 +94,9 @@ def tradeoff_audit_figure(mus: Mapping[str, float], points: OperatingPoints, *,
         From :func:`audit_operating_points` or :func:`unlearnkit.privacy.tradeoff_operating_points`.
     dp : mapping of str to (epsilon, delta), optional
         Named ``(epsilon, delta)`` certificates: each draws ``f_{epsilon, delta}`` (dashed).
+    plds : mapping of str to PLD, optional
+        Named composed PLDs: each draws the curve its certified profile promises
+        (:func:`unlearnkit.privacy.pld_tradeoff`, dash-dot), e.g. DP-SGD's subsampled steps.
     curve_points : int >= 3
         Points per curve.
     log_axes : bool
@@ -101,7 +106,7 @@ def tradeoff_audit_figure(mus: Mapping[str, float], points: OperatingPoints, *,
     -------
     plotly.graph_objects.Figure
         The curves, the diagonal of perfect privacy and the points with their boxes (a red box lies entirely
-        under the first GDP curve: a refutation).
+        under the first GDP curve, or the first PLD curve when there is none: a refutation).
     """
     curve_points = check_int("curve_points", curve_points, low=3)
     if not isinstance(points, OperatingPoints):
@@ -115,8 +120,15 @@ def tradeoff_audit_figure(mus: Mapping[str, float], points: OperatingPoints, *,
     for name, (eps, delta) in (dp or {}).items():
         fig.add_trace(go.Scatter(x=alpha, y=dp_tradeoff(eps, delta, alpha), mode="lines", line=dict(dash="dash"),
                                  name=f"{name}: ({eps:.3g}, {delta:.2g})-DP"))
-    bad = (points.refutes(lambda a: gdp_tradeoff(next(iter(mus.values())), a)) if mus
-           else np.zeros(points.fpr.size, bool))
+    for name, pld in (plds or {}).items():
+        fig.add_trace(go.Scatter(x=alpha, y=pld_tradeoff(pld, alpha), mode="lines", line=dict(dash="dashdot"),
+                                 name=f"{name} (PLD profile)"))
+    if mus:
+        bad = points.refutes(lambda a: gdp_tradeoff(next(iter(mus.values())), a))
+    elif plds:
+        bad = points.refutes(lambda a: pld_tradeoff(next(iter(plds.values())), a))
+    else:
+        bad = np.zeros(points.fpr.size, bool)
     conf = f"{100 * (1 - points.alpha):.4g}%"
     for sel, name, color in ((~bad, f"audit tests, joint {conf} boxes", "#2ca02c"),
                              (bad, "box below the curve: refuted", "#d62728")):
