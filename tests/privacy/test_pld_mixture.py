@@ -90,3 +90,9 @@ def test_errors_name_the_parameter():
                             base=PLD.subsampled_gaussian(1.0, 2.0, grid=1e-2, relation="substitution"))
     with pytest.raises(TypeError, match="step="):
         pld_mixture_epsilon(1e-5, [0.5, 0.5], 2.0)
+
+
+def test_tiny_deltas_keep_enough_of_the_count_law():
+    pmf = rrdu_visit_pmf(40, 0.3)
+    b = pld_mixture_epsilon(1e-14, pmf, PLD.gaussian(5.0, grid=1e-2))
+    assert math.isfinite(b.upper) and b.lower <= mixture_epsilon(1e-14, pmf, 0.2) <= b.upper

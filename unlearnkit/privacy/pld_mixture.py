@@ -21,8 +21,8 @@ Both ends are kept:
   (:meth:`unlearnkit.privacy.pld_grid.GridPmf.delta`); dropping the rest is valid for a lower bound. The
   reported lower epsilon is a point where that lower delta still exceeds the target.
 
-``k_max`` is the smallest ``k`` with ``P(K > k) <= pmf_tail`` (default ``1e-12``), so the number of FFT
-compositions is bounded by the support that matters.
+``k_max`` is the smallest ``k`` with ``P(K > k) <= pmf_tail`` (default ``1e-12`` for a delta reading and
+``1e-4 delta`` for an epsilon reading), so the number of FFT compositions is bounded by the support that matters.
 """
 
 from __future__ import annotations
@@ -137,7 +137,7 @@ def pld_mixture_delta(epsilon: float, pmf: Sequence[float], step: PLD, *, base: 
 
 
 def pld_mixture_epsilon(delta: float, pmf: Sequence[float], step: PLD, *, base: Optional[PLD] = None,
-                        pmf_tail: float = 1e-12, tol: float = 1e-4) -> EpsilonBracket:
+                        pmf_tail: Optional[float] = None, tol: float = 1e-4) -> EpsilonBracket:
     """Epsilon at ``delta`` of ``base`` followed by ``K ~ pmf`` steps (module docstring), from both sides.
 
     Parameters
@@ -151,8 +151,8 @@ def pld_mixture_epsilon(delta: float, pmf: Sequence[float], step: PLD, *, base: 
         One step, on the same grid and relation as ``base``.
     base : PLD, optional
         A part that is always there; ``None``: nothing.
-    pmf_tail : float in [0, 1e-3]
-        As in :func:`pld_mixture_delta`.
+    pmf_tail : float in [0, 1e-3], optional
+        As in :func:`pld_mixture_delta`; ``None``: ``1e-4 delta``.
     tol : float in [1e-9, 1e-1]
         Bisection tolerance of the lower end (the upper end is exact for its discrete pmf).
 
@@ -170,7 +170,7 @@ def pld_mixture_epsilon(delta: float, pmf: Sequence[float], step: PLD, *, base: 
     """
     delta = check_delta("delta", delta)
     tol = check_range("tol", tol, 1e-9, 1e-1)
-    comps, tail = _check_common(pmf, step, base, pmf_tail)
+    comps, tail = _check_common(pmf, step, base, 1e-4 * delta if pmf_tail is None else pmf_tail)
     upper = max(g.epsilon(delta) for g in _upper_pmfs(comps, tail))
     lo = 0.0
     if _lower_delta(comps, 0.0) <= delta:
