@@ -84,11 +84,12 @@ def timeit(fn: Callable[[], Any], *, repeat: int = 3, warmup: int = 1) -> float:
 def machine_info() -> dict[str, Any]:
     import torch
 
-    from .. import __version__, device
+    from ..runtime import device
+    from ..runtime import VERSION
 
     dev = device()
     info = {
-        "unlearnkit": __version__,
+        "unlearnkit": VERSION,
         "python": platform.python_version(),
         "torch": torch.__version__,
         "platform": platform.platform(),
@@ -129,7 +130,7 @@ def bench_devices() -> list[str]:
     deliberate choice), else the CPU and, when torch sees CUDA, the GPU as well."""
     import torch
 
-    from .. import device
+    from ..runtime import device
 
     if os.environ.get("UNLEARNKIT_DEVICE"):
         return [str(device())]

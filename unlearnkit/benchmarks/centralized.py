@@ -12,7 +12,7 @@ from . import register_bench
 @register_bench("epochs_to_accuracy", description="noisy fine-tuning vs retraining: epochs to reach a test accuracy "
                                                    "(digits MLP, 10% forgotten, (1, 1e-5) sound)")
 def epochs_to_accuracy_bench(*, quick: bool) -> list[dict]:
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..experiments import centralized_setup
     from ..experiments.noisy_finetune.lab import accuracy_race, epochs_to_accuracy, nf_profile
     from ..methods import noisy_finetune as nf

@@ -56,14 +56,14 @@ def plain_gossip_loop(W: Any, X: torch.Tensor) -> torch.Tensor:
 def mix_loop_rows(dev: torch.device, *, quick: bool = False) -> list[dict[str, Any]]:
     """One mixing round on a ring of 128 clients at ``d`` in {1000, 64000}: the chosen kernel, the dense
     matmul and :func:`plain_gossip_loop`, with the speedup of the chosen kernel over the loop."""
-    import unlearnkit as uk
+    from .. import runtime as rt
     from ..decentral.mixer import GossipKernel
     from ..graphs import edge_list, sparse_mixing_matrix
 
     n, rows, repeat = 128, [], 2 if quick else 5
     W = sparse_mixing_matrix(edge_list("ring", n), n)
     for d in (1000, 64000):
-        X = torch.randn((n, d), generator=uk.make_generator(0, dev), device=dev)
+        X = torch.randn((n, d), generator=rt.make_generator(0, dev), device=dev)
         auto, dense = GossipKernel(W, device=dev), GossipKernel(W, kind="dense", device=dev)
         t_auto = timeit(lambda: auto(X), repeat=repeat)
         t_dense = timeit(lambda: dense(X), repeat=repeat)
@@ -78,11 +78,11 @@ def mix_loop_rows(dev: torch.device, *, quick: bool = False) -> list[dict[str, A
 @register_bench("scale", description="sparse W from edge lists, one gossip round at N = 1e2..1e5, d = 1000, "
                                      "against one memory pass over the parameters")
 def bench_scale(*, quick: bool = False) -> list[dict[str, Any]]:
-    import unlearnkit as uk
+    from .. import runtime as rt
     from ..decentral.mixer import GossipKernel
     from ..graphs import edge_list, sparse_mixing_matrix
 
-    dev = uk.device()
+    dev = rt.device()
     d = 1000
     sizes = [100, 1000, 10_000] + ([] if quick else [100_000])
     rows = []
@@ -96,7 +96,7 @@ def bench_scale(*, quick: bool = False) -> list[dict[str, Any]]:
             tracemalloc.stop()
             if dev.type == "cuda":
                 torch.cuda.reset_peak_memory_stats(dev)
-            X = torch.randn((n, d), generator=uk.make_generator(0, dev), device=dev)
+            X = torch.randn((n, d), generator=rt.make_generator(0, dev), device=dev)
             Y = torch.empty_like(X)
             kernel = GossipKernel(W, device=dev)
             repeat = 3 if n >= 100_000 else 5

@@ -102,7 +102,7 @@ def _central_budget(name: str, released: Any, grad_evals: int, seed: int) -> dic
     """SGD from a fresh initialisation on the retained rows of the released run's dataset."""
     import numpy as np
 
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..evaluate import accuracy
     from ..models import init_from_generator
     from ..train import run_sgd
@@ -124,7 +124,7 @@ def _central_budget(name: str, released: Any, grad_evals: int, seed: int) -> dic
 
 
 def _walk_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[str, Any]:
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..methods.rrdu.baselines import RetrainWalk
     from .rrdu.lab import RRDU_PROFILES, build_world
 
@@ -139,7 +139,7 @@ def _walk_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[st
 
 
 def _newton_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[str, Any]:
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..evaluate import accuracy, consensus
     from ..methods.newton.training import GossipRetrain, GossipRetrainConfig
     from .newton.frontier import frontier_world
@@ -158,7 +158,7 @@ def _newton_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[
 
 
 def _pdudt_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[str, Any]:
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
     from ..evaluate import accuracy
     from .pdudt.frontier import CERTIFIED_PROFILES, CertifiedPDUDT, certified_world

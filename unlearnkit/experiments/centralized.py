@@ -81,7 +81,7 @@ def centralized_setup(profile: "str | CentralProfile" = "quick", *, seed: int = 
         else profile
     if callback is not None:  # a callback expects training's events: train afresh for it
         return _train_setup(prof, seed=seed, progress=progress, device=device, callback=callback)
-    from .. import device as default_device
+    from ..runtime import device as default_device
     from .memo import memoized
 
     where = str(device) if device is not None else f"default:{default_device()}"
@@ -125,7 +125,7 @@ def fit_world(prof: CentralProfile, ds, backdoor, *, seed: int, progress: bool =
 
     ``cached=True`` reads and writes the disk cache of :mod:`.world_cache` (when ``UNLEARNKIT_CACHE`` is set).
     """
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..models import FlatParams, make_model
     from ..train import train_sgd
     from .world_cache import train_sgd_cached
@@ -204,7 +204,7 @@ def run_centralized(method, config, *, profile: "str | CentralProfile" = "quick"
     ``setup`` may pass a precomputed ``(state, request)`` (e.g. to compare several methods on one
     trained model).
     """
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..evaluate import report
     from ..methods.baselines import Retrain, RetrainConfig
 

@@ -59,7 +59,7 @@ def demo_limits(device: Any = None) -> DemoLimits:
     :func:`unlearnkit.device` (which honours ``UNLEARNKIT_DEVICE``). Any CUDA device gets the GPU limits; every
     other device the CPU's (the 2-core defaults the course is timed on)."""
     if device is None:
-        from .. import device as default_device
+        from ..runtime import device as default_device
 
         device = default_device()
     kind = getattr(device, "type", None) or str(device).split(":", 1)[0]

@@ -55,7 +55,7 @@ class CapstoneTask:
 
 def _setup(task: CapstoneTask, seed: int, progress: bool):
     from .. import data as D
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..constants import logistic_constants
     from ..core import Request
     from ..models import FlatParams, make_model
@@ -103,7 +103,7 @@ def capstone_points(*, epsilons: Sequence[float] = (0.5, 1.0, 2.0, 5.0), delta: 
     "retrain_seconds", "sigma", "delta"}``. Baselines run once (they take no epsilon); retraining is the
     exact reference (epsilon = 0, drawn at the left end of the frontier as a line).
     """
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..experiments.audits.recipes import METHOD_RECIPES, ModeNotSupported
     from ..methods.baselines import (Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain,
                                      RetrainConfig)

@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import data as D
-from .. import make_generator
+from ..runtime import make_generator
 from ..core import DivergenceError, Request
 from ..evaluate import report
 from ..experiments import CentralProfile, centralized_setup

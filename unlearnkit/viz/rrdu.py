@@ -282,7 +282,7 @@ class RRDUExplorer(Explorer):
     # -- the expensive part: run RR-DU and DDP on the backdoor task, live -----------------------------------
     def run(self, methods: Sequence[str] = ("rrdu", "ddp")) -> dict:
         """Run RR-DU along the previewed route (and DDP at the same epsilon), streaming hops into the figures."""
-        from .. import make_generator
+        from ..runtime import make_generator
         from ..experiments.rrdu.lab import history_curve, run_method
         from ..methods.rrdu import RRDU
 

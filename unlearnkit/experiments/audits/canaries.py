@@ -87,7 +87,7 @@ class CanaryTask:
 
 def _setup(task: CanaryTask):
     from ... import data as D
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...constants import logistic_constants
     from ...models import FlatParams, make_model
     from ...train import SGDConfig
@@ -188,7 +188,7 @@ def canary_audit(method: str = "r2d", mode: str = "sound", *, epsilon: float = 1
 
 def canary_bench_rows(*, quick: bool = False, seed: int = 0) -> list[dict[str, Any]]:
     """The one-run audit of every canary method (sound mode; R2D also paper), one generator seed."""
-    from ... import make_generator
+    from ...runtime import make_generator
 
     task = CanaryTask(m=200, k_plus=20, k_minus=20, steps=200) if quick else CanaryTask()
     rows = []

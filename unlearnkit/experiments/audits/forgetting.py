@@ -52,7 +52,7 @@ def forgetting_scores(*, n_models: int = 256, n_repeats: int = 8, epsilon: float
     score with the certifier's output (retraining plus the method's noise) in place of plain retraining."""
     import time
 
-    from ... import make_generator
+    from ...runtime import make_generator
 
     n_models = check_int("n_models", n_models, low=16)
     n_repeats = check_int("n_repeats", n_repeats, low=2)

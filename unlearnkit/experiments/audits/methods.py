@@ -58,7 +58,7 @@ def audit_methods(*, epsilon: float = 1.0, delta: float = 1e-5, modes: tuple[str
     the old fixed-training run took 17 s, so fresh training costs about 4x, not 10x, and the default trial
     count is kept. :func:`audit_benchmark` gives the full-size run.
     """
-    from ... import make_generator
+    from ...runtime import make_generator
 
     task = task or ToyTask()
     config = config or AuditConfig(n_trials=200)

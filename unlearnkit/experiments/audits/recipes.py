@@ -91,7 +91,7 @@ class ToyTask:
 def toy_setup(task: ToyTask):
     """``(flat, dataset, request, sgd_config, constants)`` for :class:`ToyTask` (CPU, float32)."""
     from ... import data as D
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...constants import logistic_constants
     from ...core import Request
     from ...models import FlatParams, make_model

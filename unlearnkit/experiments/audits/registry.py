@@ -252,7 +252,7 @@ def run_registry_audits(methods=None, modes=("paper", "sound"), n_trials: Union[
                         epsilon: float = 1.0, delta: float = 1e-5, seed: int = 0, alpha: float = 0.05,
                         progress: bool = False) -> tuple[list[dict[str, Any]], list[float]]:
     """:func:`audit_registry` plus the seconds each row took (0 for rows not audited)."""
-    from ... import make_generator
+    from ...runtime import make_generator
     from ..registry import METHODS
 
     check_positive("epsilon", epsilon)

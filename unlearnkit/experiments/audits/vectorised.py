@@ -222,7 +222,7 @@ def trials_per_second(method: str = "r2d", *, n_trials: int = 10_000, device: st
     Returns ``{"method", "n_trials", "seconds", "trials_per_second", "device"}`` (trials of both worlds
     counted) plus ``"sequential_trials_per_second"`` when measured.
     """
-    from ... import make_generator
+    from ...runtime import make_generator
     from .recipes import unlearner_worlds
 
     wa, wb, _ = vectorised_worlds(method, task=ToyTask(), device=device)

@@ -65,7 +65,7 @@ def dp_sgd_worlds(mode: str, epsilon: float, delta: float, task: ToyTask | None 
     by the expected batch ``q n``, which differs between the worlds (``n`` vs ``n - m``) by the factor
     ``n / (n - m)``: the audit tests the code as it runs.
     """
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...methods.noisy_finetune import DPSGDConfig, dp_sgd_train, dpsgd_group_targets, dpsgd_noise_multiplier
 
     if mode not in ("paper", "sound"):
@@ -167,7 +167,7 @@ def pdudt_worlds(mode: str, epsilon: float, delta: float, task: PDUDTAuditTask |
     world (Theorem 4.9's step-size condition) raises :class:`ModeNotSupported` with the theorem's reason.
     """
     from ... import data as D
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...core import Request
     from ...decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
     from ...graphs import dynamic

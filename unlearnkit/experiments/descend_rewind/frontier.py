@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Sequence
 
-from ... import make_generator
+from ...runtime import make_generator
 from ..._validate import check_choice
 
 __all__ = ["FRONTIER_EPSILONS", "descend_rewind_frontier", "smallest_working_epsilon"]

@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import torch
 
-from ... import make_generator
+from ...runtime import make_generator
 from ..._validate import check_choice
 from ...constants import Constants
 from ...core import Request, TrainedState

@@ -17,7 +17,7 @@ import networkx as nx
 import numpy as np
 
 from ... import graphs as _g
-from ... import make_generator
+from ...runtime import make_generator
 from ..._validate import check_int
 from ...decentral import GossipConfig, run_gossip
 

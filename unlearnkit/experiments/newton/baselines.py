@@ -110,7 +110,7 @@ def noisy_finetune_rows(epsilons: Sequence[float], world: dict[str, Any], *, cle
     steps ``T`` and the cost ``(T + clean_steps) n`` gradient evaluations. ``T=None`` takes the sigma-minimising
     count (:func:`~unlearnkit.methods.noisy_finetune.best_T`, up to ``T_max``; 27 here, too costly); the default
     ``T = 1`` buys more noise, which the clean steps then contract away (at least ``1/2`` per step)."""
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...methods.noisy_finetune import GradientClippingConfig, best_T
     from ...privacy import gaussian_noise
 
@@ -175,7 +175,7 @@ def loss_gap_rows(epsilons: Sequence[float], world: dict[str, Any], *, delta: fl
     original is 1.7e-3 from the retrained model in parameter space), measurable only because the references are
     exact; the noise that the sound certificate adds moves the loss by about ``sigma ||grad loss||``.
     """
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...methods.newton import Newton, NewtonConfig
 
     check_int("draws", draws, low=2)

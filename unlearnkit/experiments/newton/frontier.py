@@ -106,7 +106,7 @@ def frontier_world(setting: FrontierSetting = NEWTON_SOUND_SETTING, *, without_f
     seeds) with the forgotten rows removed before training, so ``state`` and ``original`` are trained and
     polished on D minus D_f.
     """
-    from ... import make_generator
+    from ...runtime import make_generator
 
     s = setting
     ds0 = load("digits", seed=s.seed)
@@ -156,7 +156,7 @@ def newton_frontier(epsilons: Sequence[float] = (0.25, 1, 4, 16, 64, 256, 1024),
     per sample) against ``retrain_grad_evals``, and ``meets_target`` (``test_acc`` within 3 points of
     retraining, cost at most 0.2 of retraining's; sound rows only: a paper row certifies nothing).
     """
-    from ... import make_generator
+    from ...runtime import make_generator
 
     eps = [check_positive("epsilon", e) for e in epsilons]
     check_int("draws", draws, low=1)
@@ -211,7 +211,7 @@ def run_sound_profile(*, setting: FrontierSetting, epsilon: float, delta: float,
     ``epsilon``); ``diagnostics`` holds the noise-free step, the paper's calibration at the same epsilon and
     the frontier (:func:`newton_frontier`) in its ``grid`` block.
     """
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...data.federated import Backdoor
     from ...evaluate import report
     from ..contract import Released, finish_result

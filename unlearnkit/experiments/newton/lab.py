@@ -118,7 +118,7 @@ def _setup_request(kind: str, fed, ds, prof: NewtonProfile, seed: int) -> Reques
 def run_setting(flat, state: TrainedState, request: Request, prof: NewtonProfile, *, seed: int,
                 topology: str, partition: str) -> dict[str, Any]:
     """DU (noise-free and certified) and RT on one trained network and one request: a table row."""
-    from ... import make_generator
+    from ...runtime import make_generator
 
     ds = state.dataset
     base = dict(curvature=prof.curvature, finetune_rounds=prof.finetune_rounds, epsilon=prof.epsilon,
@@ -191,7 +191,7 @@ def format_newton_table(rows: Sequence[Mapping[str, Any]]) -> str:
 def run_newton_experiment(*, profile: str = "quick", seed: int = 0, progress: bool = False,
                           **overrides: Any) -> dict[str, Any]:
     """The issue's experiment grid; the headline metrics are the first row (ring, IID, sample-wise)."""
-    from ... import make_generator
+    from ...runtime import make_generator
 
     check_choice("profile", profile, tuple(NEWTON_PROFILES))
     prof = replace(NEWTON_PROFILES[profile], **overrides) if overrides else NEWTON_PROFILES[profile]

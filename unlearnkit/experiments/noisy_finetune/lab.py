@@ -85,7 +85,7 @@ def _finetune(profile: str) -> CleanFinetuneConfig:
 
 
 def _nf_run(method, config: Any, *, profile: str, seed: int, progress: bool, ablation: bool = False) -> dict:
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...evaluate import accuracy
 
     prof = nf_profile(profile)
@@ -178,7 +178,7 @@ def dp_sgd_release(prof, ds, backdoor, request: Request, *, k: int, seed: int, e
 
     Returns ``{"state", "theta", "released", "certificate", "cost", "finetune_cost", "config"}``.
     """
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...privacy.trace import record_release, transcript
     from ..centralized import fit_world
 
@@ -205,7 +205,7 @@ def dp_sgd_experiment(*, profile: str = "quick", seed: int = 0, epsilon: float =
     size, the paper uses a 0.5% forget set for this baseline; here ``k`` defaults to 1% of the data), then the
     "unlearning" is clean fine-tuning on the retain set (:func:`dp_sgd_release`); retraining is the reference.
     """
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...evaluate import report
     from ...methods.baselines import Retrain, RetrainConfig
     from ..centralized import raw_world
@@ -274,7 +274,7 @@ def accuracy_race(state, request, starts: Mapping[str, Any], *, epochs: int, bat
     """
     import torch
 
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...evaluate import accuracy
     from ...train import SGDConfig, run_sgd
 
@@ -337,7 +337,7 @@ def nf_frontier(*, epsilons: Sequence[float] = NF_EPSILONS, modes: Sequence[str]
     released value minus retraining's (0 = forgets like retraining; the original's gap is the signal).
     Theory: sigma is non-increasing in epsilon for both methods, in both modes.
     """
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...evaluate import report
     from ...methods.baselines import Finetune, FinetuneConfig, Retrain, RetrainConfig
 

@@ -150,22 +150,22 @@ class _single_thread:
 def run_pdudt_experiment(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None,
                          dataset: Any = None) -> dict:
     """Run the whole pipeline (see :func:`_run`) on one CPU thread for small models."""
-    import unlearnkit as uk
+    from ... import runtime as rt
 
-    with _single_thread(uk.device().type == "cpu" and exp.model != "cnn"):
+    with _single_thread(rt.device().type == "cpu" and exp.model != "cnn"):
         return _run(exp, progress=progress, callback=callback, dataset=dataset)
 
 
 def _run(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None, dataset: Any = None) -> dict:
-    import unlearnkit as uk
+    from ... import runtime as rt
 
-    dev = uk.device()
+    dev = rt.device()
     ds = dataset if dataset is not None else load(exp.dataset, device=dev, seed=exp.seed)
     fed = leaver_owns_class(ds, exp.n_clients, exp.leaver, exp.leaver_class, exp.seed)
     n, k, t1, T = exp.n_clients, exp.leaver, exp.t1, exp.T
     keep = [i for i in range(n) if i != k]
     kw = {"hidden": (exp.hidden,)} if exp.model == "mlp" else {}
-    flat = FlatParams(make_model(exp.model, ds.input_shape, ds.n_classes, generator=uk.make_generator(exp.seed),
+    flat = FlatParams(make_model(exp.model, ds.input_shape, ds.n_classes, generator=rt.make_generator(exp.seed),
                                  **kw).to(dev))
     d = flat.d
     sched = make_schedule_for(exp)
@@ -192,13 +192,13 @@ def _run(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None, 
         return [{"round": r["round"] + offset, "test_acc": r["accuracy"]} for r in state.history if "accuracy" in r]
 
     # 1. training with caches (Alg. 2, lines 2-8); the generator seeds the minibatches, shared by retraining
-    state = run_gradient_gossip(flat, fed, sched, gg_config(t1, exp.cache), generator=uk.make_generator(exp.seed, dev),
+    state = run_gradient_gossip(flat, fed, sched, gg_config(t1, exp.cache), generator=rt.make_generator(exp.seed, dev),
                                 callback=callback, progress=progress)
     if exp.cache == "running":
         state.extras["cache"] = state.extras["running"]
     theta_t1 = state.params
     request = Request("client", np.asarray(fed.client_indices[k]), client=k)
-    gen = uk.make_generator(exp.seed + 1, dev)
+    gen = rt.make_generator(exp.seed + 1, dev)
 
     # 2. PDUDT, PDUDT(ES) and the control (no correction, same noise level): Alg. 2, lines 9-16
     method = PDUDT()
@@ -215,7 +215,7 @@ def _run(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None, 
 
     # 3. retraining from scratch without k on the same minibatches (Alg. 1), then with its noise
     # (no evaluation inside the timed loop: its seconds are the retraining's alone)
-    retrain = run_gradient_gossip(flat, fed, sched, gg_config(t1, eval_every=0), generator=uk.make_generator(exp.seed, dev),
+    retrain = run_gradient_gossip(flat, fed, sched, gg_config(t1, eval_every=0), generator=rt.make_generator(exp.seed, dev),
                                   exclude=k, progress=progress)
     theta_rt = retrain.params[keep]
     z_rt = client_noise(n - 1, d, exp.sigma, generator=gen, dtype=theta_rt.dtype, device=theta_rt.device)
@@ -232,7 +232,7 @@ def _run(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None, 
         for name in ("retrain", "perturbed_retrain", *runs):
             init = theta_t1.clone()
             init[keep] = at_t1[name]
-            sub = run_gradient_gossip(flat, fed, future, gg_config(T), generator=uk.make_generator(exp.seed + 2, dev),
+            sub = run_gradient_gossip(flat, fed, future, gg_config(T), generator=rt.make_generator(exp.seed + 2, dev),
                                       init=init, exclude=k, progress=progress)
             final[name] = sub.params[keep]
             before = curves["retrain"] if name in ("retrain", "perturbed_retrain") else curves["origin"]
@@ -306,7 +306,7 @@ def rule_scale_sweep(rep: dict, *, sigma: float = 0.0, seed: int = 0) -> dict[st
     sound mode (``sound_mode``), from :func:`unlearnkit.methods.pdudt.lemma_coverage`. Printable with
     :func:`unlearnkit.evaluate.format_report`; measured in :mod:`unlearnkit.experiments.pdudt.gap`.
     """
-    import unlearnkit as uk
+    from ... import runtime as rt
 
     retrained = rep["theta"]["t1"]["retrain"].mean(0)
     out: dict[str, dict[str, Any]] = {}
@@ -314,7 +314,7 @@ def rule_scale_sweep(rep: dict, *, sigma: float = 0.0, seed: int = 0) -> dict[st
         for scale in CORRECTION_SCALES:
             r = PDUDT().unlearn(rep["state"], rep["request"],
                                 PDUDTConfig(retrain_rule=rule, correction_scale=scale, sigma=sigma),
-                                generator=uk.make_generator(seed))
+                                generator=rt.make_generator(seed))
             out[f"{rule} / {scale}"] = {"correction_norm": float(r.extras["correction"].norm()),
                                         "dist_to_retrain": float((r.params.mean(0) - retrained).norm()),
                                         **{f"{m}_mode": m if lemma_coverage(scale, m)[0] else "none"

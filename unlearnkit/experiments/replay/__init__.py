@@ -121,7 +121,7 @@ def nothing_to_forget(method: Any, state: Any, config: Any, *, generator: torch.
 
 def _central_pair(prof, method, make_config, *, seed: int, hooks: dict):
     """Both worlds of a centralized profile; ``make_config(state) -> config``."""
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...privacy.trace import recording
     from .. import centralized as C
 
@@ -142,7 +142,7 @@ def _central_pair(prof, method, make_config, *, seed: int, hooks: dict):
 
 def _descend_rewind(name: str):
     def recipe(profile: str, seed: int, hooks: dict):
-        from ... import make_generator
+        from ...runtime import make_generator
         from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig
         from ..descend_rewind.lab import PROFILE_K, central_profile, profile_constants
 
@@ -387,7 +387,7 @@ def honest_audit(method: str, profile: str = "quick", *, seed: int = 0, n_trials
     a valid audit of it. Returns the :class:`~unlearnkit.audit.AuditResult` (``extras``: the replay's
     measured distance and the exact epsilon of the Gaussian pair at that distance). Single-release recipes only.
     """
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...audit import audit_samples
 
     check_int("n_trials", n_trials, low=20)

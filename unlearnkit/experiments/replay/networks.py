@@ -25,7 +25,7 @@ __all__ = ["newton_recipe", "pdudt_recipe", "rrdu_recipe"]
 
 def newton_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
     """Both worlds of ``newton`` on ``profile`` (``"quick"``: the sound setting of notebook 07)."""
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...methods.newton import Newton, NewtonConfig
     from ...privacy.noise import gaussian_noise
     from ...privacy.trace import record_release, recording
@@ -53,7 +53,7 @@ def newton_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
 def pdudt_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
     """Both worlds of ``pdudt`` on ``profile``: world B is perturbed retraining without the leaver (the same
     schedule, retrain rule and coupled minibatch draws) with the same noise on its ``n - 1`` models."""
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...methods.pdudt import PDUDT
     from ...methods.pdudt.algorithm import client_noise
     from ...privacy.trace import record_release, recording

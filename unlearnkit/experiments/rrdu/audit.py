@@ -76,7 +76,7 @@ class WalkAuditTask:
 def walk_setup(task: WalkAuditTask):
     """``(flat, federation, request, init, token)``: data, the flipped forget set at ``u``, a fixed init."""
     from ... import data as D
-    from ... import make_generator
+    from ...runtime import make_generator
     from ...decentral.token import TokenConfig
     from ...models import FlatParams, make_model
 
@@ -215,7 +215,7 @@ def audit_walk(kind: str, *, task: Optional[WalkAuditTask] = None, n_trials: int
 
     The claim checked is the world's ``claimed_epsilon`` at ``task.delta`` (or, ``certifier_free``,
     ``(2 eps, (1 + e^eps) delta)``); ``extras`` keep the certificate's mode and ``certified`` flag."""
-    from ... import make_generator
+    from ...runtime import make_generator
 
     task = task or WalkAuditTask()
     makers = {"rrdu": lambda: rrdu_worlds(task, **options), "rrdu_noisy": lambda: rrdu_worlds(task, noisy_start=True,

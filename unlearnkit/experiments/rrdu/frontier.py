@@ -31,7 +31,7 @@ import dataclasses
 import math
 from typing import Any, Optional, Sequence
 
-from ... import make_generator
+from ...runtime import make_generator
 from ..._validate import check_choice, check_int, check_positive, check_range
 import numpy as np
 

@@ -17,7 +17,7 @@ import torch
 from torch import Tensor
 
 from ... import data as D
-from ... import make_generator
+from ...runtime import make_generator
 from ..._validate import check_choice, check_int, check_probability
 from ...core import Callback, Request, Result, TrainedState
 from ...data import DatasetUnavailableError
