@@ -43,7 +43,7 @@ from .contract import RELEASED_KEY, guarantee, json_safe
 from .registry import METHODS, get_method
 
 __all__ = ["SETTING", "FORGET_TOL", "UTILITY_TOL", "MEASURED_PATH", "AUDIT_PATH", "measure", "load_measured",
-           "write_measured", "load_audit_rows", "audit_cell", "advantage_cell", "method_row", "capstone_rows"]
+           "write_measured", "single_draw_label", "load_audit_rows", "audit_cell", "advantage_cell", "method_row", "capstone_rows"]
 
 _DATA = Path(__file__).resolve().parent / "data"
 #: the committed measured results of every quick profile (regenerate with :func:`write_measured`)
@@ -99,10 +99,17 @@ def measure(methods: Optional[Sequence[str]] = None, *, profile: str = "quick", 
     return {"meta": meta, "results": results}
 
 
+def single_draw_label(seed: int) -> str:
+    """What a capstone file of one seed is: a single draw per method, a diagnostic beside the seeded advantage."""
+    return (f"seed {seed}, single draw per method (a diagnostic of each shipped profile); the means over seeds "
+            "with intervals are in data/budget_quick.json")
+
+
 def write_measured(path: str | Path = MEASURED_PATH, *, seed: int = 0, note: str = "") -> Path:
     """Measure every quick profile and write the committed JSON the notebook loads (indent 1, sorted)."""
     data = measure(seed=seed)
-    data["meta"].update(live=False, note=note or "measured by unlearnkit.experiments.capstone_table.write_measured")
+    data["meta"].update(live=False, note=note or "measured by unlearnkit.experiments.capstone_table.write_measured",
+                        draws=single_draw_label(seed))
     return atomic_write_text(path, json_text(data, indent=1, ensure_ascii=False) + "\n")
 
 
