@@ -192,10 +192,12 @@ def advantage_cell(budget: Optional[Mapping[str, Any]]) -> dict[str, Any]:
     """The advantage columns of a row from one summary row of :func:`unlearnkit.experiments.budget.summarize`
     (None: "not measured"): ``advantage`` (mean over seeds), ``advantage_low``/``advantage_high`` (its 95 %
     t-interval), ``advantage_label`` (``better``, ``same``, ``worse``), ``advantage_text``,
-    ``advantage_n_seeds`` and ``budget_test_acc`` (equal-budget retraining's mean test accuracy)."""
+    ``advantage_n_seeds``, ``budget_test_acc`` (equal-budget retraining's mean test accuracy) and
+    ``seeded_test_acc`` (the released test accuracy's ``{"mean", "low", "high"}`` over the same seeds)."""
     if not budget or "advantage" not in budget:
         return {"advantage": None, "advantage_low": None, "advantage_high": None, "advantage_label": "not measured",
-                "advantage_text": "not measured", "advantage_n_seeds": 0, "budget_test_acc": None}
+                "advantage_text": "not measured", "advantage_n_seeds": 0, "budget_test_acc": None,
+                "seeded_test_acc": None}
     adv = budget["advantage"]
     lab = budget.get("label", "same")
     words = {"better": "better than", "same": "no better than", "worse": "worse than"}.get(lab, lab)
@@ -203,7 +205,8 @@ def advantage_cell(budget: Optional[Mapping[str, Any]]) -> dict[str, Any]:
             "advantage_label": lab, "advantage_n_seeds": int(budget.get("n_seeds", 0)),
             "advantage_text": f"{adv['mean']:+.3f} [{adv['low']:+.3f}, {adv['high']:+.3f}]: {words} equal-budget "
                               f"retraining ({budget.get('n_seeds', 0)} seeds)",
-            "budget_test_acc": (budget.get("budget_test_acc") or {}).get("mean")}
+            "budget_test_acc": (budget.get("budget_test_acc") or {}).get("mean"),
+            "seeded_test_acc": budget.get("test_acc")}
 
 
 def method_row(name: str, result: Mapping[str, Any], audit_rows: Optional[Iterable[Mapping[str, Any]]] = None,
