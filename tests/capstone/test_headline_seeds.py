@@ -74,3 +74,23 @@ def test_data_files_are_seeded_or_labelled(path):
         label = _draws(d).lower()
         assert any(w in label for w in BT.DIAGNOSTIC_WORDS), (
             f"{path.name}: neither a per-seed summary nor a 'draws' label saying it is a diagnostic")
+
+
+def test_regimes_summary_is_the_summary_of_their_seeds():
+    d = json.loads(BT.REGIMES_PATH.read_text(encoding="utf-8"))
+    assert set(d["per_seed"]) == set(BT.BUDGET_REGIMES)
+    again = {r["method"]: r for r in B.summarize(d["per_seed"])}
+    for r in d["summary"]:
+        assert r["n_seeds"] >= 5 and r["advantage"] == pytest.approx(again[r["method"]]["advantage"])
+    for lab, runs in d["per_seed"].items():
+        method, profile, over = BT.BUDGET_REGIMES[lab]
+        for r in runs:
+            assert (r["registered"], r["profile"], r["overrides"]) == (method, profile, over)
+            assert r["advantage"] == pytest.approx(r["test_acc"] - r["budget_test_acc"])
+
+
+def test_measure_seed_refuses_settings_it_cannot_match():
+    with pytest.raises(ValueError, match="overrides"):
+        B.measure_seed("r2d", 0, lr=0.1)
+    with pytest.raises(ValueError, match="profile"):
+        B.measure_seed("rrdu", 0, profile="paper")

@@ -5,7 +5,9 @@ the equal-budget table of ``docs/frontiers/budget.md`` (:func:`budget_block`) an
 ``docs/results.md`` (:func:`headline_block`: the certified method of each paper, released, full and equal-budget
 retraining's test accuracy and the advantage, each a mean with its 95 % t-interval over the seeds). Each sits
 between the two HTML comments of :func:`block_markers`; :func:`write_docs` rewrites them from the committed
-data and :func:`generated_docs` returns what it would write, so a test can compare.
+data and :func:`generated_docs` returns what it would write, so a test can compare. A third block of
+``docs/frontiers/budget.md`` (:func:`regimes_block`) shows the regimes beyond the shipped profiles
+(:data:`BUDGET_REGIMES`, measured by :func:`measure_regimes` into ``data/budget_regimes.json``).
 
 :func:`unlabelled_claims` reads the Markdown tables of a text and names every accuracy or advantage cell that
 holds a number but neither an interval (``[low, high]``) nor a label saying it is a diagnostic of one or three
@@ -16,13 +18,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from .._io import atomic_write_text
 from .budget import budget_rows, load_budget, markdown_table
 
 __all__ = ["DIAGNOSTIC_WORDS", "HEADLINE_METHODS", "DOC_BLOCKS", "block_markers", "budget_block", "headline_block",
-           "splice", "generated_docs", "write_docs", "markdown_tables", "unlabelled_claims"]
+           "splice", "generated_docs", "write_docs", "markdown_tables", "unlabelled_claims", "BUDGET_REGIMES",
+           "REGIMES_PATH", "measure_regimes", "write_regimes", "regimes_block"]
 
 #: the words that label a number as a diagnostic of few draws rather than a seeded claim
 DIAGNOSTIC_WORDS = ("single draw", "single-draw", "one draw", "three-draw", "3-draw", "three draws",
@@ -95,7 +98,7 @@ def headline_block(data: Optional[Mapping[str, Any]] = None) -> str:
 
 #: the generated blocks: file (relative to the repository) -> {block name: writer}
 DOC_BLOCKS: dict[str, dict[str, Callable[[Optional[Mapping[str, Any]]], str]]] = {
-    "docs/frontiers/budget.md": {"budget": budget_block},
+    "docs/frontiers/budget.md": {"budget": budget_block, "regimes": lambda data=None: regimes_block()},
     "docs/results.md": {"headline": headline_block},
 }
 
@@ -173,8 +176,9 @@ def _labelled(*texts: str) -> bool:
 
 
 def unlabelled_claims(text: str) -> list[str]:
-    """Every cell of an accuracy or advantage column (header with the word ``acc``, ``accuracy`` or ``advantage``) of the tables of
-    ``text`` that holds a number without an interval or a diagnostic label: ``"line N, column C: cell"``."""
+    """Every cell of an accuracy or advantage column (header with the word ``acc``, ``accuracy`` or
+    ``advantage``) of the tables of ``text`` that holds a number without an interval or a diagnostic label:
+    ``"line N, column C: cell"``."""
     bad = []
     for t in markdown_tables(text):
         for c, head in enumerate(t["header"]):
@@ -186,3 +190,66 @@ def unlabelled_claims(text: str) -> list[str]:
                     continue
                 bad.append(f"line {t['line'] + 2 + r}, column {head!r}: {cell!r}")
     return bad
+
+
+#: the regimes beyond the shipped profiles measured against equal-budget retraining: label -> (method, profile,
+#: overrides of PDUDT's runner)
+BUDGET_REGIMES: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "gradient clipping, softmax regression (logistic)": ("gradient_clipping", "logistic", {}),
+    "model clipping, softmax regression (logistic)": ("model_clipping", "logistic", {}),
+    "output perturbation, softmax regression (logistic)": ("output_perturbation", "logistic", {}),
+    "model clipping, the paper's setting on digits (paper)": ("model_clipping", "paper", {}),
+    "PDUDT, eta t1 = 0.2 (lr 1e-3)": ("pdudt", "quick", {"lr": 1e-3}),
+    "PDUDT, eta t1 = 0.4 (lr 2e-3)": ("pdudt", "quick", {"lr": 2e-3}),
+}
+#: the committed regime measurements (regenerate with :func:`write_regimes`)
+REGIMES_PATH = Path(__file__).resolve().parent / "data" / "budget_regimes.json"
+
+
+def measure_regimes(labels: Optional[Sequence[str]] = None, *, seeds: Sequence[int] = (0, 1, 2, 3, 4)
+                    ) -> dict[str, Any]:
+    """Every regime of :data:`BUDGET_REGIMES` (default: all) on ``seeds``: ``{"meta", "per_seed", "summary"}``
+    shaped like ``data/budget_quick.json``, keyed by the regime's label."""
+    import platform
+    import time
+    from datetime import datetime, timezone
+
+    from .budget import measure_seed, summarize
+
+    names = list(BUDGET_REGIMES) if labels is None else list(labels)
+    t0 = time.perf_counter()
+    per_seed = {}
+    for lab in names:
+        method, profile, over = BUDGET_REGIMES[lab]
+        per_seed[lab] = [dict(measure_seed(method, s, profile=profile, **over), method=lab, registered=method,
+                              profile=profile, overrides=over) for s in seeds]
+    load = Path("/proc/loadavg").read_text(encoding="utf-8").split()[:3] if Path("/proc/loadavg").is_file() else None
+    meta = {"seeds": list(seeds), "seconds": time.perf_counter() - t0, "loadavg": load,
+            "machine": f"{platform.machine()}, {platform.processor() or platform.system()}",
+            "measured_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    return {"meta": meta, "per_seed": per_seed, "summary": summarize(per_seed)}
+
+
+def write_regimes(path: str | Path = REGIMES_PATH, *, note: str = "") -> Path:
+    """Measure :data:`BUDGET_REGIMES` on seeds 0-4 and commit the result."""
+    from .._io import json_text
+
+    data = measure_regimes()
+    data["meta"]["note"] = note or "measured by unlearnkit.experiments.budget_tables.write_regimes"
+    return atomic_write_text(path, json_text(data, indent=1, ensure_ascii=False) + "\n")
+
+
+def regimes_block(data: Optional[Mapping[str, Any]] = None) -> str:
+    """The regimes' table of ``docs/frontiers/budget.md`` from the committed measurements."""
+    import json
+
+    from .budget import summarize
+
+    data = json.loads(REGIMES_PATH.read_text(encoding="utf-8")) if data is None else data
+    m = data["meta"]
+    load = " ".join(m.get("loadavg") or []) or "not recorded"
+    rows = summarize(data["per_seed"])
+    return (f"Written from `unlearnkit/experiments/data/budget_regimes.json` (`budget_tables.write_regimes()`, "
+            f"measured {m['measured_at']}, {m['machine']}, {m['seconds']:.0f} s for all rows, load average after "
+            f"the run {load}; {m.get('note', '')}). Means over seeds with the 95 % Student-t interval in brackets."
+            "\n\n" + markdown_table(rows))
