@@ -25,7 +25,7 @@ from .budget import budget_rows, load_budget, markdown_table
 
 __all__ = ["DIAGNOSTIC_WORDS", "HEADLINE_METHODS", "DOC_BLOCKS", "block_markers", "budget_block", "headline_block",
            "splice", "generated_docs", "write_docs", "markdown_tables", "unlabelled_claims", "BUDGET_REGIMES",
-           "REGIMES_PATH", "measure_regimes", "write_regimes", "regimes_block"]
+           "REGIMES_PATH", "rrdu_light_seed", "measure_regimes", "write_regimes", "regimes_block"]
 
 #: the words that label a number as a diagnostic of few draws rather than a seeded claim
 DIAGNOSTIC_WORDS = ("single draw", "single-draw", "one draw", "three-draw", "3-draw", "three draws",
@@ -193,7 +193,7 @@ def unlabelled_claims(text: str) -> list[str]:
 
 
 #: the regimes beyond the shipped profiles measured against equal-budget retraining: label -> (method, profile,
-#: overrides of PDUDT's runner)
+#: overrides of PDUDT's runner); ``rrdu_light`` is RR-DU's lightweight variant (:func:`rrdu_light_seed`)
 BUDGET_REGIMES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "gradient clipping, softmax regression (logistic)": ("gradient_clipping", "logistic", {}),
     "model clipping, softmax regression (logistic)": ("model_clipping", "logistic", {}),
@@ -201,9 +201,37 @@ BUDGET_REGIMES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "model clipping, the paper's setting on digits (paper)": ("model_clipping", "paper", {}),
     "PDUDT, eta t1 = 0.2 (lr 1e-3)": ("pdudt", "quick", {"lr": 1e-3}),
     "PDUDT, eta t1 = 0.4 (lr 2e-3)": ("pdudt", "quick", {"lr": 2e-3}),
+    "RR-DU lightweight (p = 0.05), epsilon 4": ("rrdu_light", "quick", {"epsilon": 4.0}),
+    "RR-DU lightweight (p = 0.05), epsilon 8": ("rrdu_light", "quick", {"epsilon": 8.0}),
 }
 #: the committed regime measurements (regenerate with :func:`write_regimes`)
 REGIMES_PATH = Path(__file__).resolve().parent / "data" / "budget_regimes.json"
+
+
+def rrdu_light_seed(seed: int, epsilon: float) -> dict[str, Any]:
+    """RR-DU's lightweight variant (``p = 0.05``, sound accountant, the quick world) at ``epsilon`` on one seed,
+    against the retraining walk with its gradient evaluations: a row shaped like :func:`.budget.measure_seed`'s."""
+    import time
+
+    from .budget import _walk_budget
+    from .contract import cost_saved, json_safe
+    from .rrdu_frontier import sound_run
+    from .rrdu_lab import RRDU_PROFILES, build_world
+
+    t0 = time.perf_counter()
+    world = build_world(RRDU_PROFILES["quick"], seed=seed)
+    run = sound_run(world, "rrdu_light", float(epsilon), seed=seed)
+    ge, rge = int(run["cost"]["grad_evals"]), int(world.retrained.cost.grad_evals)
+    ref = _walk_budget(ge, rge, seed)
+    m, rt = world.metrics(run["params"]), world.metrics(world.retrained.params)
+    return json_safe({"method": "rrdu_light", "seed": seed, "test_acc": float(m["clean_acc"]),
+                      "retrain_test_acc": float(rt["clean_acc"]), "budget_test_acc": float(ref["test_acc"]),
+                      "advantage": float(m["clean_acc"]) - float(ref["test_acc"]), "grad_evals": ge,
+                      "retrain_grad_evals": rge, "budget_grad_evals": ref["grad_evals"],
+                      "budget_steps": ref["steps"], "full_steps": ref["full_steps"], "procedure": ref["procedure"],
+                      "cost_saved": cost_saved(ge, rge), "certified": bool(run["certificate"]["certified"]),
+                      "backdoor_asr": m.get("asr"), "retrain_backdoor_asr": rt.get("asr"),
+                      "run_seconds": time.perf_counter() - t0})
 
 
 def measure_regimes(labels: Optional[Sequence[str]] = None, *, seeds: Sequence[int] = (0, 1, 2, 3, 4)
@@ -221,8 +249,10 @@ def measure_regimes(labels: Optional[Sequence[str]] = None, *, seeds: Sequence[i
     per_seed = {}
     for lab in names:
         method, profile, over = BUDGET_REGIMES[lab]
-        per_seed[lab] = [dict(measure_seed(method, s, profile=profile, **over), method=lab, registered=method,
-                              profile=profile, overrides=over) for s in seeds]
+        one = ((lambda s: rrdu_light_seed(s, over["epsilon"])) if method == "rrdu_light"
+               else (lambda s: measure_seed(method, s, profile=profile, **over)))
+        per_seed[lab] = [dict(one(s), method=lab, registered=method, profile=profile, overrides=over)
+                         for s in seeds]
     load = Path("/proc/loadavg").read_text(encoding="utf-8").split()[:3] if Path("/proc/loadavg").is_file() else None
     meta = {"seeds": list(seeds), "seconds": time.perf_counter() - t0, "loadavg": load,
             "machine": f"{platform.machine()}, {platform.processor() or platform.system()}",
