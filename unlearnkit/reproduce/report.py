@@ -104,11 +104,12 @@ every row compared again by `unlearnkit.reproduce.runner.compare`.
 A paper's row gets a number in the **ours** column only from our run of the *same setting and the same metric*:
 the paper's own dataset (not a stand-in), a `paper` profile, the same quantity (`RefValue.same_metric`) and every
 setting condition the row states (`RefValue.requires`). A run of ours on the offline stand-in (digits for MNIST,
-digits or the synthetic task for eICU) that measures **the same quantity** goes into the separate **closest**
-column, with what differs. A row whose quantity our offline runs **cannot** measure like the paper (another test
-set, another forget set, another attack statistic: `RefValue.comparable_offline` is False, or our run measured
-nothing) shows **no number of ours**: its last column says which setting and metric a comparable run would need
-(`RefValue.needs`). Only the formula rows (our calibrators on the paper's constants) and, where the data is
+digits or the synthetic task for eICU) that measures **the same quantity** under every setting condition of the row
+goes into the separate **closest** column, with what differs (the data and the profile only). A row whose quantity or
+setting our offline runs **cannot** match (another test set, forget set or attack statistic: `RefValue.same_metric`
+or `comparable_offline` False; another graph, partition or request kind: a `RefValue.requires` condition unmet; or
+our run measured nothing) shows **no number of ours**: its last column says which setting and metric a comparable
+run would need (`RefValue.needs`, else the row's dataset and setting). Only the formula rows (our calibrators on the paper's constants) and, where the data is
 present, a `paper` profile fill the **ours** column; Koloskova et al.'s noise levels are the rows reproduced like
 with like.
 

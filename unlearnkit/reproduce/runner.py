@@ -78,6 +78,12 @@ def _differences(ref: RefValue, res: Mapping[str, Any]) -> list[str]:
         out.append(f"profile {res.get('profile')!r}, not the paper's setting")
     if not ref.same_metric:
         out.append(f"metric: ours {ref.ours}, paper {ref.metric}")
+    return out + _setting_differences(ref, res)
+
+
+def _setting_differences(ref: RefValue, res: Mapping[str, Any]) -> list[str]:
+    """The setting conditions of ``ref`` (``RefValue.requires``) that our run ``res`` does not meet."""
+    out = []
     for path, want in ref.requires.items():
         got = _lookup(res, path)
         allowed = want if isinstance(want, tuple) else (want,)
@@ -116,15 +122,21 @@ def _get_metric(res: Mapping[str, Any], key: str) -> Optional[float]:
 def _closest(ref: RefValue, res: Mapping[str, Any], val: Optional[float], diffs: list[str]
              ) -> tuple[Optional[float], str]:
     """The closest column of a run that is not the paper's setting: its number only when it measures the paper's
-    quantity (same metric, a comparable request); otherwise none, and what a comparable run would need."""
+    quantity in the paper's setting on the offline stand-in data (same metric, every ``requires`` condition met,
+    a comparable request); otherwise none, and what a comparable run would need."""
     request = str(res.get("request") or "")
     excluded = [s for s in ref.closest_excludes if s in request]
-    if not ref.same_metric or not ref.comparable_offline or excluded or val is None:
-        why = ("our run records no such number" if val is None and ref.same_metric and ref.comparable_offline
-               and not excluded else "not comparable: our run measures another quantity"
-               + (f" (its request: {request})" if excluded else ""))
-        needs = f"; a comparable run needs: {ref.needs}" if ref.needs else ""
-        return None, f"{why}; " + "; ".join(diffs) + needs
+    other_setting = bool(_setting_differences(ref, res))
+    if not ref.same_metric or not ref.comparable_offline or excluded or other_setting or val is None:
+        if not ref.same_metric or not ref.comparable_offline or excluded:
+            why = "not comparable: our run measures another quantity" + (f" (its request: {request})"
+                                                                        if excluded else "")
+        elif other_setting:
+            why = "not comparable: our run is another setting"
+        else:
+            why = "our run records no such number"
+        needs = ref.needs or f"{ref.dataset}, {ref.setting}"
+        return None, f"{why}; " + "; ".join(diffs) + f"; a comparable run needs: {needs}"
     return val, "; ".join(diffs)
 
 
@@ -138,7 +150,8 @@ def compare(paper: str, runs: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
     (:data:`~unlearnkit.reproduce.reference.ANALOG`: digits for MNIST, ...) goes to ``closest``, and
     ``closest_differs`` lists what differs (for an MIA row, also when the released model is destroyed). A run
     that measures another quantity (``RefValue.same_metric`` or ``comparable_offline`` False, a request
-    ``RefValue.closest_excludes`` names) or records nothing leaves ``closest`` empty, and ``closest_differs``
+    ``RefValue.closest_excludes`` names), misses a setting condition (``RefValue.requires``) or records nothing
+    leaves ``closest`` empty, and ``closest_differs``
     says so with what a comparable run needs (``RefValue.needs``).
     Methods of the paper that no reference row covers get rows of their own (paper column empty).
     """
