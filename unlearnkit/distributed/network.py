@@ -47,9 +47,9 @@ __all__ = ["Message", "MessageLog", "WalkResult", "ProcessGroupNetwork", "init_p
 
 BACKENDS = ("gloo", "nccl")
 # Tags keep the two patterns apart on the same pair of ranks.
-_TAG_GOSSIP, _TAG_HEADER, _TAG_PAYLOAD, _TAG_FLOOD = 11, 12, 13, 14
+_TAG_GOSSIP, TAG_HEADER, TAG_PAYLOAD, _TAG_FLOOD = 11, 12, 13, 14
 _REDUCTIONS = ("stack", "sum", "mean")
-_TOKEN, _STOP = 0, 1
+TOKEN, STOP = 0, 1
 
 HopFn = Callable[[int, int, Tensor, torch.Generator], Tensor]
 
@@ -202,28 +202,28 @@ class ProcessGroupNetwork:
 
     # ------------------------------------------------------------------ walk token
     def _send_token(self, theta: Tensor, dst: int, hop: int) -> None:
-        header = torch.tensor([_TOKEN, hop], dtype=torch.int64, device="cpu")  # gloo headers live on the host
-        dist.send(header, dst=dst, tag=_TAG_HEADER)
-        dist.send(theta.detach().contiguous(), dst=dst, tag=_TAG_PAYLOAD)
+        header = torch.tensor([TOKEN, hop], dtype=torch.int64, device="cpu")  # gloo headers live on the host
+        dist.send(header, dst=dst, tag=TAG_HEADER)
+        dist.send(theta.detach().contiguous(), dst=dst, tag=TAG_PAYLOAD)
         self.log.add("token", "send", self.rank, dst, hop, theta.numel() * theta.element_size() + 16)
 
     def _send_stop(self, hop: int) -> None:
-        header = torch.tensor([_STOP, hop], dtype=torch.int64, device="cpu")
+        header = torch.tensor([STOP, hop], dtype=torch.int64, device="cpu")
         for j in range(self.n_clients):
             if j != self.rank:
-                dist.send(header, dst=j, tag=_TAG_HEADER)
+                dist.send(header, dst=j, tag=TAG_HEADER)
                 self.log.add("stop", "send", self.rank, j, hop, 16)
 
     def _recv_any(self, template: Tensor) -> tuple[int, int, Optional[Tensor]]:
         """Wait for the next header from any rank: ``(src, hop, theta)``, ``theta`` ``None`` on stop."""
         header = torch.empty(2, dtype=torch.int64, device="cpu")
-        src = dist.recv(header, src=None, tag=_TAG_HEADER)
+        src = dist.recv(header, src=None, tag=TAG_HEADER)
         kind, hop = int(header[0]), int(header[1])
-        if kind == _STOP:
+        if kind == STOP:
             self.log.add("stop", "recv", src, self.rank, hop, 16)
             return src, hop, None
         theta = torch.empty_like(template)
-        dist.recv(theta, src=src, tag=_TAG_PAYLOAD)
+        dist.recv(theta, src=src, tag=TAG_PAYLOAD)
         self.log.add("token", "recv", src, self.rank, hop, theta.numel() * theta.element_size() + 16)
         return src, hop, theta
 

@@ -213,16 +213,16 @@ def rrdu_light_seed(seed: int, epsilon: float) -> dict[str, Any]:
     against the retraining walk with its gradient evaluations: a row shaped like :func:`.budget.measure_seed`'s."""
     import time
 
-    from .budget import _walk_budget
+    from .budget import budget_retrain
     from .contract import cost_saved, json_safe
-    from .rrdu_frontier import sound_run
-    from .rrdu_lab import RRDU_PROFILES, build_world
+    from .rrdu.frontier import sound_run
+    from .rrdu.lab import RRDU_PROFILES, build_world
 
     t0 = time.perf_counter()
     world = build_world(RRDU_PROFILES["quick"], seed=seed)
     run = sound_run(world, "rrdu_light", float(epsilon), seed=seed)
     ge, rge = int(run["cost"]["grad_evals"]), int(world.retrained.cost.grad_evals)
-    ref = _walk_budget(ge, rge, seed)
+    ref = budget_retrain("rrdu", seed, {"cost": {"grad_evals": ge, "retrain_grad_evals": rge}})
     m, rt = world.metrics(run["params"]), world.metrics(world.retrained.params)
     return json_safe({"method": "rrdu_light", "seed": seed, "test_acc": float(m["clean_acc"]),
                       "retrain_test_acc": float(rt["clean_acc"]), "budget_test_acc": float(ref["test_acc"]),
