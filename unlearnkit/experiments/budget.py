@@ -84,7 +84,7 @@ def equal_steps(grad_evals: float, retrain_grad_evals: float, full_steps: int) -
     return max(1, int(round(full_steps * float(grad_evals) / float(retrain_grad_evals))))
 
 
-def _train_config(name: str):
+def _train_config(name: str, profile: str = "quick"):
     """The SGD config of a centralized method's profile (what its full retraining runs)."""
     from .centralized import CENTRAL_PROFILES
     from .descend_rewind.lab import central_profile
@@ -92,13 +92,13 @@ def _train_config(name: str):
 
     fam = FAMILY[name]
     if fam == "central":
-        return CENTRAL_PROFILES["quick"].train
+        return CENTRAL_PROFILES[profile].train
     if fam == "descend_rewind":
-        return central_profile("quick").train
-    return nf_profile("quick").train
+        return central_profile(profile).train
+    return nf_profile(profile).train
 
 
-def _central_budget(name: str, released: Any, grad_evals: int, seed: int) -> dict[str, Any]:
+def _central_budget(name: str, released: Any, grad_evals: int, seed: int, profile: str = "quick") -> dict[str, Any]:
     """SGD from a fresh initialisation on the retained rows of the released run's dataset."""
     import numpy as np
 
@@ -109,7 +109,7 @@ def _central_budget(name: str, released: Any, grad_evals: int, seed: int) -> dic
 
     ds, request = released.dataset, released.request
     x, y = ds.train_subset(request.retain(np.arange(ds.n_train)))
-    cfg = _train_config(name)
+    cfg = _train_config(name, profile)
     per_step = x.shape[0] if cfg.sampling == "full" else cfg.batch_size
     steps = max(1, int(round(grad_evals / per_step)))
     flat = copy.deepcopy(released.flat)  # a fresh draw of the same family; the run's own flat stays as it is
@@ -157,13 +157,14 @@ def _newton_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[
             "test_acc": accuracy(w["flat"], consensus(res.params), ds.x_test, ds.y_test)}
 
 
-def _pdudt_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[str, Any]:
+def _pdudt_budget(grad_evals: int, retrain_grad_evals: int, seed: int, profile: str = "quick",
+                  overrides: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
     from ..runtime import make_generator
     from ..decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
     from ..evaluate import accuracy
     from .pdudt.frontier import CERTIFIED_PROFILES, CertifiedPDUDT, certified_world
 
-    exp = CertifiedPDUDT(**{**CERTIFIED_PROFILES["quick"], "seed": seed})
+    exp = CertifiedPDUDT(**{**CERTIFIED_PROFILES[profile], "seed": seed, **dict(overrides or {})})
     w = certified_world(exp)
     rounds = equal_steps(grad_evals, retrain_grad_evals, exp.t1)
     cfg = GradientGossipConfig(rounds=rounds, lr=exp.lr, batch_size=exp.batch_size, local_steps=exp.local_steps,
@@ -177,30 +178,37 @@ def _pdudt_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[s
             "test_acc": accuracy(w["flat"], st.params[keep].mean(0), ds.x_test, ds.y_test)}
 
 
-def budget_retrain(name: str, seed: int, result: Mapping[str, Any]) -> dict[str, Any]:
-    """The equal-budget retraining of one run ``result`` of method ``name`` (run with ``return_released=True``):
-    ``{"procedure", "steps", "full_steps", "grad_evals", "test_acc"}``."""
+def budget_retrain(name: str, seed: int, result: Mapping[str, Any], *, profile: str = "quick",
+                   overrides: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+    """The equal-budget retraining of one run ``result`` of method ``name`` (run with ``return_released=True``
+    on ``profile``; ``overrides``: the settings PDUDT's run changed): ``{"procedure", "steps", "full_steps",
+    "grad_evals", "test_acc"}``. The walks and Newton use their quick profile."""
     check_choice("name", name, tuple(FAMILY))
     cost = result["cost"]
     ge, rge = int(cost["grad_evals"]), int(cost["retrain_grad_evals"])
     fam = FAMILY[name]
     if fam in ("central", "descend_rewind", "noisy_finetune"):
-        return _central_budget(name, result[RELEASED_KEY], ge, seed)
+        return _central_budget(name, result[RELEASED_KEY], ge, seed, profile)
     if fam == "walk":
         return _walk_budget(ge, rge, seed)
     if fam == "newton":
         return _newton_budget(ge, rge, seed)
-    return _pdudt_budget(ge, rge, seed)
+    return _pdudt_budget(ge, rge, seed, profile, overrides)
 
 
-def measure_seed(name: str, seed: int) -> dict[str, Any]:
-    """One method on one seed: the released model against its equal-budget retraining (module docstring)."""
+def measure_seed(name: str, seed: int, *, profile: str = "quick", **overrides: Any) -> dict[str, Any]:
+    """One method on one seed: the released model against its equal-budget retraining (module docstring).
+    ``profile`` and ``overrides`` (keyword settings of PDUDT's runner) choose another regime."""
     check_choice("name", name, tuple(FAMILY))
     check_int("seed", seed, low=0)
+    if overrides and FAMILY[name] != "pdudt":
+        raise ValueError(f"overrides={sorted(overrides)!r}: only PDUDT's runner takes settings here")
+    if profile != "quick" and FAMILY[name] in ("walk", "newton"):
+        raise ValueError(f"profile={profile!r}: the walks' and Newton's equal-budget retraining runs 'quick'")
     t0 = time.perf_counter()
-    res = get_method(name).run("quick", seed=seed, progress=False, return_released=True)
+    res = get_method(name).run(profile, seed=seed, progress=False, return_released=True, **overrides)
     run_seconds = time.perf_counter() - t0
-    ref = budget_retrain(name, seed, res)
+    ref = budget_retrain(name, seed, res, profile=profile, overrides=overrides)
     m, cost = res["metrics"], res["cost"]
     row = {"method": name, "seed": seed, "test_acc": float(m["test_acc"]),
            "retrain_test_acc": float(m["retrain_test_acc"]), "budget_test_acc": float(ref["test_acc"]),

@@ -78,9 +78,17 @@ def _differences(ref: RefValue, res: Mapping[str, Any]) -> list[str]:
         out.append(f"profile {res.get('profile')!r}, not the paper's setting")
     if not ref.same_metric:
         out.append(f"metric: ours {ref.ours}, paper {ref.metric}")
+    return out + _setting_differences(ref, res)
+
+
+def _setting_differences(ref: RefValue, res: Mapping[str, Any]) -> list[str]:
+    """The setting conditions of ``ref`` (``RefValue.requires``) that our run ``res`` does not meet."""
+    out = []
     for path, want in ref.requires.items():
         got = _lookup(res, path)
         allowed = want if isinstance(want, tuple) else (want,)
+        if got is _MISSING and None in allowed and "." in path:  # an absent noise parameter: no noise
+            got = None
         if got is _MISSING or got not in allowed:
             shown = "not recorded" if got is _MISSING else f"{got:.4g}" if isinstance(got, float) else repr(got)
             out.append(f"{path}: ours {shown}, paper {' or '.join('none' if a is None else repr(a) for a in allowed)}")
@@ -111,6 +119,27 @@ def _get_metric(res: Mapping[str, Any], key: str) -> Optional[float]:
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
+def _closest(ref: RefValue, res: Mapping[str, Any], val: Optional[float], diffs: list[str]
+             ) -> tuple[Optional[float], str]:
+    """The closest column of a run that is not the paper's setting: its number only when it measures the paper's
+    quantity in the paper's setting on the offline stand-in data (same metric, every ``requires`` condition met,
+    a comparable request); otherwise none, and what a comparable run would need."""
+    request = str(res.get("request") or "")
+    excluded = [s for s in ref.closest_excludes if s in request]
+    other_setting = bool(_setting_differences(ref, res))
+    if not ref.same_metric or not ref.comparable_offline or excluded or other_setting or val is None:
+        if not ref.same_metric or not ref.comparable_offline or excluded:
+            why = "not comparable: our run measures another quantity" + (f" (its request: {request})"
+                                                                        if excluded else "")
+        elif other_setting:
+            why = "not comparable: our run is another setting"
+        else:
+            why = "our run records no such number"
+        needs = ref.needs or f"{ref.dataset}, {ref.setting}"
+        return None, f"{why}; " + "; ".join(diffs) + f"; a comparable run needs: {needs}"
+    return val, "; ".join(diffs)
+
+
 def compare(paper: str, runs: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One row per reference number; ours next to it only where one of our runs is the same setting and metric.
 
@@ -119,7 +148,11 @@ def compare(paper: str, runs: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
     measuring the paper's metric (``RefValue.same_metric``) in the paper's setting (``RefValue.requires``);
     ``same_data`` is then True. Otherwise a run on that dataset or its stand-in
     (:data:`~unlearnkit.reproduce.reference.ANALOG`: digits for MNIST, ...) goes to ``closest``, and
-    ``closest_differs`` lists what differs (for an MIA row, also when the released model is destroyed).
+    ``closest_differs`` lists what differs (for an MIA row, also when the released model is destroyed). A run
+    that measures another quantity (``RefValue.same_metric`` or ``comparable_offline`` False, a request
+    ``RefValue.closest_excludes`` names), misses a setting condition (``RefValue.requires``) or records nothing
+    leaves ``closest`` empty, and ``closest_differs``
+    says so with what a comparable run needs (``RefValue.needs``).
     Methods of the paper that no reference row covers get rows of their own (paper column empty).
     """
     ok = {n: r["result"] for n, r in runs.items() if r.get("status") == "ok"}
@@ -148,7 +181,7 @@ def compare(paper: str, runs: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
                     if what and (warn := _destroyed(res, what)):
                         diffs.append(warn)
                     if diffs:
-                        row["closest"], row["closest_differs"] = val, "; ".join(diffs)
+                        row["closest"], row["closest_differs"] = _closest(ref, res, val, diffs)
                     else:
                         row["ours"], row["same_data"] = val, True
                     placed.add((name, ref.ours))

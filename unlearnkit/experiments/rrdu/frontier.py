@@ -314,7 +314,8 @@ def write_precomputed_frontier(path: Optional[str] = None, *, seed: int = 0) -> 
     setup = RRDU_PROFILES["quick"]
     fr = rrdu_frontier(RRDU_EPSILONS, setup=setup, seed=seed)
     fr["precomputed"] = {"seed": seed, "setup": repr(setup), "epsilons": list(RRDU_EPSILONS),
-                         "torch": torch.__version__, "numpy": np.__version__, "device": "cpu"}
+                         "torch": torch.__version__, "numpy": np.__version__, "device": "cpu",
+                         "draws": f"seed {seed}, single draw per epsilon (a diagnostic frontier)"}
     target = _frontier_path() if path is None else path
     with open(target, "w", encoding="utf-8") as fh:
         json.dump(fr, fh, indent=1)
