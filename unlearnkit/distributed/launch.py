@@ -53,7 +53,7 @@ def _child(rank: int, n_ranks: int, port: int, backend: str, seed: int, timeout_
     try:
         init_process_group(backend=backend, timeout_s=timeout_s)
         device = f"cuda:{rank}" if backend == "nccl" else "cpu"
-        net = ProcessGroupNetwork(seed=seed, device=device)
+        net = ProcessGroupNetwork(seed=seed, device=device, hosts=[socket.gethostname()] * n_ranks)  # all local
         result = fn(net, *args)
         torch.save(result, out / f"rank{rank}.pt")
     except BaseException:
