@@ -112,3 +112,17 @@ def test_experiment_functions_refuse_counts_and_seeds_past_their_named_limits(ex
     name = next(iter(vars(importlib.import_module(measure_seed.__module__))["FAMILY"]))
     _refused(MAX_SEED, "seed", lambda: measure_seed(name, int(MAX_SEED) + extra))
     _refused(MAX_SEED, "seeds", lambda: measure_budget([name], seeds=(0, int(MAX_SEED) + extra)))
+
+
+@settings(max_examples=4, deadline=None, derandomize=True)
+@given(extra=too_big)
+def test_local_launchers_refuse_more_ranks_than_a_machine_holds(extra):
+    from unlearnkit.distributed import launch_torchrun, spawn
+    from unlearnkit.distributed.launch import MAX_LOCAL_RANKS
+    from unlearnkit.distributed.tasks import walk_task
+
+    side_by_side = _experiment_class("side_by_side")
+    n = int(MAX_LOCAL_RANKS) + extra
+    _refused(MAX_LOCAL_RANKS, "n_ranks", lambda: spawn(walk_task, n))        # before any process starts
+    _refused(MAX_LOCAL_RANKS, "n_ranks", lambda: launch_torchrun(n, ["gossip"]))
+    _refused(MAX_LOCAL_RANKS, "n_ranks", lambda: side_by_side(n_ranks=n))
