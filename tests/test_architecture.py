@@ -23,7 +23,7 @@ FLOORS: dict[str, int] = {
     "models": 1, "data": 1, "constants": 1, "graphs": 1, "privacy": 1,
     "train": 2, "evaluate": 2, "curvature": 2, "decentral": 2, "toy": 2, "audit": 2, "distributed": 2,
     "methods": 3,
-    "experiments": 4, "coupled": 4,
+    "experiments": 4,
     "viz": 5, "exercises": 5,
     "benchmarks": 6,
     "reproduce": 7,

@@ -257,7 +257,7 @@ class Unlearner(Protocol):
         ...
 
 
-def _cuda_sync() -> None:
+def cuda_sync() -> None:
     # no torch imported, or CUDA never initialised in this process: no GPU work to wait for (a CPU run on a
     # machine with a GPU must not pay for, or trigger, a CUDA context)
     torch = sys.modules.get("torch")
@@ -273,13 +273,13 @@ class Stopwatch:
     """
 
     def __enter__(self) -> "Stopwatch":
-        _cuda_sync()
+        cuda_sync()
         self._t0 = time.perf_counter()
         self.seconds = 0.0
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _cuda_sync()
+        cuda_sync()
         self.seconds = time.perf_counter() - self._t0
 
 

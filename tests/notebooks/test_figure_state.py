@@ -200,7 +200,7 @@ def test_00_partition_explorer(digits):
 
 @pytest.fixture(scope="module")
 def tiny_world():
-    from unlearnkit.experiments.rrdu_lab import BackdoorSetup, build_world
+    from unlearnkit.experiments.rrdu.lab import BackdoorSetup, build_world
 
     return build_world(BackdoorSetup(m=50, T_train=12, T_unlearn=12, local_steps=2, hidden=(16,), eval_every=4),
                        seed=0)
@@ -208,7 +208,7 @@ def tiny_world():
 
 def test_06_live_walk_and_frontier(tiny_world):
     """Notebook 06's accuracy/backdoor curves (redrawn by a live run) and the frontier (redrawn in full)."""
-    from unlearnkit.experiments.rrdu_frontier import load_precomputed_frontier
+    from unlearnkit.experiments.rrdu.frontier import load_precomputed_frontier
     from unlearnkit.viz.rrdu import RRDUExplorer
     from unlearnkit.viz.rrdu_frontier import FrontierExplorer
 

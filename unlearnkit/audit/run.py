@@ -11,9 +11,9 @@ import torch
 
 from .._validate import check_choice, check_int, check_positive, check_probability, check_range
 from ..core import Callback, emit
-from .bounds import _eps_from_rates, epsilon_lower_bound
+from .bounds import epsilon_from_rates, epsilon_lower_bound
 from .mechanisms import GaussianMechanism, Mechanism, gaussian_epsilon
-from .statistics import AUDIT_STATISTICS, _best_test, estimate
+from .statistics import AUDIT_STATISTICS, best_threshold_test, estimate
 from ..core import MAX_DIM, MAX_REPEATS, MAX_TRIALS
 
 __all__ = ["AuditConfig", "AuditResult", "bonferroni", "audit_samples", "audit", "audit_gaussian"]
@@ -184,7 +184,7 @@ def audit_samples(x_a: Any, x_b: Any, *, delta: float, epsilon: Optional[float] 
     if config.method != "cp_split":
         return _audit_menu(a, b, n_sel, delta=delta, epsilon=epsilon, config=config, label=label, mode=mode)
     s_a, s_b = _statistic(a, b, n_sel, config.statistic)
-    _, t, event, orient = _best_test(s_a[:n_sel], s_b[:n_sel], delta, config.alpha, config.max_thresholds)
+    _, t, event, orient = best_threshold_test(s_a[:n_sel], s_b[:n_sel], delta, config.alpha, config.max_thresholds)
     ea, eb = s_a[n_sel:], s_b[n_sel:]
     n_eval = ea.size
     in_a = int(np.sum(ea > t)) if event == ">" else int(np.sum(ea <= t))
@@ -192,7 +192,7 @@ def audit_samples(x_a: Any, x_b: Any, *, delta: float, epsilon: Optional[float] 
     k1, k2 = (in_a, in_b) if orient == "AB" else (in_b, in_a)
     eps_lb = epsilon_lower_bound(k1, n_eval, k2, n_eval, delta=delta, alpha=config.alpha)
     # a zero count would make the plain estimate infinite; count it as half an event instead
-    eps_pt = float(_eps_from_rates(np.array(k1 / n_eval), np.array(max(k2, 0.5) / n_eval), delta))
+    eps_pt = float(epsilon_from_rates(np.array(k1 / n_eval), np.array(max(k2, 0.5) / n_eval), delta))
     violation = epsilon is not None and eps_lb > epsilon + 1e-12
     return AuditResult(
         epsilon_lower=eps_lb, epsilon_point=eps_pt, delta=float(delta), alpha=config.alpha,

@@ -67,7 +67,7 @@ def available_benches() -> dict[str, BenchSpec]:
 def timeit(fn: Callable[[], Any], *, repeat: int = 3, warmup: int = 1) -> float:
     """Best wall time in seconds of ``fn()`` over ``repeat`` runs after ``warmup`` runs (CUDA synchronised when
     CUDA is in use: a CPU run on a machine with a GPU neither waits for nor creates a CUDA context)."""
-    from ..core import _cuda_sync as sync
+    from ..core import cuda_sync as sync
 
     for _ in range(warmup):
         fn()

@@ -52,9 +52,9 @@ __all__ = ["Message", "MessageLog", "WalkResult", "ProcessGroupNetwork", "init_p
 
 BACKENDS = ("gloo", "nccl")
 # Tags keep the two patterns apart on the same pair of ranks.
-_TAG_GOSSIP, _TAG_HEADER, _TAG_PAYLOAD, _TAG_FLOOD = 11, 12, 13, 14
+_TAG_GOSSIP, TAG_HEADER, TAG_PAYLOAD, _TAG_FLOOD = 11, 12, 13, 14
 _REDUCTIONS = ("stack", "sum", "mean")
-_TOKEN, _STOP = 0, 1
+TOKEN, STOP = 0, 1
 
 HopFn = Callable[[int, int, Tensor, torch.Generator], Tensor]
 
@@ -247,20 +247,20 @@ class ProcessGroupNetwork:
 
     # ------------------------------------------------------------------ walk token
     def _send_token(self, theta: Tensor, dst: int, hop: int) -> None:
-        header = torch.tensor([_TOKEN, hop], dtype=torch.int64, device="cpu")  # gloo headers live on the host
+        header = torch.tensor([TOKEN, hop], dtype=torch.int64, device="cpu")  # gloo headers live on the host
         try:
-            dist.send(header, dst=dst, tag=_TAG_HEADER)
-            dist.send(theta.detach().contiguous(), dst=dst, tag=_TAG_PAYLOAD)
+            dist.send(header, dst=dst, tag=TAG_HEADER)
+            dist.send(theta.detach().contiguous(), dst=dst, tag=TAG_PAYLOAD)
         except RuntimeError as exc:
             raise self.lost(dst, f"send of the walk token for hop {hop}", exc) from None
         self.log.add("token", "send", self.rank, dst, hop, theta.numel() * theta.element_size() + 16)
 
     def _send_stop(self, hop: int) -> None:
-        header = torch.tensor([_STOP, hop], dtype=torch.int64, device="cpu")
+        header = torch.tensor([STOP, hop], dtype=torch.int64, device="cpu")
         for j in range(self.n_clients):
             if j != self.rank:
                 try:
-                    dist.send(header, dst=j, tag=_TAG_HEADER)
+                    dist.send(header, dst=j, tag=TAG_HEADER)
                 except RuntimeError as exc:
                     raise self.lost(j, f"send of the walk's stop after hop {hop}", exc) from None
                 self.log.add("stop", "send", self.rank, j, hop, 16)
@@ -278,17 +278,17 @@ class ProcessGroupNetwork:
         names the rank the route says sends next (the holder before it may be the one lost)."""
         header = torch.empty(2, dtype=torch.int64, device="cpu")
         try:
-            src = dist.recv(header, src=None, tag=_TAG_HEADER)
+            src = dist.recv(header, src=None, tag=TAG_HEADER)
         except RuntimeError as exc:
             peer, what = self._expected(route, after) if len(route) else (None, "walk token")
             raise self.lost(peer, f"receive of the {what}", exc) from None
         kind, hop = int(header[0]), int(header[1])
-        if kind == _STOP:
+        if kind == STOP:
             self.log.add("stop", "recv", src, self.rank, hop, 16)
             return src, hop, None
         theta = torch.empty_like(template)
         try:
-            dist.recv(theta, src=src, tag=_TAG_PAYLOAD)
+            dist.recv(theta, src=src, tag=TAG_PAYLOAD)
         except RuntimeError as exc:
             raise self.lost(src, f"receive of the walk token for hop {hop}", exc) from None
         self.log.add("token", "recv", src, self.rank, hop, theta.numel() * theta.element_size() + 16)

@@ -48,7 +48,7 @@ from ..graphs.topology import TOPOLOGIES, make_graph
 from ..graphs.walks import rrdu_route, uniform_route
 from .network import BACKENDS, PeerLostError, ProcessGroupNetwork, comm_failure, init_process_group
 from .resume import resumable_walk_task
-from .tasks import DTYPES, QuadraticHop, _median_ms, flood_task, gossip_averaging, walk_task
+from .tasks import DTYPES, QuadraticHop, median_ms, flood_task, gossip_averaging, walk_task
 
 __all__ = ["parse_args", "worker_main"]
 
@@ -204,7 +204,7 @@ def _work(a: argparse.Namespace) -> int:
         network = (make_schedule(a.schedule, n, seed=a.seed) if a.schedule
                    else make_graph(a.topology, n, seed=a.seed))
         res = gossip_averaging(net, network, a.rounds, a.dim, rule=a.rule, dtype=a.dtype)
-        mine = {"ms_per_round": _median_ms(res["round_seconds"])}
+        mine = {"ms_per_round": median_ms(res["round_seconds"])}
     elif a.task == "flood":
         sources = None if a.sources is None else _clients("sources", a.sources)
         res = flood_task(net, make_graph(a.topology, n, seed=a.seed), a.dim, sources=sources, reduce=a.reduce,

@@ -88,8 +88,8 @@ def equal_steps(grad_evals: float, retrain_grad_evals: float, full_steps: int) -
 def _train_config(name: str):
     """The SGD config of a centralized method's profile (what its full retraining runs)."""
     from .centralized import CENTRAL_PROFILES
-    from .descend_rewind_lab import central_profile
-    from .noisy_finetune_lab import nf_profile
+    from .descend_rewind.lab import central_profile
+    from .noisy_finetune.lab import nf_profile
 
     fam = FAMILY[name]
     if fam == "central":
@@ -105,7 +105,7 @@ def _central_budget(name: str, released: Any, grad_evals: int, seed: int) -> dic
 
     from .. import make_generator
     from ..evaluate import accuracy
-    from ..models import _init_from_generator
+    from ..models import init_from_generator
     from ..train import run_sgd
 
     ds, request = released.dataset, released.request
@@ -115,7 +115,7 @@ def _central_budget(name: str, released: Any, grad_evals: int, seed: int) -> dic
     steps = max(1, int(round(grad_evals / per_step)))
     flat = copy.deepcopy(released.flat)  # a fresh draw of the same family; the run's own flat stays as it is
     gen = make_generator(seed + 3)
-    _init_from_generator(flat.module, gen)
+    init_from_generator(flat.module, gen)
     init = flat.init().to(x.device)
     theta, cost, _ = run_sgd(flat, init, x, y, replace(cfg, steps=steps, checkpoint_every=0), generator=gen)
     return {"procedure": f"SGD from a fresh init ({'full batch' if cfg.sampling == 'full' else f'batch {per_step}'}"
@@ -127,7 +127,7 @@ def _central_budget(name: str, released: Any, grad_evals: int, seed: int) -> dic
 def _walk_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[str, Any]:
     from .. import make_generator
     from ..methods.rrdu.baselines import RetrainWalk
-    from .rrdu_lab import RRDU_PROFILES, build_world
+    from .rrdu.lab import RRDU_PROFILES, build_world
 
     setup = RRDU_PROFILES["quick"]
     world = build_world(setup, seed=seed, retrain=False)
@@ -143,8 +143,8 @@ def _newton_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[
     from .. import make_generator
     from ..evaluate import accuracy, consensus
     from ..methods.newton.training import GossipRetrain, GossipRetrainConfig
-    from .newton_frontier import frontier_world
-    from .newton_lab import NEWTON_PROFILES
+    from .newton.frontier import frontier_world
+    from .newton.lab import NEWTON_PROFILES
 
     prof = NEWTON_PROFILES["quick"]
     s = replace(prof.sound_setting, n_clients=prof.n_clients, seed=seed)
@@ -162,7 +162,7 @@ def _pdudt_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[s
     from .. import make_generator
     from ..decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
     from ..evaluate import accuracy
-    from .pdudt_frontier import CERTIFIED_PROFILES, CertifiedPDUDT, certified_world
+    from .pdudt.frontier import CERTIFIED_PROFILES, CertifiedPDUDT, certified_world
 
     exp = CertifiedPDUDT(**{**CERTIFIED_PROFILES["quick"], "seed": seed})
     w = certified_world(exp)

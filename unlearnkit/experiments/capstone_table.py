@@ -18,7 +18,7 @@ its frontier found; the result contract of :mod:`unlearnkit.experiments.contract
   on the retained data with as many gradient evaluations as the unlearning spent, mean and 95 % t-interval over
   seeds with its label (:mod:`unlearnkit.experiments.budget`, read from ``data/budget_quick.json``);
 - the **audit**: joined on ``(method, mode)`` from rows shaped like
-  ``unlearnkit.experiments.audit_registry.audit_registry`` returns (``method, mode, observer,
+  ``unlearnkit.experiments.audits.registry.audit_registry`` returns (``method, mode, observer,
   certified_epsilon, lower_bound, point_estimate, verdict, n_trials, statistic``); "not audited" when none.
 
 Running all fourteen quick profiles takes about 30 s on a 2-core CPU, too slow for a notebook's Run All, so

@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Optional
 import numpy as np
 
 from .._validate import check_choice, check_int, check_positive, check_probability
-from .rdp import CONVERSIONS, DEFAULT_ORDERS, _epsilons, _sampled_curve, check_orders, rdp_to_dp
+from .rdp import CONVERSIONS, DEFAULT_ORDERS, check_orders, rdp_to_dp, subsampled_gaussian_epsilon
 
 __all__ = ["calibrate_sigma", "dpsgd_epsilon", "get_noise_multiplier", "OPACUS_ORDERS"]
 
@@ -138,47 +138,7 @@ def dpsgd_epsilon(sigma: float, sample_rate: float, steps: int, delta: float, *,
     Testing Interpretations and Renyi Differential Privacy", AISTATS 2020, Theorem 21; Canonne, Kamath & Steinke,
     "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Proposition 12 (the conversions).
     """
-    a = check_orders(orders)
-    steps = check_int("steps", steps, low=1)
-    prune = _HopelessOrders(steps, check_probability("delta", delta, allow_zero=False, allow_one=False),
-                            check_choice("method", method, CONVERSIONS))
-    rdp = _sampled_curve(sample_rate, sigma, a, prune) * steps
-    return rdp_to_dp(a, rdp, delta, method=method, warn_edge=False)[0]
-
-
-class _HopelessOrders:
-    """Which batches of fractional orders cannot give the smallest epsilon, so need no integration.
-
-    The Renyi divergence of a fixed pair of distributions does not decrease with the order, and each conversion
-    of :func:`~unlearnkit.privacy.rdp.rdp_to_dp` does not decrease with the RDP value at a fixed order. So an
-    order ``alpha`` has epsilon at least the conversion, at ``alpha``, of the largest RDP value already computed
-    at an order ``<= alpha``; a batch whose every order has that lower bound above the best epsilon so far
-    (by more than the integration's relative error of 1e-7) cannot change the minimum. At a tiny noise
-    multiplier the best order is the smallest, and all but the first batches are skipped.
-    """
-
-    def __init__(self, steps: int, delta: float, method: str) -> None:
-        self.steps, self.delta, self.method = float(steps), delta, method
-        self.orders, self.values = np.empty(0), np.empty(0)     # orders computed so far and steps * rdp there
-        self.best, self.best_value = math.inf, 0.0
-
-    def record(self, alphas: np.ndarray, log_a_minus_1: np.ndarray) -> None:
-        with np.errstate(over="ignore", invalid="ignore"):
-            values = np.logaddexp(0.0, log_a_minus_1) / (alphas - 1.0) * self.steps
-        keep = np.isfinite(values)
-        self.orders = np.concatenate([self.orders, alphas[keep]])
-        self.values = np.concatenate([self.values, values[keep]])
-        eps = _epsilons(alphas[keep], values[keep], self.delta, self.method)
-        if eps.size and float(eps.min()) < self.best:
-            self.best, self.best_value = float(eps.min()), float(values[keep][int(np.argmin(eps))])
-
-    def hopeless(self, alphas: np.ndarray) -> bool:
-        if not math.isfinite(self.best):
-            return False
-        below = self.orders[None, :] <= alphas[:, None]
-        low = np.max(np.where(below, self.values[None, :], 0.0), axis=1, initial=0.0)
-        margin = 1e-7 * (low + self.best_value) + 1e-12
-        return bool(np.all(_epsilons(alphas, low, self.delta, self.method) > self.best + margin))
+    return subsampled_gaussian_epsilon(sample_rate, sigma, steps, delta, orders=orders, method=method)
 
 
 def get_noise_multiplier(

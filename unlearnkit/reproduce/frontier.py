@@ -105,7 +105,7 @@ def capstone_points(*, epsilons: Sequence[float] = (0.5, 1.0, 2.0, 5.0), delta: 
     exact reference (epsilon = 0, drawn at the left end of the frontier as a line).
     """
     from .. import make_generator
-    from ..experiments.audit_methods import METHOD_RECIPES, ModeNotSupported
+    from ..experiments.audits.recipes import METHOD_RECIPES, ModeNotSupported
     from ..methods.baselines import (Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain,
                                      RetrainConfig)
 

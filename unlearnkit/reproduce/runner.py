@@ -237,7 +237,7 @@ def _data_note(profile: str) -> str:
 
 def _offers(spec: Any, profile: str) -> bool:
     """Whether ``spec`` runs ``profile``: listed in its registry row, or (for a lab that defines its profiles
-    itself, e.g. ``descend_rewind_lab.central_profile``) known to its lab's profile function."""
+    itself, e.g. ``descend_rewind.lab.central_profile``) known to its lab's profile function."""
     if profile in spec.profiles:
         return True
     target = getattr(spec, "target", "")

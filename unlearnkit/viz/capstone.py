@@ -134,7 +134,7 @@ def audit_figure(results: Iterable[Any], *, title: str = "") -> go.Figure:
 
     ``results`` are :class:`unlearnkit.audit.AuditResult` objects (or their ``to_dict()``). A red bar is a
     violation: the certificate is refuted at the audit's confidence. Results of one
-    :func:`~unlearnkit.experiments.audit_methods.audit_methods` call carry their family-wise confidence
+    :func:`~unlearnkit.experiments.audits.methods.audit_methods` call carry their family-wise confidence
     (Bonferroni over the audits shown), which the legend reports.
     """
     res = [r.to_dict() if hasattr(r, "to_dict") else dict(r) for r in results]
