@@ -82,6 +82,7 @@ from .rdp import (
     linear_rdp,
     rdp_to_delta,
     rdp_to_dp,
+    subsampled_gaussian_epsilon,
     subsampled_gaussian_rdp,
     subsampled_gaussian_rdp_mpmath,
 )
@@ -153,6 +154,7 @@ __all__ = [
     "linear_rdp",
     "rdp_to_delta",
     "rdp_to_dp",
+    "subsampled_gaussian_epsilon",
     "subsampled_gaussian_rdp",
     "subsampled_gaussian_rdp_mpmath",
 ]
