@@ -103,17 +103,34 @@ def check_delta(name: str, value: float) -> float:
     return check_range(name, value, DELTA_MIN, 1.0, high_open=True)
 
 
+class Limit(int):
+    """An integer bound that knows its name: ``Limit("MAX_STEPS", 10**7)`` is the int ``10**7``, and
+    :func:`check_int` with ``high=`` a limit names it in its message (``... in [1, 10000000] (MAX_STEPS)``)."""
+
+    name: str
+
+    def __new__(cls, name: str, value: int) -> "Limit":
+        self = super().__new__(cls, value)
+        self.name = name
+        return self
+
+    def __reduce__(self):
+        return (Limit, (self.name, int(self)))
+
+
 def check_int(name: str, value: Any, *, low: int | None = None, high: int | None = None) -> int:
-    """An integer (bools rejected) within optional inclusive bounds."""
+    """An integer (bools rejected) within optional inclusive bounds; a :class:`Limit` ``high`` is named in the
+    message."""
     if isinstance(value, bool) or not isinstance(value, (int,)) and not (
         hasattr(value, "__index__") and not isinstance(value, float)
     ):
         raise ValueError(f"{name}={_fmt(value)} must be an integer")
     v = int(value)
     if (low is not None and v < low) or (high is not None and v > high):
-        lo = "-inf" if low is None else str(low)
-        hi = "inf" if high is None else str(high)
-        raise ValueError(f"{name}={_fmt(value)} is out of range: expected an integer in [{lo}, {hi}]")
+        lo = "-inf" if low is None else str(int(low))
+        hi = "inf" if high is None else str(int(high))
+        named = f" ({high.name})" if isinstance(high, Limit) else ""
+        raise ValueError(f"{name}={_fmt(value)} is out of range: expected an integer in [{lo}, {hi}]{named}")
     return v
 
 

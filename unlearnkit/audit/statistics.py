@@ -39,6 +39,7 @@ import numpy as np
 
 from .._validate import SCALE_MAX, SCALE_MIN, check_choice, check_int, check_probability, check_range
 from .bounds import cp_lower_many, cp_upper_many, epsilon_from_rates, epsilon_lower_bound
+from ..core import MAX_TRIALS
 
 __all__ = ["AUDIT_STATISTICS", "STATISTIC_ASSUMPTIONS", "Estimate", "estimate", "gdp_epsilon"]
 
@@ -240,9 +241,9 @@ def estimate(samples_a: Any, samples_b: Any, *, delta: float, method: str = "cp_
     check_choice("method", method, AUDIT_STATISTICS)
     check_probability("delta", delta, allow_one=False)
     check_probability("alpha", alpha, allow_zero=False, allow_one=False)
-    check_int("n_thresholds", n_thresholds, low=1)
+    check_int("n_thresholds", n_thresholds, low=1, high=MAX_TRIALS)
     check_range("select_fraction", select_fraction, 0.0, 1.0, low_open=True, high_open=True)
-    check_int("max_thresholds", max_thresholds, low=2)
+    check_int("max_thresholds", max_thresholds, low=2, high=MAX_TRIALS)
     a = np.asarray(samples_a, dtype=float).reshape(-1)
     b = np.asarray(samples_b, dtype=float).reshape(-1)
     for name, s in (("samples_a", a), ("samples_b", b)):

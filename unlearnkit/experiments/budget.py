@@ -47,6 +47,7 @@ from .._io import atomic_write_text, json_text
 from .._validate import check_choice, check_int, check_range
 from .contract import RELEASED_KEY, cost_saved, json_safe
 from .registry import METHODS, get_method
+from ..core import MAX_SEED, MAX_STEPS
 
 __all__ = ["BUDGET_PATH", "BUDGET_SEEDS", "FAMILY", "LABELS", "equal_steps", "budget_retrain", "measure_seed",
            "measure_budget", "t_interval", "label", "summarize", "write_budget", "load_budget", "budget_rows",
@@ -77,7 +78,7 @@ LABELS = {"better": "better than retraining with the same budget on this task",
 def equal_steps(grad_evals: float, retrain_grad_evals: float, full_steps: int) -> int:
     """Steps of a procedure whose ``full_steps`` cost ``retrain_grad_evals`` that spend ``grad_evals``
     (rounded to the nearest step, at least one)."""
-    check_int("full_steps", full_steps, low=1)
+    check_int("full_steps", full_steps, low=1, high=MAX_STEPS)
     if not retrain_grad_evals or retrain_grad_evals <= 0:
         raise ValueError(f"retrain_grad_evals={retrain_grad_evals!r} is out of range: expected > 0")
     check_range("grad_evals", float(grad_evals), 0.0, math.inf)
@@ -200,7 +201,7 @@ def measure_seed(name: str, seed: int, *, profile: str = "quick", **overrides: A
     """One method on one seed: the released model against its equal-budget retraining (module docstring).
     ``profile`` and ``overrides`` (keyword settings of PDUDT's runner) choose another regime."""
     check_choice("name", name, tuple(FAMILY))
-    check_int("seed", seed, low=0)
+    check_int("seed", seed, low=0, high=MAX_SEED)
     if overrides and FAMILY[name] != "pdudt":
         raise ValueError(f"overrides={sorted(overrides)!r}: only PDUDT's runner takes settings here")
     if profile != "quick" and FAMILY[name] in ("walk", "newton"):
@@ -233,7 +234,7 @@ def measure_budget(methods: Optional[Sequence[str]] = None, *, seeds: Sequence[i
     names = tuple(s.name for s in METHODS) if methods is None else tuple(methods)
     for n in names:
         check_choice("methods", n, tuple(FAMILY))
-    seeds = tuple(check_int("seeds", s, low=0) for s in seeds)
+    seeds = tuple(check_int("seeds", s, low=0, high=MAX_SEED) for s in seeds)
     t0 = time.perf_counter()
     per_seed = {n: [measure_seed(n, s) for s in seeds] for n in names}
     try:

@@ -41,6 +41,7 @@ from .._io import atomic_write_text, json_text
 from .._validate import check_choice, check_int
 from .contract import RELEASED_KEY, guarantee, json_safe
 from .registry import METHODS, get_method
+from ..core import MAX_SEED
 
 __all__ = ["SETTING", "FORGET_TOL", "UTILITY_TOL", "MEASURED_PATH", "AUDIT_PATH", "measure", "load_measured",
            "write_measured", "single_draw_label", "load_audit_rows", "audit_cell", "advantage_cell", "method_row", "capstone_rows"]
@@ -90,7 +91,7 @@ def measure(methods: Optional[Sequence[str]] = None, *, profile: str = "quick", 
     names = tuple(s.name for s in METHODS) if methods is None else tuple(methods)
     for n in names:
         check_choice("methods", n, tuple(s.name for s in METHODS))
-    check_int("seed", seed, low=0)
+    check_int("seed", seed, low=0, high=MAX_SEED)
     t0 = time.perf_counter()
     results = {n: _run(n, profile, seed) for n in names}
     meta = {"profile": profile, "seed": seed, "seconds": time.perf_counter() - t0, "live": True,

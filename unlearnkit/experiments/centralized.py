@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 from .._validate import check_choice
 from .contract import Released, finish_result
+from ..core import MAX_DIM, MAX_SAMPLES
 
 __all__ = ["CentralProfile", "CENTRAL_PROFILES", "centralized_setup", "centralized_backdoor_setup", "preprocess", "raw_world", "fit_world", "describe_request",
            "run_centralized", "run_retrain", "run_finetune", "run_gradient_ascent"]
@@ -53,8 +54,8 @@ class CentralProfile:
         from .._validate import check_int
 
         check_choice("request", self.request, ("class", "samples", "backdoor"))
-        check_int("m", self.m, low=1)
-        check_int("patch", self.patch, low=1)
+        check_int("m", self.m, low=1, high=MAX_SAMPLES)
+        check_int("patch", self.patch, low=1, high=MAX_DIM)
         check_int("target", self.target, low=0)
         if self.train is None:
             from ..train import SGDConfig

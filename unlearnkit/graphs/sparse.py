@@ -30,14 +30,14 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .._validate import check_choice, check_int, check_probability
+from .._validate import Limit, check_choice, check_int, check_probability
 
 __all__ = ["MAX_SPARSE_CLIENTS", "DENSE_EIG_MAX", "EDGE_FAMILIES", "edge_list", "graph_edges",
            "sparse_mixing_matrix", "validate_sparse_mixing", "sparse_slem"]
 
 #: The largest network the sparse path builds (a ring of 10^7 clients is about 1 GB of CSR arrays); the
 #: memory it would need is also checked against the memory available before anything is allocated.
-MAX_SPARSE_CLIENTS = 10_000_000
+MAX_SPARSE_CLIENTS = Limit("MAX_SPARSE_CLIENTS", 10_000_000)
 #: Up to this size :func:`sparse_slem` densifies and uses the exact dense eigensolver (same number as
 #: :func:`~unlearnkit.graphs.slem`); above it, ARPACK.
 DENSE_EIG_MAX = 2_000

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from .._validate import check_int, check_probability
+from .._validate import Limit, check_int, check_probability
 from .sparse import MAX_SPARSE_CLIENTS
 from .topology import MAX_CLIENTS, validate_graph
 
@@ -55,7 +55,7 @@ def _rng(rng: np.random.Generator) -> np.random.Generator:
 
 
 #: The longest route built in one call (80 MB of client ids): longer walks are refused up front.
-MAX_HOPS = 10_000_000
+MAX_HOPS = Limit("MAX_HOPS", 10_000_000)
 
 
 def _check_node(name: str, v: int, n: int) -> int:

@@ -88,6 +88,7 @@ from .rdp import (
     linear_rdp,
     rdp_to_delta,
     rdp_to_dp,
+    subsampled_gaussian_epsilon,
     subsampled_gaussian_rdp,
     subsampled_gaussian_rdp_mpmath,
 )
@@ -166,6 +167,7 @@ __all__ = [
     "linear_rdp",
     "rdp_to_delta",
     "rdp_to_dp",
+    "subsampled_gaussian_epsilon",
     "subsampled_gaussian_rdp",
     "subsampled_gaussian_rdp_mpmath",
 ]

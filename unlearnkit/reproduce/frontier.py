@@ -19,6 +19,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .._validate import check_choice, check_int, check_positive, check_probability
+from ..core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
 
 __all__ = ["CapstoneTask", "CERTIFIED", "BASELINES", "capstone_points"]
 
@@ -42,14 +43,14 @@ class CapstoneTask:
     data_seed: int = 0
 
     def __post_init__(self) -> None:
-        check_int("n_train", self.n_train, low=10)
-        check_int("n_test", self.n_test, low=10)
-        check_int("dim", self.dim, low=1)
+        check_int("n_train", self.n_train, low=10, high=MAX_SAMPLES)
+        check_int("n_test", self.n_test, low=10, high=MAX_SAMPLES)
+        check_int("dim", self.dim, low=1, high=MAX_DIM)
         check_int("m", self.m, low=1, high=self.n_train // 2)
         check_positive("weight_decay", self.weight_decay)
-        check_int("steps", self.steps, low=2)
+        check_int("steps", self.steps, low=2, high=MAX_STEPS)
         check_positive("lr", self.lr)
-        check_int("batch_size", self.batch_size, low=1)
+        check_int("batch_size", self.batch_size, low=1, high=MAX_SAMPLES)
         check_positive("radius", self.radius)
 
 

@@ -305,7 +305,8 @@ def run_reproduction(paper: str, *, profile: str = "quick", out: str | Path | No
     out:
         Folder for ``PAPER_reproduction.json``, ``PAPER_comparison.md`` and the interactive
         ``PAPER_comparison.html`` / ``PAPER_comparison_table.html`` (plotly; ``plotly.min.js`` is written once
-        next to them, so the pages work offline). ``None`` writes nothing.
+        next to them, so the pages work offline). ``None`` writes nothing. Checked and locked before any method
+        runs (:func:`unlearnkit._io.output_lock`: another process on it gets an error naming this pid).
 
     Returns
     -------
@@ -318,6 +319,17 @@ def run_reproduction(paper: str, *, profile: str = "quick", out: str | Path | No
     """
     check_choice("paper", paper, tuple(PAPERS))
     check_choice("profile", profile, REPRODUCE_PROFILES)
+    if out is None:
+        return _reproduce(paper, profile, None, seed, progress, echo)
+    from .._io import ensure_writable_dir, output_lock
+    folder = ensure_writable_dir(out, name="out")  # before any work; held until the last file is written
+    with output_lock(folder, name="out"):
+        return _reproduce(paper, profile, folder, seed, progress, echo)
+
+
+def _reproduce(paper: str, profile: str, out: Optional[Path], seed: int, progress: bool,
+               echo: Callable[[str], None]) -> dict[str, Any]:
+    """:func:`run_reproduction` once its arguments are checked and ``out`` (when given) is locked."""
     info = PAPERS[paper]
     messages = [f"{info.title} ({info.venue})", _data_note(profile)]
     specs = methods_for_paper(paper)
@@ -364,7 +376,7 @@ def run_reproduction(paper: str, *, profile: str = "quick", out: str | Path | No
                               "seed": seed, "status": status, "messages": messages, "methods": runs, "rows": rows,
                               "files": []}
     if out is not None:
-        report["files"] = _write(report, Path(out))
+        report["files"] = _write(report, out)
         echo(f"\nwrote {', '.join(report['files'])}")
     return report
 

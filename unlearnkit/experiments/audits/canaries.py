@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from ..._validate import check_choice, check_int, check_positive, check_probability
+from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
 
 __all__ = ["CanaryTask", "CANARY_METHODS", "canary_audit", "canary_bench_rows"]
 
@@ -71,12 +72,12 @@ class CanaryTask:
     data_seed: int = 0
 
     def __post_init__(self) -> None:
-        check_int("m", self.m, low=2)
-        check_int("n_base", self.n_base, low=4)
-        check_int("base_dim", self.base_dim, low=1)
-        check_int("steps", self.steps, low=2)
+        check_int("m", self.m, low=2, high=MAX_SAMPLES)
+        check_int("n_base", self.n_base, low=4, high=MAX_SAMPLES)
+        check_int("base_dim", self.base_dim, low=1, high=MAX_DIM)
+        check_int("steps", self.steps, low=2, high=MAX_STEPS)
         check_positive("lr", self.lr)
-        check_int("batch_size", self.batch_size, low=1)
+        check_int("batch_size", self.batch_size, low=1, high=MAX_SAMPLES)
         check_positive("weight_decay", self.weight_decay)
         check_positive("radius", self.radius)
         check_int("k_plus", self.k_plus, low=0, high=self.m)

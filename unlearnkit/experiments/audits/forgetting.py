@@ -27,6 +27,7 @@ from ..._validate import check_int
 from ...audit.forgetting import forgetting_score, score_interval
 from .recipes import ToyTask, toy_setup
 from .vectorised import vectorised_worlds
+from ...core import MAX_REPEATS, MAX_TRIALS
 
 __all__ = ["FORGETTING_RUNS", "forgetting_scores", "forgetting_bench_rows"]
 
@@ -54,8 +55,8 @@ def forgetting_scores(*, n_models: int = 256, n_repeats: int = 8, epsilon: float
 
     from ...runtime import make_generator
 
-    n_models = check_int("n_models", n_models, low=16)
-    n_repeats = check_int("n_repeats", n_repeats, low=2)
+    n_models = check_int("n_models", n_models, low=16, high=MAX_TRIALS)
+    n_repeats = check_int("n_repeats", n_repeats, low=2, high=MAX_REPEATS)
     task = task or ToyTask()
     flat, ds, request, _, _ = toy_setup(task)
     x_f, y_f = ds.train_subset(request.indices)

@@ -45,6 +45,7 @@ from ...audit.forgetting import forgetting_score, score_interval
 from ...constants import softmax_constants
 from ...methods.descend_rewind.bounds import descend_rewind_sigma, gd_d2d_sensitivity, gd_r2d_sensitivity
 from ...methods.noisy_finetune.bounds import gc_sigma, op_sigma
+from ...core import MAX_REPEATS, MAX_STEPS, MAX_TRIALS
 
 __all__ = ["DIGITS_FORGET_METHODS", "DigitsForgetConfig", "digits_problem", "method_sigmas", "run_batch",
            "digits_forgetting_scores", "digits_epsilon_sweep", "digits_forgetting_bench_rows"]
@@ -79,11 +80,11 @@ class DigitsForgetConfig:
         check_positive("lam", self.lam)
         check_positive("radius", self.radius)
         check_positive("init_norm", self.init_norm, allow_zero=True)
-        check_int("T", self.T, low=2)
+        check_int("T", self.T, low=2, high=MAX_STEPS)
         check_int("m", self.m, low=1, high=100)
         check_int("K", self.K, low=1, high=self.T)
-        check_int("I", self.I, low=1)
-        check_int("nft_steps", self.nft_steps, low=1)
+        check_int("I", self.I, low=1, high=MAX_STEPS)
+        check_int("nft_steps", self.nft_steps, low=1, high=MAX_STEPS)
         check_positive("C0", self.C0)
         check_positive("C1", self.C1)
         check_epsilon("epsilon", self.epsilon)
@@ -240,8 +241,8 @@ def digits_forgetting_scores(*, n_models: int = 256, n_repeats: int = 4, seed: i
     ``ci_low``/``ci_high`` against plain retraining, ``score_vs_certifier`` with its interval, the mean
     per-example epsilon of each, the released models' mean test accuracy, and ``seconds`` (whole run)."""
     config = config or DigitsForgetConfig()
-    n_models = check_int("n_models", n_models, low=4)
-    n_repeats = check_int("n_repeats", n_repeats, low=2)
+    n_models = check_int("n_models", n_models, low=4, high=MAX_TRIALS)
+    n_repeats = check_int("n_repeats", n_repeats, low=2, high=MAX_REPEATS)
     p = digits_problem(config, device=device)
     sig = method_sigmas(config, p["n"])
     xf, yf = p["x"][p["forget"]], p["y"][p["forget"]]

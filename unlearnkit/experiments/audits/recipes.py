@@ -38,6 +38,7 @@ from ...methods import noisy_finetune as nf
 from ...methods.baselines import Retrain, RetrainConfig
 from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig
 from ...privacy.noise import gaussian_noise
+from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
 
 __all__ = [
     "ToyTask",
@@ -77,14 +78,14 @@ class ToyTask:
     data_seed: int = 0
 
     def __post_init__(self) -> None:
-        check_int("n_train", self.n_train, low=4)
-        check_int("dim", self.dim, low=1)
+        check_int("n_train", self.n_train, low=4, high=MAX_SAMPLES)
+        check_int("dim", self.dim, low=1, high=MAX_DIM)
         check_int("m", self.m, low=1, high=self.n_train - 2)
         check_choice("forget", self.forget, ("flipped", "random"))
         check_positive("weight_decay", self.weight_decay, allow_zero=True)
-        check_int("steps", self.steps, low=1)
+        check_int("steps", self.steps, low=1, high=MAX_STEPS)
         check_positive("lr", self.lr)
-        check_int("batch_size", self.batch_size, low=1)
+        check_int("batch_size", self.batch_size, low=1, high=MAX_SAMPLES)
         check_positive("radius", self.radius)
 
 

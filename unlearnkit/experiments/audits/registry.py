@@ -44,6 +44,7 @@ from typing import Any, Callable, Mapping, Optional, Union
 from ..._validate import check_int, check_positive, check_probability
 from ...audit import AuditConfig, audit, bonferroni, estimate
 from .recipes import METHOD_RECIPES, ModeNotSupported, ToyTask, toy_setup, unlearner_worlds
+from ...core import MAX_TRIALS
 
 __all__ = ["AuditRecipe", "AUDIT_RECIPES", "AUDIT_ROW_KEYS", "REGISTRY_STATISTIC", "audit_registry",
            "run_registry_audits"]
@@ -266,7 +267,7 @@ def run_registry_audits(methods=None, modes=("paper", "sound"), n_trials: Union[
             raise ValueError(f"mode={mo!r} is not valid: expected 'paper', 'sound' or 'none'")
     trials = {n: int(n_trials[n] if isinstance(n_trials, Mapping) else n_trials) for n in names}
     for n, t in trials.items():
-        check_int(f"n_trials[{n!r}]", t, low=20)
+        check_int(f"n_trials[{n!r}]", t, low=20, high=MAX_TRIALS)
     planned, rows = _plan(names, modes, epsilon, delta)
     seconds = [0.0] * len(rows)
     if not planned:

@@ -33,6 +33,7 @@ from ..._validate import check_choice, check_int
 from ...audit import AuditConfig, AuditResult, audit_samples
 from ...models import project_l2_ball
 from .recipes import METHOD_RECIPES, ToyTask, toy_setup
+from ...core import MAX_TRIALS
 
 __all__ = ["VECTORISED_METHODS", "vectorised_worlds", "audit_vectorised", "audit_recipe_vectorised",
            "trials_per_second"]
@@ -175,7 +176,7 @@ def audit_vectorised(method: str, mode: str = "sound", *, n_trials: int = 10_000
     """
     from dataclasses import replace
 
-    check_int("n_trials", n_trials, low=20)
+    check_int("n_trials", n_trials, low=20, high=MAX_TRIALS)
     cfg = replace(config or AuditConfig(), n_trials=n_trials)
     wa, wb, cert = vectorised_worlds(method, mode, epsilon=epsilon, delta=delta, task=task, device=device,
                                      noise_scale=noise_scale)

@@ -29,6 +29,8 @@ import torch
 from ..._validate import check_int, check_positive, check_range
 from ...audit import per_trial
 from .recipes import ModeNotSupported, ToyTask, toy_setup
+from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
+from ...graphs.sparse import MAX_SPARSE_CLIENTS
 
 __all__ = ["model_clipping_worlds", "dp_sgd_worlds", "dp_sgd_walk_worlds", "PDUDTAuditTask", "pdudt_worlds"]
 
@@ -147,13 +149,13 @@ class PDUDTAuditTask:
     data_seed: int = 0
 
     def __post_init__(self) -> None:
-        check_int("n_clients", self.n_clients, low=3)
-        check_int("n_per_client", self.n_per_client, low=2)
-        check_int("dim", self.dim, low=1)
+        check_int("n_clients", self.n_clients, low=3, high=MAX_SPARSE_CLIENTS)
+        check_int("n_per_client", self.n_per_client, low=2, high=MAX_SAMPLES)
+        check_int("dim", self.dim, low=1, high=MAX_DIM)
         check_int("leaver", self.leaver, low=0, high=self.n_clients - 1)
-        check_int("rounds", self.rounds, low=1)
+        check_int("rounds", self.rounds, low=1, high=MAX_STEPS)
         check_positive("lr", self.lr)
-        check_int("batch_size", self.batch_size, low=1)
+        check_int("batch_size", self.batch_size, low=1, high=MAX_SAMPLES)
         check_range("p_edge", self.p_edge, 0.0, 1.0, low_open=True)
 
 

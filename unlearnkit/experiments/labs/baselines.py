@@ -21,6 +21,7 @@ from ...evaluate import report
 from ...methods.baselines import (Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain,
                                  RetrainConfig)
 from ...train import SGDConfig
+from ...core import MAX_SAMPLES, MAX_STEPS
 
 __all__ = ["BASELINE_NAMES", "retrain_reference", "baseline_chunk", "run_baseline_in_chunks"]
 
@@ -76,8 +77,8 @@ def run_baseline_in_chunks(state: TrainedState, request: Request, name: str, *, 
         learning rate and the method's own message; no metric is ever computed on non-finite parameters.
     """
     check_choice("method", name, BASELINE_NAMES)
-    check_int("chunks", chunks, low=1)
-    check_int("steps", steps, low=1)
+    check_int("chunks", chunks, low=1, high=MAX_SAMPLES)
+    check_int("steps", steps, low=1, high=MAX_STEPS)
     check_positive("lr", lr)
     ds, flat = state.dataset, state.flat
     current = state.extras["init"] if name == "retrain" else state.params

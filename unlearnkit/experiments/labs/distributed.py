@@ -23,6 +23,8 @@ from ...distributed import QuadraticHop, gossip_averaging, initial_vector, run_s
 from ...distributed.ledger_feed import observer_visits, route_from_messages
 from ...graphs import ring, rrdu_route
 from ...methods.rrdu import SoundObserverLedger
+from ...distributed.launch import MAX_LOCAL_RANKS
+from ...graphs.walks import MAX_HOPS
 
 __all__ = ["side_by_side"]
 
@@ -37,8 +39,8 @@ def side_by_side(n_ranks: int = 4, *, dim: int = 1_000, rounds: int = 10, hops: 
     and ``visits`` with RR-DU's ``k_v`` (u-visits an observer's view depends on) from the route and from the
     messages.
     """
-    n_ranks = check_int("n_ranks", n_ranks, low=2)
-    hops = check_int("hops", hops, low=1)
+    n_ranks = check_int("n_ranks", n_ranks, low=2, high=MAX_LOCAL_RANKS)
+    hops = check_int("hops", hops, low=1, high=MAX_HOPS)
     route = rrdu_route(n_ranks, u, p, hops, rng=np.random.default_rng(seed)).tolist()
     hop = QuadraticHop(seed=seed, dim=dim, sigma=sigma, noisy=(u,))
     graph = ring(n_ranks)

@@ -20,6 +20,7 @@ from ... import graphs as _g
 from ...runtime import make_generator
 from ..._validate import check_int
 from ...decentral import GossipConfig, run_gossip
+from ...graphs.sparse import MAX_SPARSE_CLIENTS
 
 __all__ = ["topology_table", "compare_topologies"]
 
@@ -61,7 +62,7 @@ def compare_topologies(flat: Any, federation: Any, topologies: Sequence[str], co
     """
     if not topologies:
         raise ValueError("topologies is empty: give at least one topology name")
-    n = check_int("n_clients", federation.n_clients, low=2)
+    n = check_int("n_clients", federation.n_clients, low=2, high=MAX_SPARSE_CLIENTS)
     rows = []
     for name in topologies:
         state = run_gossip(flat, federation, _g.make_graph(name, n), config, generator=make_generator(seed),

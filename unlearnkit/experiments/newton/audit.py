@@ -28,6 +28,8 @@ from ...audit import AuditConfig, AuditResult, audit, per_trial
 from ...core import Request
 from ...decentral.gossip import GossipConfig
 from ...methods.newton import Newton, NewtonConfig, exact_minimizer, newton_certificate, train_dpsgd
+from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
+from ...graphs.sparse import MAX_SPARSE_CLIENTS
 
 EXACT_SETTING = dict(scope="global", center_gradient=True)  # the exact global Newton step (Wu et al. 2026, Lemma 3)
 
@@ -58,14 +60,14 @@ class NewtonAuditTask:
     data_seed: int = 0
 
     def __post_init__(self) -> None:
-        check_int("n_clients", self.n_clients, low=3)
-        check_int("n_train", self.n_train, low=4 * self.n_clients)
-        check_int("dim", self.dim, low=1)
+        check_int("n_clients", self.n_clients, low=3, high=MAX_SPARSE_CLIENTS)
+        check_int("n_train", self.n_train, low=4 * self.n_clients, high=MAX_SAMPLES)
+        check_int("dim", self.dim, low=1, high=MAX_DIM)
         check_int("m", self.m, low=1, high=self.n_train // self.n_clients - 2)
         check_positive("weight_decay", self.weight_decay)
-        check_int("rounds", self.rounds, low=1)
+        check_int("rounds", self.rounds, low=1, high=MAX_STEPS)
         check_positive("lr", self.lr)
-        check_int("batch_size", self.batch_size, low=1)
+        check_int("batch_size", self.batch_size, low=1, high=MAX_SAMPLES)
         check_choice("kind", self.kind, ("samples", "client"))
 
 

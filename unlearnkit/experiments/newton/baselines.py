@@ -38,6 +38,7 @@ from torch import Tensor
 from ..._validate import check_int, check_positive
 from ...evaluate import accuracy
 from .frontier import FrontierSetting
+from ...core import MAX_STEPS, MAX_TRIALS
 
 __all__ = ["NEWTON_BACKDOOR_SETTING", "noisy_finetune_rows", "baseline_rows", "gd_lr"]
 
@@ -114,8 +115,8 @@ def noisy_finetune_rows(epsilons: Sequence[float], world: dict[str, Any], *, cle
     from ...methods.noisy_finetune import GradientClippingConfig, best_T
     from ...privacy import gaussian_noise
 
-    check_int("clean_steps", clean_steps, low=0)
-    check_int("draws", draws, low=1)
+    check_int("clean_steps", clean_steps, low=0, high=MAX_STEPS)
+    check_int("draws", draws, low=1, high=MAX_TRIALS)
     obj = _Objective(world)
     lam = obj.lam
     C0 = 2.0 / lam if C0 is None else check_positive("C0", C0)  # L_loss / lam: public, data-independent
@@ -125,7 +126,7 @@ def noisy_finetune_rows(epsilons: Sequence[float], world: dict[str, Any], *, cle
     for e in epsilons:
         check_positive("epsilon", e)
         T_e = best_T(e, delta, C0=C0, C1=C1, gamma=gamma, lam=lam, T_max=T_max)[0] if T is None else check_int(
-            "T", T, low=1)
+            "T", T, low=1, high=MAX_STEPS)
         cert = GradientClippingConfig(epsilon=e, delta=delta, C0=C0, C1=C1, gamma=gamma, lam=lam, T=T_e,
                                       mode="sound").certificate()
         accs, bds = [], []
@@ -147,7 +148,7 @@ def noisy_finetune_rows(epsilons: Sequence[float], world: dict[str, Any], *, cle
 def baseline_rows(world: dict[str, Any], *, steps: int = 9, lr: Optional[float] = None) -> list[dict[str, Any]]:
     """Uncertified references at a cost of ``steps`` full-batch passes: fine-tuning from the original model and
     retraining by gradient descent from zero (it never reads the forget set), plus exact retraining itself."""
-    check_int("steps", steps, low=1)
+    check_int("steps", steps, low=1, high=MAX_STEPS)
     obj = _Objective(world)
     lr = gd_lr(obj.lam) if lr is None else check_positive("lr", lr)
     acc, bdr = _metrics(world)
@@ -178,7 +179,7 @@ def loss_gap_rows(epsilons: Sequence[float], world: dict[str, Any], *, delta: fl
     from ...runtime import make_generator
     from ...methods.newton import Newton, NewtonConfig
 
-    check_int("draws", draws, low=2)
+    check_int("draws", draws, low=2, high=MAX_TRIALS)
     flat, ds, st, req = world["flat"], world["dataset"], world["state"], world["request"]
     idx = torch.as_tensor(np.asarray(req.indices), device=ds.x_train.device)
     xf, yf = ds.x_train[idx], ds.y_train[idx]

@@ -45,6 +45,8 @@ from ...evaluate import accuracy
 from ...graphs.topology import make_graph
 from ...methods.newton import GossipRetrain, Newton, NewtonConfig, exact_minimizer, train_dpsgd
 from ...models import FlatParams, make_model
+from ...core import MAX_SAMPLES, MAX_STEPS, MAX_TRIALS
+from ...graphs.sparse import MAX_SPARSE_CLIENTS
 
 __all__ = ["FrontierSetting", "NEWTON_SOUND_SETTING", "frontier_world", "newton_frontier"]
 
@@ -84,10 +86,10 @@ class FrontierSetting:
 
     def __post_init__(self) -> None:
         check_positive("weight_decay", self.weight_decay)
-        check_int("m", self.m, low=1)
+        check_int("m", self.m, low=1, high=MAX_SAMPLES)
         check_int("patch", self.patch, low=1, high=8)
-        check_int("n_clients", self.n_clients, low=2)
-        check_int("rounds", self.rounds, low=1)
+        check_int("n_clients", self.n_clients, low=2, high=MAX_SPARSE_CLIENTS)
+        check_int("rounds", self.rounds, low=1, high=MAX_STEPS)
         check_positive("lr", self.lr)
         check_positive("grad_tol", self.grad_tol, allow_zero=True)
 
@@ -159,7 +161,7 @@ def newton_frontier(epsilons: Sequence[float] = (0.25, 1, 4, 16, 64, 256, 1024),
     from ...runtime import make_generator
 
     eps = [check_positive("epsilon", e) for e in epsilons]
-    check_int("draws", draws, low=1)
+    check_int("draws", draws, low=1, high=MAX_TRIALS)
     for md in modes:
         check_choice("mode", md, ("sound", "paper"))
     w = world if world is not None else frontier_world(setting)

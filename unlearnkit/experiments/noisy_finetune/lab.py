@@ -24,6 +24,7 @@ from ...methods.noisy_finetune import (CleanFinetuneConfig, DPSGDConfig, Gradien
                                       gc_sigma, gc_sigma_closed_form, paper_T)
 from ..centralized import CentralProfile, centralized_setup, run_centralized
 from ..contract import Released, finish_result
+from ...core import MAX_STEPS
 
 __all__ = ["run_gradient_clipping", "run_model_clipping", "run_output_perturbation", "run_dp_sgd", "nf_profile",
            "QUICK_FINETUNE", "PAPER_FINETUNE", "NF_PROFILES", "PAPER_DIFFERS", "gc_config",
@@ -246,7 +247,7 @@ def calibration_summary(epsilon: float, delta: float, *, C0: float, C1: float, g
     model's norm.
     """
     T_paper = paper_T(C0, C1, gamma, lam)
-    T = T_paper if T is None else check_int("T", T, low=1)
+    T = T_paper if T is None else check_int("T", T, low=1, high=MAX_STEPS)
     kw = dict(C0=C0, C1=C1, gamma=gamma, lam=lam, T=T)
     s_paper = gc_sigma(epsilon, delta, **kw, mode="paper")
     s_sound = gc_sigma(epsilon, delta, **kw, mode="sound")
@@ -278,7 +279,7 @@ def accuracy_race(state, request, starts: Mapping[str, Any], *, epochs: int, bat
     from ...evaluate import accuracy
     from ...train import SGDConfig, run_sgd
 
-    check_int("epochs", epochs, low=1)
+    check_int("epochs", epochs, low=1, high=MAX_STEPS)
     retain = request.retain(state.train_indices)
     xr, yr = state.dataset.train_subset(retain)
     spe = int(math.ceil(len(retain) / batch_size))

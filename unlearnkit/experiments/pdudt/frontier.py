@@ -39,6 +39,7 @@ from ...graphs import dynamic
 from ...methods.pdudt import CORRECTION_SCALES, PDUDT, RETRAIN_RULES, GapConstants, GossipSmoothness, PDUDTConfig
 from ...models import FlatParams, make_model
 from ..contract import Released, finish_result
+from ...core import MAX_SAMPLES, MAX_STEPS, MAX_TRIALS
 
 __all__ = ["CertifiedPDUDT", "PAPER_CONSTANTS", "CALIBRATIONS", "certified_world", "release", "reference_models",
            "pdudt_frontier", "smallest_epsilon", "CERTIFIED_PROFILES",
@@ -92,9 +93,9 @@ class CertifiedPDUDT:
         check_int("n_clients", self.n_clients, low=3, high=200)
         check_int("leaver", self.leaver, low=0, high=self.n_clients - 1)
         check_range("p_edge", self.p_edge, 0.0, 1.0, low_open=True)
-        check_int("t1", self.t1, low=1)
+        check_int("t1", self.t1, low=1, high=MAX_STEPS)
         check_positive("lr", self.lr)
-        check_int("batch_size", self.batch_size, low=1)
+        check_int("batch_size", self.batch_size, low=1, high=MAX_SAMPLES)
         check_range("backdoor_fraction", self.backdoor_fraction, 0.0, 1.0, low_open=True)
         check_int("patch", self.patch, low=1, high=8)
         check_int("target", self.target, low=0, high=9)
@@ -105,7 +106,7 @@ class CertifiedPDUDT:
         check_range("delta", self.delta, 0.0, 1.0, low_open=True, high_open=True)
         check_choice("mode", self.mode, ("sound", "sound_d1", "paper"))
         check_choice("scope", self.scope, ("clients", "average"))
-        check_int("local_steps", self.local_steps, low=1)
+        check_int("local_steps", self.local_steps, low=1, high=MAX_STEPS)
 
 
 #: Theorem 4.9's constants for the paper's calibration (``mode="paper"``) on our task: the unit-norm softmax
@@ -257,7 +258,7 @@ def pdudt_frontier(world: dict, epsilons: Sequence[float] = (0.25, 0.5, 1, 2, 4,
     sound rows' distance to retraining falls with epsilon (up to the noise draws).
     """
     eps = [check_positive("epsilon", e) for e in epsilons]
-    check_int("draws", draws, low=1)
+    check_int("draws", draws, low=1, high=MAX_TRIALS)
     table: dict[str, list[dict]] = {}
     for mode, scale in rows:
         pts = []

@@ -29,6 +29,8 @@ from ...decentral.correction import CORRECTION_SCALES, RETRAIN_RULES, retrain_mi
 from ...decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
 from ...graphs.mixing import slem
 from ...methods.pdudt import PDUDT, PDUDTConfig, lemma_coverage
+from ...core import MAX_STEPS
+from ...graphs.sparse import MAX_SPARSE_CLIENTS
 
 __all__ = ["lemma_gap_check"]
 
@@ -93,9 +95,9 @@ def lemma_gap_check(*, seeds: Sequence[int] = (0, 1, 2, 3, 4), n_clients: int = 
     from ...graphs.dynamic import ErdosRenyiSchedule
     from ...models import FlatParams, make_model
 
-    n = check_int("n_clients", n_clients, low=3)
+    n = check_int("n_clients", n_clients, low=3, high=MAX_SPARSE_CLIENTS)
     k = check_int("leaver", leaver, low=0, high=n - 1)
-    rounds = check_int("rounds", rounds, low=1)
+    rounds = check_int("rounds", rounds, low=1, high=MAX_STEPS)
     lr = check_positive("lr", lr)
     rows: dict[str, list[dict[str, float]]] = {}
     for seed in seeds:

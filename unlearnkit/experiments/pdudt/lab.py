@@ -33,6 +33,7 @@ from ...graphs.topology import erdos_renyi
 from ...methods.pdudt import CORRECTION_SCALES, PDUDT, RETRAIN_RULES, PDUDTConfig, client_noise, lemma_coverage
 from ...models import FlatParams, make_model
 from ..contract import Released, finish_result
+from ...core import MAX_DIM, MAX_REPEATS, MAX_SAMPLES, MAX_STEPS
 
 __all__ = ["SCHEDULES", "PDUDTExperiment", "make_schedule_for", "leaver_owns_class", "run_pdudt_experiment",
            "sigma_sweep", "rule_scale_sweep", "PAPER_TABLE2", "PAPER_TABLE3", "PDUDT_PROFILES", "run_profile"]
@@ -84,23 +85,23 @@ class PDUDTExperiment:
         if self.leaver_class is not None:
             check_int("leaver_class", self.leaver_class, low=0)
         check_choice("model", self.model, ("logreg", "mlp", "cnn"))
-        check_int("hidden", self.hidden, low=1)
+        check_int("hidden", self.hidden, low=1, high=MAX_DIM)
         check_choice("schedule", self.schedule, SCHEDULES)
         check_range("p_edge", self.p_edge, 0.0, 1.0, low_open=True)
         check_range("churn", self.churn, 0.0, 1.0)
-        check_int("t1", self.t1, low=1)
+        check_int("t1", self.t1, low=1, high=MAX_STEPS)
         if self.es_rounds is not None:
             check_int("es_rounds", self.es_rounds, low=1, high=self.t1)
-        check_int("T", self.T, low=0)
+        check_int("T", self.T, low=0, high=MAX_STEPS)
         check_positive("lr", self.lr)
-        check_int("local_steps", self.local_steps, low=1)
-        check_int("batch_size", self.batch_size, low=1)
+        check_int("local_steps", self.local_steps, low=1, high=MAX_STEPS)
+        check_int("batch_size", self.batch_size, low=1, high=MAX_SAMPLES)
         check_choice("retrain_rule", self.retrain_rule, RETRAIN_RULES)
         check_choice("correction_scale", self.correction_scale, CORRECTION_SCALES)
         check_positive("sigma", self.sigma, allow_zero=True)
         check_choice("cache", self.cache, ("history", "running"))
-        check_int("eval_every", self.eval_every, low=1)
-        check_int("mia_repeats", self.mia_repeats, low=1)
+        check_int("eval_every", self.eval_every, low=1, high=MAX_STEPS)
+        check_int("mia_repeats", self.mia_repeats, low=1, high=MAX_REPEATS)
 
 
 def make_schedule_for(exp: PDUDTExperiment) -> Any:

@@ -50,6 +50,7 @@ import numpy as np
 import torch
 
 from ..._validate import check_choice, check_int
+from ...core import MAX_TRIALS
 
 __all__ = ["ReplayReport", "REPLAYS", "UNCERTIFIED_ROWS", "PENDING", "replay", "replay_table", "nothing_to_forget",
            "drop_rows", "honest_audit"]
@@ -390,7 +391,7 @@ def honest_audit(method: str, profile: str = "quick", *, seed: int = 0, n_trials
     from ...runtime import make_generator
     from ...audit import audit_samples
 
-    check_int("n_trials", n_trials, low=20)
+    check_int("n_trials", n_trials, low=20, high=MAX_TRIALS)
     rep = report if report is not None else replay(method, profile, seed=seed, hooks=hooks)
     if len(rep.trace_a.mechanisms) != 1 or len(rep.trace_b.mechanisms) != 1:
         raise ValueError(f"method={method!r}, profile={profile!r} releases {len(rep.trace_a.mechanisms)} "

@@ -34,6 +34,8 @@ import torch
 from ..._validate import check_choice, check_int, check_positive
 from ...audit import AuditConfig, AuditResult, audit, per_trial
 from ...core import Request, TrainedState
+from ...core import MAX_SAMPLES, MAX_STEPS
+from ...graphs.sparse import MAX_SPARSE_CLIENTS
 
 __all__ = ["WalkAuditTask", "walk_setup", "rrdu_worlds", "ddp_worlds", "audit_walk", "walk_audit_benchmark"]
 
@@ -60,15 +62,15 @@ class WalkAuditTask:
     data_seed: int = 0
 
     def __post_init__(self) -> None:
-        check_int("n_clients", self.n_clients, low=2)
-        check_int("n_per_client", self.n_per_client, low=2)
+        check_int("n_clients", self.n_clients, low=2, high=MAX_SPARSE_CLIENTS)
+        check_int("n_per_client", self.n_per_client, low=2, high=MAX_SAMPLES)
         check_int("m", self.m, low=1, high=self.n_per_client - 1)
         check_int("u", self.u, low=0, high=self.n_clients - 1)
         check_int("observer", self.observer, low=0, high=self.n_clients - 1)
         if self.observer == self.u:
             raise ValueError(f"observer={self.observer} must differ from u={self.u}")
         for name in ("train_hops", "local_steps", "batch_size", "T_unlearn"):
-            check_int(name, getattr(self, name), low=1)
+            check_int(name, getattr(self, name), low=1, high=MAX_STEPS)
         for name in ("lr", "L", "R", "epsilon"):
             check_positive(name, getattr(self, name))
 

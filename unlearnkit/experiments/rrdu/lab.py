@@ -28,6 +28,8 @@ from ...methods.rrdu import (DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig,
 from ...models import FlatParams, make_model
 from ..contract import Released, finish_result, json_safe
 from ..memo import memoized_on
+from ...core import MAX_SAMPLES, MAX_STEPS
+from ...graphs.sparse import MAX_SPARSE_CLIENTS
 
 __all__ = ["BackdoorSetup", "BackdoorWorld", "RRDU_PROFILES", "BACKDOOR_METHODS", "build_world", "history_curve",
            "run_method", "sweep", "backdoor_experiment", "run_rrdu", "run_ddp", "run_dp_sgd_walk", "world_parts"]
@@ -77,11 +79,11 @@ class BackdoorSetup:
     eval_every: int = 10
 
     def __post_init__(self) -> None:
-        check_int("n_clients", self.n_clients, low=2)
+        check_int("n_clients", self.n_clients, low=2, high=MAX_SPARSE_CLIENTS)
         check_int("u", self.u, low=0, high=self.n_clients - 1)
-        check_int("m", self.m, low=1)
+        check_int("m", self.m, low=1, high=MAX_SAMPLES)
         for name in ("T_train", "T_unlearn", "local_steps", "batch_size", "s"):
-            check_int(name, getattr(self, name), low=1)
+            check_int(name, getattr(self, name), low=1, high=MAX_STEPS)
         check_probability("p", self.p)
         check_choice("ddp_calibration", self.ddp_calibration, ("alg3", "netdp_group_m", "netdp_rdp", "group_sound"))
 
