@@ -59,3 +59,26 @@ def test_edge_input_errors():
         graphs.simple_walk(np.array([[0, 1], [2, 3]]), 3, n=4, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="outside"):
         graphs.simple_walk(np.array([[0, 9]]), 3, n=4, rng=np.random.default_rng(0))
+
+
+def test_many_walks_at_once_are_walks_on_the_graph():
+    G = graphs.make_graph("small_world", 40, seed=1)
+    routes = graphs.rrdu_graph_walk(G, 3, 0.3, 4000, walks=6, rng=np.random.default_rng(0))
+    assert routes.shape == (6, 4000)
+    assert all(graphs.crosses_only_edges(r, G, allow_stay=True) for r in routes)
+    assert abs(np.mean(routes == 3) - 0.3) < 0.03  # the stationary share at u
+    # each walk is the one-walk route for its own start and column of uniforms
+    rng = np.random.default_rng(0)
+    starts, r = rng.integers(0, 40, size=6), rng.random((4000, 6))
+    P = graphs.transition_matrix(G, kind="rrdu_graph", u=3, p=0.3)
+    cum = np.cumsum(P, axis=1)
+    cum[:, -1] = 1.0
+    for k in (0, 5):
+        cur, want = int(starts[k]), []
+        for t in range(4000):
+            want.append(cur)
+            cur = int(np.searchsorted(cum[cur], r[t, k], side="right"))
+        assert np.array_equal(routes[k], want)
+    simple = graphs.simple_walk(graphs.graph_edges(G), 500, n=40, walks=3, start=0, rng=np.random.default_rng(2))
+    assert simple.shape == (3, 500) and np.all(simple[:, 0] == 0)
+    assert all(graphs.crosses_only_edges(w, G) for w in simple)

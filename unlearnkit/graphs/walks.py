@@ -92,25 +92,46 @@ def _csr(G: Any, n: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return indptr, A.indices.astype(np.int64), np.diff(indptr)
 
 
+def _starts(rng: np.random.Generator, n: int, start: int | None, walks: int | None) -> np.ndarray:
+    if start is not None:
+        return np.full(1 if walks is None else walks, _check_node("start", start, n), dtype=np.int64)
+    return np.array([int(rng.integers(n))] if walks is None else rng.integers(0, n, size=walks), dtype=np.int64)
+
+
+def _check_walks(walks: int | None, hops: int) -> int | None:
+    if walks is None:
+        return None
+    walks = check_int("walks", walks, low=1)
+    if walks * hops > MAX_HOPS:
+        raise ValueError(f"walks * hops = {walks * hops} is too large: expected at most {MAX_HOPS} hops in all")
+    return walks
+
+
 def simple_walk(G: Any, hops: int, *, start: int | None = None, rng: np.random.Generator,
-                n: int | None = None) -> np.ndarray:
+                n: int | None = None, walks: int | None = None) -> np.ndarray:
     """The simple random walk on ``G``: ``route[0] = start`` (uniform when ``None``), then each hop moves to
     a uniformly random neighbour of the current client. Returns ``hops`` client ids.
 
     ``G`` is a ``networkx.Graph`` or an ``(E, 2)`` edge array (:func:`~unlearnkit.graphs.edge_list`) with ``n``
-    clients; the walk reads a CSR neighbour list, ``O(N + E)`` memory."""
+    clients; the walk reads a CSR neighbour list, ``O(N + E)`` memory. With ``walks = K`` it returns ``(K, hops)``
+    independent walks, all advanced together one hop at a time (array operations over the ``K`` walks)."""
     rng = _rng(rng)
     hops = check_int("hops", hops, low=0, high=MAX_HOPS)
+    walks = _check_walks(walks, hops)
     indptr, flat, deg = _csr(G, n)
-    n = len(deg)
-    cur = int(rng.integers(n)) if start is None else _check_node("start", start, n)
-    u = rng.random(hops).tolist()
-    indptr_l, flat_l, deg_l = indptr.tolist(), flat.tolist(), deg.tolist()
-    route = [0] * hops
+    cur = _starts(rng, len(deg), start, walks)
+    u = rng.random(hops if walks is None else (hops, walks))
+    if walks is None:  # one walk: Python scalars are faster than arrays of one
+        c, uu, ip, fl, dg, out = int(cur[0]), u.tolist(), indptr.tolist(), flat.tolist(), deg.tolist(), [0] * hops
+        for t in range(hops):
+            out[t] = c
+            c = fl[ip[c] + int(uu[t] * dg[c])]
+        return np.array(out, dtype=np.int64)
+    route = np.empty((hops, walks), dtype=np.int64)
     for t in range(hops):
         route[t] = cur
-        cur = flat_l[indptr_l[cur] + int(u[t] * deg_l[cur])]
-    return np.array(route, dtype=np.int64)
+        cur = flat[indptr[cur] + (u[t] * deg[cur]).astype(np.int64)]
+    return route.T.copy()
 
 
 def rrdu_route(n: int, u: int, p: float, hops: int, *, rng: np.random.Generator) -> np.ndarray:
@@ -215,7 +236,7 @@ def _rrdu_graph_rows(indptr: np.ndarray, nbrs: np.ndarray, deg: np.ndarray, u: i
 
 
 def rrdu_graph_walk(G: Any, u: int, p: float, hops: int, *, start: int | None = None,
-                    rng: np.random.Generator, n: int | None = None) -> np.ndarray:
+                    rng: np.random.Generator, n: int | None = None, walks: int | None = None) -> np.ndarray:
     """RR-DU routing that respects ``G``'s edges (our variant, not in the paper).
 
     A Metropolis-Hastings walk: propose a uniform neighbour ``j`` of the current client ``i``, move with
@@ -227,24 +248,41 @@ def rrdu_graph_walk(G: Any, u: int, p: float, hops: int, *, start: int | None = 
     ``G`` is a ``networkx.Graph`` or an ``(E, 2)`` edge array (:func:`~unlearnkit.graphs.edge_list`) with ``n``
     clients. The transition rows are kept sparse (``O(N + E)`` memory, never ``N x N``); each hop draws one
     uniform ``r`` and takes the first entry of the current row whose cumulative probability exceeds it, the
-    route :func:`transition_matrix` (``kind="rrdu_graph"``) would give.
+    route :func:`transition_matrix` (``kind="rrdu_graph"``) would give. With ``walks = K`` it returns
+    ``(K, hops)`` independent walks advanced together (one vectorised binary search per hop for all of them).
     """
     rng = _rng(rng)
     hops = check_int("hops", hops, low=0, high=MAX_HOPS)
+    walks = _check_walks(walks, hops)
     indptr, nbrs, deg = _csr(G, n)
     n = len(deg)
     u = _check_node("u", u, n)
     p = check_probability("p", p, allow_zero=False, allow_one=False)
     ptr, cols, cum = _rrdu_graph_rows(indptr, nbrs, deg, u, p)
-    cur = int(rng.integers(n)) if start is None else _check_node("start", start, n)
-    r = rng.random(hops)
-    route = np.empty(hops, dtype=np.int64)
-    search = np.searchsorted
+    cur = _starts(rng, n, start, walks)
+    r = rng.random(hops if walks is None else (hops, walks))
+    if walks is None:  # one walk: a search in the current row's slice per hop
+        c, route1, search = int(cur[0]), np.empty(hops, dtype=np.int64), np.searchsorted
+        for t in range(hops):
+            route1[t] = c
+            lo, hi = ptr[c], ptr[c + 1]
+            c = int(cols[lo + search(cum[lo:hi], r[t], side="right")])
+        return route1
+    route = np.empty((hops, walks), dtype=np.int64)
     for t in range(hops):
         route[t] = cur
-        lo, hi = ptr[cur], ptr[cur + 1]
-        cur = int(cols[lo + search(cum[lo:hi], r[t], side="right")])
-    return route
+        # binary search in every walk's row at once: the first entry whose cumulative probability exceeds r
+        lo, hi = ptr[cur], ptr[cur + 1] - 1
+        while True:
+            open_ = lo < hi
+            if not open_.any():
+                break
+            mid = (lo + hi) // 2
+            right = open_ & (cum[mid] <= r[t])
+            lo = np.where(right, mid + 1, lo)
+            hi = np.where(open_ & ~right, mid, hi)
+        cur = cols[lo]
+    return route.T.copy()
 
 
 def crosses_only_edges(route: np.ndarray, G: nx.Graph, *, allow_stay: bool = False) -> bool:
