@@ -76,3 +76,12 @@ def test_one_route_and_bad_input(setup):
         run_walks(flat, fed, [[0, 7]], TokenConfig(lr=0.1), generator=uk.make_generator(0))
     with pytest.raises(ValueError, match="init has shape"):
         run_walks(flat, fed, [[0, 1]], TokenConfig(lr=0.1), generator=uk.make_generator(0), init=torch.zeros(3))
+
+
+def test_one_walk_takes_the_unbatched_path_with_the_same_maths(setup):
+    ds, fed = setup
+    flat = FlatParams(make_model("mlp", ds.input_shape, 10, generator=uk.make_generator(0)))
+    routes = graphs.rrdu_route(5, 0, 0.3, 10, rng=np.random.default_rng(3))[None]
+    cfg = TokenConfig(lr=0.2, batch_size=4, weight_decay=0.01)
+    w = run_walks(flat, fed, routes, cfg, generator=uk.make_generator(2))
+    torch.testing.assert_close(w.params, _loop(flat, ds, fed, routes, cfg, 2), rtol=1e-5, atol=1e-6)

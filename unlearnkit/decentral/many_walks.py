@@ -34,7 +34,7 @@ from ..core import Cost, Stopwatch
 from ..models import project_l2_ball
 from ..privacy.trace import flow
 from ._engine import client_indices_of
-from ._linear import linear_plan
+from ._linear import linear_plan, plan_value_and_grad
 from .token import TokenConfig, TokenOptimizer
 
 __all__ = ["Walks", "run_walks"]
@@ -172,7 +172,11 @@ def run_walks(flat: Any, federation: Any, routes: Any, config: TokenConfig, *, g
             idx = pool[rows]  # (c, K, size) training-set rows
             for c in range(nodes.shape[0]):
                 x, y = dataset.x_train[idx[c]], dataset.y_train[idx[c]]
-                if plan is not None:
+                if plan is not None and K == 1:  # one walk: plain matrix products, no batch dimension
+                    loss, g = plan_value_and_grad(flat, plan, thetas[0], x[0], y[0], wd)
+                    losses[b0 + c] = loss
+                    g = g.unsqueeze(0)
+                elif plan is not None:
                     loss, g = _batched_linear_grad(flat, plan, thetas, x, y, wd)
                     losses[b0 + c] = loss
                 else:
