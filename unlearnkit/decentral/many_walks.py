@@ -67,8 +67,11 @@ class Walks:
 
 
 def _batched_linear_grad(flat: Any, plan: list[tuple[str, Any]], thetas: Tensor, x: Tensor, y: Tensor,
-                         wd: float) -> tuple[Tensor, Tensor]:
-    """Per-walk mean loss ``(K,)`` and gradient ``(K, d)``: ``x`` is ``(K, B, ...)``, ``y`` is ``(K, B)``."""
+                         wd: float, sgd_lr: Optional[float] = None) -> tuple[Tensor, Optional[Tensor]]:
+    """Per-walk mean loss ``(K,)`` and gradient ``(K, d)``: ``x`` is ``(K, B, ...)``, ``y`` is ``(K, B)``.
+
+    With ``sgd_lr`` the gradient is not returned: each parameter slot of ``thetas`` takes its SGD step in place
+    (``theta <- theta - lr * g``), which spares the gradient's concatenation and two passes over ``(K, d)``."""
     K, B = x.shape[0], x.shape[1]
     # one leaf per parameter slot (not slices of one leaf: each slice's backward would zero-fill a (K, d) array)
     leaves = [thetas[:, s.start:s.stop].detach().requires_grad_(True) for s in flat._slots]
@@ -92,6 +95,12 @@ def _batched_linear_grad(flat: Any, plan: list[tuple[str, Any]], thetas: Tensor,
         if wd:
             loss = loss + 0.5 * wd * thetas.pow(2).sum(1)
         grads = torch.autograd.grad(loss.sum(), leaves)
+    if sgd_lr is not None:
+        for s, gs in zip(flat._slots, grads):
+            part = thetas[:, s.start:s.stop]
+            step = gs.reshape(K, -1) + wd * part if wd else gs.reshape(K, -1)
+            part.sub_(sgd_lr * step)
+        return loss.detach(), None
     g = torch.cat(grads, dim=1)
     if wd:
         g = g + wd * thetas
@@ -163,6 +172,8 @@ def run_walks(flat: Any, federation: Any, routes: Any, config: TokenConfig, *, g
     plan = linear_plan(flat) if math.isinf(config.clip) else None
     wd, sigma = config.weight_decay, config.noise_sigma
     losses = torch.full((T, K), math.nan, device=device, dtype=thetas.dtype)
+    plain = config.optimizer == "sgd" and sigma == 0 and math.isinf(config.radius)
+    lr_in_place = config.lr if plain else None  # plain SGD: each slot steps in place
     with Stopwatch() as sw:
         for b0 in range(0, T, DRAW_BLOCK):
             nodes = route_t[:, b0:b0 + DRAW_BLOCK].T  # (c, K)
@@ -177,8 +188,10 @@ def run_walks(flat: Any, federation: Any, routes: Any, config: TokenConfig, *, g
                     losses[b0 + c] = loss
                     g = g.unsqueeze(0)
                 elif plan is not None:
-                    loss, g = _batched_linear_grad(flat, plan, thetas, x, y, wd)
+                    loss, g = _batched_linear_grad(flat, plan, thetas, x, y, wd, sgd_lr=lr_in_place)
                     losses[b0 + c] = loss
+                    if g is None:
+                        continue
                 else:
                     g = _vmap_grad(flat, thetas, x, y, wd, config.clip)
                 if sigma > 0:

@@ -236,13 +236,16 @@ def _value_and_grad(flat: Any, theta: Tensor, x: Tensor, y: Tensor, wd: float, p
 
 
 def _as_floats(rows: list[dict[str, Any]]) -> None:
-    """Turn every 0-d tensor in ``rows`` into a float, with one device-to-host copy for all of them."""
-    where = [(r, k) for r in rows for k, v in r.items() if isinstance(v, Tensor)]
-    if not where:
-        return
-    vals = torch.stack([r[k].detach().reshape(()).to(torch.float64) for r, k in where]).tolist()
-    for (r, k), v in zip(where, vals):
-        r[k] = v
+    """Turn every 0-d tensor in ``rows`` into a float, one device-to-host copy per dtype and device."""
+    groups: dict[tuple, list[tuple[dict[str, Any], str]]] = {}
+    for r in rows:
+        for k, v in r.items():
+            if isinstance(v, Tensor):
+                groups.setdefault((v.dtype, v.device), []).append((r, k))
+    for where in groups.values():
+        vals = torch.stack([r[k].detach().reshape(()) for r, k in where]).tolist()
+        for (r, k), v in zip(where, vals):
+            r[k] = v
 
 
 def run_token(flat: Any, federation: Any, route: Any, config: TokenConfig, *, generator: torch.Generator,
