@@ -15,7 +15,8 @@ Gaussian noise, SGD or Adam (one state per walk), projection onto ``B(center, ra
 are drawn in blocks of hops from one ``torch.rand`` (``floor(u * |D_v|)``), so the draws differ from
 :func:`run_token`'s; each walk computes the same maths as :func:`run_token` would with those samples (tested
 against a per-walk loop to float32 rounding). The bookkeeping stays on the device: the per-hop losses fill a
-``(T, K)`` tensor.
+``(T, K)`` tensor. There is no ``hop_rule`` and the noisy steps are not recorded by :mod:`unlearnkit.privacy.trace`
+(a replayed or audited release goes through :func:`run_token`).
 """
 
 from __future__ import annotations
