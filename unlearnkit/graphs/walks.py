@@ -21,6 +21,7 @@ Statistics: :func:`visit_counts`, :func:`first_observation_delays` (the geometri
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Any
 
@@ -261,13 +262,13 @@ def rrdu_graph_walk(G: Any, u: int, p: float, hops: int, *, start: int | None = 
     ptr, cols, cum = _rrdu_graph_rows(indptr, nbrs, deg, u, p)
     cur = _starts(rng, n, start, walks)
     r = rng.random(hops if walks is None else (hops, walks))
-    if walks is None:  # one walk: a search in the current row's slice per hop
-        c, route1, search = int(cur[0]), np.empty(hops, dtype=np.int64), np.searchsorted
+    if walks is None:  # one walk: a bisection of the current row per hop, on Python lists (no array per hop)
+        c, out, rr = int(cur[0]), [0] * hops, r.tolist()
+        ptr_l, cols_l, cum_l = ptr.tolist(), cols.tolist(), cum.tolist()
         for t in range(hops):
-            route1[t] = c
-            lo, hi = ptr[c], ptr[c + 1]
-            c = int(cols[lo + search(cum[lo:hi], r[t], side="right")])
-        return route1
+            out[t] = c
+            c = cols_l[bisect_right(cum_l, rr[t], ptr_l[c], ptr_l[c + 1])]
+        return np.array(out, dtype=np.int64)
     route = np.empty((hops, walks), dtype=np.int64)
     for t in range(hops):
         route[t] = cur
