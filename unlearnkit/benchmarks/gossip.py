@@ -10,6 +10,10 @@ The ``"mix only"`` rows time the gossip round ``X <- W X`` alone on a ring of 12
 64000: the kernel :class:`~unlearnkit.decentral.mixer.GossipKernel` chooses, the dense matmul, and the loop
 written the obvious way (for each client, sum ``w_ij x_j`` over its neighbours; see
 :mod:`unlearnkit.benchmarks.scale`).
+
+The ``"token walk"`` rows run ``10^4`` hops of a token walk written the obvious way against
+:func:`~unlearnkit.decentral.run_token` and :func:`~unlearnkit.decentral.run_walks` (``K`` walks as one tensor),
+with the ratio of hops per second (:mod:`unlearnkit.benchmarks.token_walk`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import torch
 
 from . import register_bench, timeit
 from .scale import mix_loop_rows
+from .token_walk import walk_loop_rows
 
 
 @register_bench("gossip", description="vectorised D-PSGD round vs a per-client loop, digits MLP, N in {8, 32, 128}")
@@ -60,4 +65,4 @@ def bench_gossip(*, quick: bool = False) -> list[dict[str, Any]]:
         rows.append({"N": n, "d": flat.d, "device": str(dev), "threads": torch.get_num_threads(),
                      "vectorized_ms": 1e3 * t_vec, "sparse_ms": 1e3 * t_sp, "loop_ms": 1e3 * t_loop,
                      "speedup": t_loop / t_vec, "max_abs_diff": diff})
-    return rows + mix_loop_rows(dev, quick=quick)
+    return rows + mix_loop_rows(dev, quick=quick) + walk_loop_rows(dev, quick=quick)
