@@ -13,7 +13,7 @@ def _doctor(args: argparse.Namespace) -> int:
     import importlib.metadata as md
     import platform
 
-    import unlearnkit as uk
+    from . import runtime as rt
 
     print(f"unlearnkit {uk.__version__} on Python {platform.python_version()} ({platform.platform()})")
     for pkg in ["torch", "numpy", "scipy", "networkx", "plotly", "anywidget", "ipywidgets", "jupyterlab",
@@ -23,7 +23,7 @@ def _doctor(args: argparse.Namespace) -> int:
         except md.PackageNotFoundError:
             print(f"  {pkg:14s} (not installed)")
     try:
-        dev = uk.device()
+        dev = rt.device()
         extra = ""
         if dev.type == "cuda":
             import torch
@@ -140,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _run_locked(args: argparse.Namespace, spec: Any, out: Path) -> int:
     """The body of ``run`` once ``--out`` is checked and locked."""
-    import unlearnkit as uk
+    from . import runtime as rt
     from unlearnkit._io import atomic_write_text, json_text, retire_stale
 
     retire_stale(out / "result.json")  # an interrupted run must not leave an old result that looks current

@@ -38,7 +38,7 @@ def plain_token_loop(module: torch.nn.Module, dataset: Any, client_indices: list
 
 
 def _best(fn: Any, repeat: int) -> float:
-    from ..core import _cuda_sync as sync
+    from ..core import cuda_sync as sync
 
     best = float("inf")
     for _ in range(repeat):
@@ -53,7 +53,7 @@ def _best(fn: Any, repeat: int) -> float:
 def walk_loop_rows(dev: torch.device, *, quick: bool = False) -> list[dict[str, Any]]:
     """Digits MLP (d = 4,810), 10 clients, RR-DU routes (``u = 0``, ``p = 0.1``), batch 32, ``10^4`` hops
     (2,000 in quick mode): the plain loop, ``run_token`` and ``run_walks`` at ``K`` in {1, 16, 64}."""
-    import unlearnkit as uk
+    from .. import runtime as rt
     from ..decentral import TokenConfig, run_token, run_walks
     from ..graphs import rrdu_route
     from ..models import FlatParams, make_model
@@ -61,11 +61,11 @@ def walk_loop_rows(dev: torch.device, *, quick: bool = False) -> list[dict[str, 
     hops, repeat = (2_000, 1) if quick else (10_000, 2)
     ds = uk.data.load("digits", device=dev)
     fed = uk.data.partition(ds, 10, seed=0)
-    module = make_model("mlp", ds.input_shape, 10, generator=uk.make_generator(0)).to(dev)
+    module = make_model("mlp", ds.input_shape, 10, generator=rt.make_generator(0)).to(dev)
     flat = FlatParams(copy.deepcopy(module))
     cfg = TokenConfig(lr=0.1, batch_size=32)
-    routes = np.stack([rrdu_route(10, 0, 0.1, hops, rng=uk.numpy_generator(k)) for k in range(64)])
-    gen = lambda: uk.make_generator(1, dev)  # noqa: E731
+    routes = np.stack([rrdu_route(10, 0, 0.1, hops, rng=rt.numpy_generator(k)) for k in range(64)])
+    gen = lambda: rt.make_generator(1, dev)  # noqa: E731
     loop = lambda: plain_token_loop(module, ds, fed.client_indices, routes[0], lr=0.1, batch_size=32,  # noqa: E731
                                     generator=gen())
     contenders = [("run_token", 1, lambda: run_token(flat, fed, routes[0], cfg, generator=gen()))]

@@ -70,7 +70,7 @@ def _csr(G: Any, n: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarr
     import scipy.sparse as sp
     from scipy.sparse.csgraph import connected_components
 
-    from .sparse import _canonical, _check_sparse_n, graph_edges
+    from .sparse import canonical_edges, check_sparse_n, graph_edges
 
     if isinstance(G, nx.Graph):
         validate_graph(G)
@@ -78,11 +78,11 @@ def _csr(G: Any, n: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarr
     else:
         if n is None:
             raise ValueError("n is required when the network is an edge array: pass the number of clients")
-        n = _check_sparse_n(n)
+        n = check_sparse_n(n)
         e = np.asarray(G, dtype=np.int64).reshape(-1, 2)
         if e.size and (e.min() < 0 or e.max() >= n):
             raise ValueError(f"edges name clients outside [0, {n - 1}]")
-        e = _canonical(e[:, 0], e[:, 1], n)
+        e = canonical_edges(e[:, 0], e[:, 1], n)
     A = sp.csr_matrix((np.ones(2 * len(e), dtype=np.int8), (np.r_[e[:, 0], e[:, 1]], np.r_[e[:, 1], e[:, 0]])),
                       shape=(n, n))
     A.sort_indices()

@@ -33,7 +33,7 @@ _MAX_ENTRIES = {"cpu": 4 * 10**7, "cuda": 10**9}
 
 def scale_sizes(device: Any = None) -> list[int]:
     """The client counts offered on ``device``: 10^2 .. 10^4 on a CPU, up to 10^6 on a GPU."""
-    from .. import device as default_device
+    from ..runtime import device as default_device
 
     kind = torch.device(device if device is not None else default_device()).type
     return [100, 1_000, 10_000] + ([100_000, 1_000_000] if kind == "cuda" else [])
@@ -64,8 +64,8 @@ def consensus_run(topology: str, n: int, d: int = 10, rounds: int = 100, *, seed
         error <= 1/100, ``None`` if not reached), ``slem`` (closed form for the ring, ARPACK for N <= 10^4 on
         the others, else ``None``), ``round_ms``, ``build_s``, ``kernel``, ``params_mib`` and the inputs.
     """
-    from .. import device as default_device
-    from .. import make_generator
+    from ..runtime import device as default_device
+    from ..runtime import make_generator
     from ..decentral.mixer import GossipKernel
     from ..graphs import edge_list, sparse_mixing_matrix, sparse_slem
 
