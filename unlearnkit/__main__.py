@@ -13,7 +13,7 @@ def _doctor(args: argparse.Namespace) -> int:
     import importlib.metadata as md
     import platform
 
-    from . import runtime as rt
+    import unlearnkit as uk
 
     print(f"unlearnkit {uk.__version__} on Python {platform.python_version()} ({platform.platform()})")
     for pkg in ["torch", "numpy", "scipy", "networkx", "plotly", "anywidget", "ipywidgets", "jupyterlab",
@@ -23,7 +23,7 @@ def _doctor(args: argparse.Namespace) -> int:
         except md.PackageNotFoundError:
             print(f"  {pkg:14s} (not installed)")
     try:
-        dev = rt.device()
+        dev = uk.device()
         extra = ""
         if dev.type == "cuda":
             import torch
@@ -140,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _run_locked(args: argparse.Namespace, spec: Any, out: Path) -> int:
     """The body of ``run`` once ``--out`` is checked and locked."""
-    from . import runtime as rt
+    import unlearnkit as uk
     from unlearnkit._io import atomic_write_text, json_text, retire_stale
 
     retire_stale(out / "result.json")  # an interrupted run must not leave an old result that looks current

@@ -144,7 +144,7 @@ def _certified_world(exp: CertifiedPDUDT, dataset: Any, *, without_leaver: bool 
     rows removed from the raw (stamped) data before the per-row map, every other row at its client, and only
     the retraining run (``state`` is ``None``); ``retrain=False`` skips the reference retraining
     (``retrain`` is ``None``)."""
-    from ... import runtime as rt
+    from ...runtime import make_generator
 
     raw = dataset if dataset is not None else load("digits", device="cpu", seed=exp.seed)
     n, k = exp.n_clients, exp.leaver
@@ -160,7 +160,7 @@ def _certified_world(exp: CertifiedPDUDT, dataset: Any, *, without_leaver: bool 
                  x_test=_unit_rows(stamped.x_test, exp.center))
     bd = replace(bd, dataset=ds, x_test_triggered=_unit_rows(bd.x_test_triggered, exp.center))
     fed = Federation(ds, clients, scheme=f"iid, {m} backdoored samples on client {k}")
-    flat = FlatParams(make_model("logreg", ds.input_shape, ds.n_classes, generator=rt.make_generator(exp.seed),
+    flat = FlatParams(make_model("logreg", ds.input_shape, ds.n_classes, generator=make_generator(exp.seed),
                                  bias=False))
     theta0 = torch.zeros(n, flat.d, dtype=flat.init().dtype, device=ds.x_train.device)  # data-independent start (A1)
     sched = dynamic.make_schedule("erdos_renyi", n, seed=exp.seed, p_edge=exp.p_edge, base="erdos_renyi",
@@ -169,9 +169,9 @@ def _certified_world(exp: CertifiedPDUDT, dataset: Any, *, without_leaver: bool 
                                cache="history", retrain_rule=exp.retrain_rule)
     with _one_thread():
         state = None if without_leaver else run_gradient_gossip(flat, fed, sched, cfg,
-                                                                generator=rt.make_generator(exp.seed), init=theta0)
+                                                                generator=make_generator(exp.seed), init=theta0)
         retrain = None if not retrain else run_gradient_gossip(flat, fed, sched, replace(cfg, cache="none"),
-                                                               generator=rt.make_generator(exp.seed), init=theta0,
+                                                               generator=make_generator(exp.seed), init=theta0,
                                                                exclude=k)
     return {"exp": exp, "flat": flat, "dataset": ds, "backdoor": bd, "federation": fed, "schedule": sched,
             "state": state, "retrain": retrain, "theta0": theta0,
@@ -212,7 +212,7 @@ def release(world: dict, *, epsilon: Optional[float] = None, mode: Optional[str]
     The paper's calibration (``mode="paper"``) needs Theorem 4.9's step-size condition, which our training
     breaks; its row then carries ``sigma = nan`` and the reason (the theorem says nothing here).
     """
-    from ... import runtime as rt
+    from ...runtime import make_generator
 
     exp = world["exp"]
     eps = exp.epsilon if epsilon is None else float(epsilon)
@@ -223,7 +223,7 @@ def release(world: dict, *, epsilon: Optional[float] = None, mode: Optional[str]
     theta_rt = world["retrain"].params[keep]
     try:
         res = PDUDT().unlearn(world["state"], world["request"], _config(exp, eps, mode, scale),
-                              generator=rt.make_generator(seed))
+                              generator=make_generator(seed))
     except ValueError as err:  # the paper's theorem is silent outside its step-size condition
         return {"epsilon": eps, "mode": mode, "correction_scale": scale, "sigma": float("nan"),
                 "test_acc": float("nan"), "backdoor_asr": float("nan"), "dist_to_retrain": float("nan"),
@@ -314,10 +314,10 @@ def run_pdudt(*, profile: str = "quick", seed: int = 0, progress: bool = False, 
     metrics = report(flat, res.params, ds, world["request"], retrained=world["retrain"].params[keep],
                      original=world["state"].params[keep], backdoor=bd)
     # seconds: the best of three unlearning calls against the retraining's one run (the box is shared)
-    from ... import runtime as rt
+    from ...runtime import make_generator
     cfg = _config(exp, rel["epsilon"], rel["mode"], rel["correction_scale"])
     secs = min([res.cost.seconds] + [PDUDT().unlearn(world["state"], world["request"], cfg,
-                                                     generator=rt.make_generator(9)).cost.seconds for _ in range(2)])
+                                                     generator=make_generator(9)).cost.seconds for _ in range(2)])
     diag: dict[str, Any] = {
         "timing": {"time_ratio_retrain_over_pdudt": world["retrain"].cost.seconds / max(secs, 1e-9),
                    "rounds": exp.t1},

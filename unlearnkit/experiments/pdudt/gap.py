@@ -37,13 +37,13 @@ __all__ = ["lemma_gap_check"]
 
 def _one(flat: Any, fed: Any, sched: Any, *, n: int, k: int, rounds: int, lr: float, seed: int,
          rule: str) -> dict[str, dict[str, float]]:
-    from ... import runtime as rt
+    from ...runtime import make_generator
 
     cfg = dict(rounds=rounds, lr=lr, batch_size=8, retrain_rule=rule, eval_every=0)
     st = run_gradient_gossip(flat, fed, sched, GradientGossipConfig(cache="history", **cfg),
-                             generator=rt.make_generator(seed))
+                             generator=make_generator(seed))
     rt = run_gradient_gossip(flat, fed, sched, GradientGossipConfig(cache="history", **cfg),
-                             generator=rt.make_generator(seed), exclude=k)
+                             generator=make_generator(seed), exclude=k)
     keep = [i for i in range(n) if i != k]
     W, g = st.extras["history"].W.double(), st.extras["history"].grads.double()
     g_rt = rt.extras["history"].grads.double()
@@ -61,7 +61,7 @@ def _one(flat: Any, fed: Any, sched: Any, *, n: int, k: int, rounds: int, lr: fl
     out = {}
     for scale in CORRECTION_SCALES:
         r = PDUDT().unlearn(st, request, PDUDTConfig(retrain_rule=rule, correction_scale=scale),
-                            generator=rt.make_generator(0))
+                            generator=make_generator(0))
         corr = r.extras["correction"].double()                              # (n-1, d)
         w = weights[scale].double()
         cs = rounds * (w**2 * sq).sum(0)                                    # per client, CS step
@@ -90,7 +90,7 @@ def lemma_gap_check(*, seeds: Sequence[int] = (0, 1, 2, 3, 4), n_clients: int = 
     the paper's statement (``covered_paper``) and our sound mode (``covered_sound``) cover the scale. The CI
     test runs it with two seeds; the benchmark size is the default (five seeds) or more.
     """
-    from ... import runtime as rt
+    from ...runtime import make_generator
     from ...data import load, partition
     from ...graphs.dynamic import ErdosRenyiSchedule
     from ...models import FlatParams, make_model
@@ -103,7 +103,7 @@ def lemma_gap_check(*, seeds: Sequence[int] = (0, 1, 2, 3, 4), n_clients: int = 
     for seed in seeds:
         ds = load("synthetic", n_train=n_train, n_test=20, dim=dim, seed=int(seed), device="cpu")
         fed = partition(ds, n, "dirichlet", alpha=0.3, seed=int(seed))
-        flat = FlatParams(make_model("logreg", ds.input_shape, 1, generator=rt.make_generator(int(seed))),
+        flat = FlatParams(make_model("logreg", ds.input_shape, 1, generator=make_generator(int(seed))),
                           loss="logistic")
         sched = ErdosRenyiSchedule(n, p_edge, seed=int(seed) + 1)
         for rule in RETRAIN_RULES:
