@@ -171,3 +171,13 @@ def test_no_module_over_700_lines():
     big = {m: n for m, n in sizes.items() if n > 400}
     if big:
         warnings.warn(f"modules over 400 lines (is there a seam?): {big}", stacklevel=1)
+
+
+def test_source_says_what_code_is_not_its_history():
+    """Docstrings and comments describe the code; the project's history (issue and finding numbers) is in docs/."""
+    import re
+
+    pattern = re.compile(r"\b[Ii]ssue \d+|\bfinding \d+")
+    hits = [f"{module_name(p)}:{i}" for p in PKG.rglob("*.py")
+            for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
+    assert not hits, f"project history in the source (move it to docs/): {hits}"

@@ -1,6 +1,6 @@
 """GPU tests (marker ``gpu``, skipped without CUDA; ``pytest -m gpu`` selects them).
 
-Issue 17: on a machine with a GPU :func:`unlearnkit.device` picks CUDA, and a tensor created without a device
+On a machine with a GPU :func:`unlearnkit.device` picks CUDA, and a tensor created without a device
 then mixes devices. CI has no GPU, so ``tests/test_devices.py`` checks the source statically and on the
 ``meta`` default device; these tests are the ground truth on a real GPU:
 

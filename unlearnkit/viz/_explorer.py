@@ -172,7 +172,7 @@ class Explorer:
 
         from ._payload import sync_widget
 
-        for value in vars(self).values():  # a box never calls FigureWidget._repr_mimebundle_ (issue 19)
+        for value in vars(self).values():  # a box never calls FigureWidget._repr_mimebundle_
             sync_widget(value)
         if self._box is not None and not self._defaults.value:  # rendered for the browser test to compare
             self._defaults.value = (f"<div class='uk-defaults' data-defaults='"

@@ -1,6 +1,6 @@
 """What a figure sends to the browser: plain JSON lists, and a widget state that matches the Python side.
 
-Two causes made the decentralized graph views draw no nodes in JupyterLab (issue 19, finding 1) while headless
+Two causes made the decentralized graph views draw no nodes in JupyterLab while headless
 tests, which read the Python objects, saw the data:
 
 1. ``FigureWidget`` sends 1-D float numpy arrays as binary buffers (``plotly.serializers._py_to_js``) that the

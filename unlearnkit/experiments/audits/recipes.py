@@ -8,7 +8,7 @@ batches the trials. It follows Jagielski et al. 2020 ("Auditing Differentially P
 Learning", NeurIPS) and Nasr et al. 2021 ("Adversary Instantiation", S&P): a lower bound above the certified
 epsilon refutes the certificate.
 
-Why the audit is valid (issue 20, finding 3). A certificate compares two *distributions*: the law of the
+Why the audit is valid. A certificate compares two *distributions*: the law of the
 unlearned model U(A(D)) over all of its randomness (training batches, unlearning batches, noise) and the law
 of the certifier's model over all of *its* randomness (retraining's batches, noise). Every trial here draws
 both worlds afresh from independent generators, so each world's outputs are i.i.d. draws from exactly those
@@ -245,7 +245,7 @@ def _recipe_r2d(mode: str, eps: float, delta: float, task: ToyTask, consts: Any)
 
 def _recipe_r2d_full_rewind(mode: str, eps: float, delta: float, task: ToyTask, consts: Any):
     # K = T rewinds to the initialisation: this *is* exact retraining (sigma 0, true epsilon 0), so any
-    # violation is the audit's fault (the control of issue 20, finding 3)
+    # violation is the audit's fault (the control)
     return R2D().unlearn, R2DConfig(K=task.steps, epsilon=eps, delta=delta, constants=consts, mode=mode), \
         "retrain_plus_noise"
 

@@ -191,7 +191,7 @@ def run_d2d(*, profile: str, seed: int, progress: bool, K: Optional[int] = None,
 def gd_r2d_worlds(*, declared_lam: float = 0.1, weight_decay: float = 0.0, steps: int = 60, K: int = 40,
                   lr: float = 2.0, epsilon: float = 1.0, delta: float = 1e-5, task: Any = None):
     """Full-batch GD-R2D on the audit's toy task with constants declaring ``lambda = declared_lam`` while
-    training adds ``weight_decay``: issue 20 finding 5's configuration (0 against 0.1) with the diameter cap
+    training adds ``weight_decay``: the configuration (0 against 0.1) with the diameter cap
     not binding (the deterministic sensitivity is far below 2R), or its matched counterpart.
 
     Returns ``(world_a, world_b, certificate)``: world A trains on D (fresh per trial; full-batch GD from the
@@ -229,7 +229,7 @@ def gd_r2d_worlds(*, declared_lam: float = 0.1, weight_decay: float = 0.0, steps
 
 def audit_descend_rewind(*, n_trials: int = 2000, seed: int = 0, epsilon: float = 1.0, delta: float = 1e-5,
                          task: Any = None, progress: bool = False) -> dict[str, Any]:
-    """Benchmark-size audits of issue 20 finding 5 (fresh training in every trial), ``{label: AuditResult}``.
+    """Benchmark-size audits of the weight-decay mismatch (fresh training in every trial), ``{label: AuditResult}``.
 
     ``"r2d_sound"``, ``"d2d_sound"``: the sound certificates of the toy task's projected SGD (the diameter cap
     binds); ``"gd_r2d_matched"``: full-batch GD-R2D with weight decay = lambda = 0.1 (cap not binding); all

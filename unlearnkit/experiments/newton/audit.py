@@ -1,4 +1,4 @@
-"""Auditing Newton/Fisher's certificates on a tiny decentralized convex task (issue 20, finding 4).
+"""Auditing Newton/Fisher's certificates on a tiny decentralized convex task.
 
 A certificate of :class:`~unlearnkit.methods.newton.Newton` compares the released model with the certifier
 ``x' + N(0, sigma^2 I)``, ``x'`` the exact minimiser of the retained objective (a function of the retained
@@ -137,7 +137,7 @@ def newton_audit(config: NewtonConfig, *, task: Optional[NewtonAuditTask] = None
                  alpha: float = 0.05, seed: int = 0, label: str = "") -> AuditResult:
     """Audit one Newton configuration; ``epsilon`` (default: the certificate's) is the claim tested.
 
-    The benchmark (issue 20's full audit) is ``n_trials=2000``; the CI tests use a few hundred.
+    The benchmark (the full audit) is ``n_trials=2000``; the CI tests use a few hundred.
     """
     task = task or NewtonAuditTask()
     world_a, world_b, cert, sig = newton_worlds(config, task, observe=observe, model_sigma=model_sigma)
@@ -152,7 +152,7 @@ def newton_audit(config: NewtonConfig, *, task: Optional[NewtonAuditTask] = None
 
 def newton_audits(*, n_trials: int = 2000, alpha: float = 0.05, epsilon: float = 1.0, grad_tol: float = 0.5,
                   task: Optional[NewtonAuditTask] = None, seed: int = 0) -> list[AuditResult]:
-    """The benchmark-size audits of finding 4 (issue 20), fresh training in every trial:
+    """The benchmark-size audits, fresh training in every trial:
 
     1. the sound sigma with ``tau = 0`` (what the lab reported before) on a D-PSGD start: refuted;
     2. the sound certificate at the stated ``grad_tol``, the average model: not refuted;
@@ -181,8 +181,8 @@ def newton_audits(*, n_trials: int = 2000, alpha: float = 0.05, epsilon: float =
 
 
 def tau_zero_sigma(config: NewtonConfig, task: Optional[NewtonAuditTask] = None) -> tuple[float, float]:
-    """``(message sigma, model sigma)`` of the sound calibration with ``tau = 0`` (what the lab reported before
-    issue 20): the noise for an exact optimum, applied to a D-PSGD start that is not one."""
+    """``(message sigma, model sigma)`` of the sound calibration with ``tau = 0`` (an exact optimum assumed):
+    the noise for an exact optimum, applied to a D-PSGD start that is not one."""
     task = task or NewtonAuditTask()
     flat, fed, G, cfg, request, x_ret, init = _setup(task)
     from ...methods.newton import newton_model_constants

@@ -1,4 +1,4 @@
-"""Which PDUDT corrections Theorem 4.9's bound covers, measured: the gap audit of issue 20, finding 6.
+"""Which PDUDT corrections Theorem 4.9's bound covers, measured: the gap audit.
 
 Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies", ICML 2025 (digest 002).
 Corollary 4.10 calibrates noise to ``d1 = B1 + B2`` (Theorem 4.9), where ``B2`` (Lemma B.2) bounds the size of

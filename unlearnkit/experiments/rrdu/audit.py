@@ -1,4 +1,4 @@
-"""Audit worlds for RR-DU and the DDP baseline (issue 20, findings 1-2) on a small synthetic walk.
+"""Audit worlds for RR-DU and the DDP baseline on a small synthetic walk.
 
 The task (:class:`WalkAuditTask`) is the issue's: ``N = 4`` clients of 50 points, 45 of u's 50 points
 label-flipped and forgotten, logistic regression, fresh training in every trial. World A trains on D and

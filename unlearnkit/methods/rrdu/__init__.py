@@ -5,7 +5,7 @@
 - :mod:`.walk`: the clients' data seen from the walk, the routing, the full-batch expectations;
 - :mod:`.algorithm`: :class:`RRDUConfig` and the method :class:`RRDU` (paper Algorithm 4);
 - :mod:`.baselines`: the section-6 baselines on the token walk, each a class with ``unlearn(...)``;
-- :mod:`.sound`, :mod:`.noisy`, :mod:`.noisy_start`: the sound replacements (issue 20): noisy training (the DDP
+- :mod:`.sound`, :mod:`.noisy`, :mod:`.noisy_start`: the sound replacements: noisy training (the DDP
   baseline done right) and RR-DU's accountant ``"S"`` on a noisily trained start, with their threat model;
 - :mod:`.mixture`: accountant ``"M"``, the per-visit Gaussian averaged over the random visit count;
 - :mod:`.ledger`: the sound per-observer ledger of a realised walk (noisy start + u-steps, exact composition).

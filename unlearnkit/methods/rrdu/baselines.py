@@ -333,7 +333,7 @@ class DDPWalk(_Monitored):
     """The DDP/NetDP baseline (paper Algorithm 3, digest 2.7): i.i.d. uniform clients, per-example clipping
     at ``L``, fresh ``N(0, sigma^2)`` on every step's gradient, projection onto ``B(theta0, R)``, continued from
     the original model on D minus D_f (otherwise nothing is forgotten). The certificate is the one the
-    calibration claims (:func:`.certify.ddp_certify`, Prop. C.1) and **none holds** here (issue 20, finding 2):
+    calibration claims (:func:`.certify.ddp_certify`, Prop. C.1) and **none holds** here:
     the original model was trained without noise, so the noisy steps on D_f the accounting describes never ran;
     no calibration is ``certified``. ``extras["sigma"]`` is the noise std.
 

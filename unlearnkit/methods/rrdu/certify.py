@@ -32,7 +32,7 @@ clipping at L). B and C convert RDP to (eps, delta) with Prop. A.8 at ``delta/2`
 :func:`~unlearnkit.privacy.linear_rdp.linear_rdp_slope` inverts it: ``sigma = sqrt(K / slope)``.
 
 Pure maths: numpy, scipy and :mod:`unlearnkit.privacy` only (no torch), plain-number arguments. Every
-certificate states its ``mode`` as in the table above. **No RR-DU accountant is sound** (issue 20, finding 1):
+certificate states its ``mode`` as in the table above. **No RR-DU accountant is sound** (the audit refutes them, docs/results.md section 1b):
 certified unlearning compares the observer's view of ``U(D_f, A(D))`` with the certifier's
 ``U(empty, A(D \\ D_f))``; the two walks *start* from different models, and an observer that receives the
 token before u's first visit (probability about one half at ``p = 1/N``) sees a noise-free function of the
@@ -90,7 +90,7 @@ _NOTES = {
     "A": "paper scaling with a free constant C_A: a claim, not a proof" + _P15,
     "B": "assumes every hop between u and the observer is noisy (false for RR-DU, digest P4)" + _P15,
     "C": ("NOT a certificate: per-visit accounting only, ignores the start-model gap A(D) vs A(D minus D_f) "
-          "(digest P15); refuted by the package's audit (issue 20: audited epsilon >= 2.37 at 95% against the "
+          "(digest P15); refuted by the package's audit (audited epsilon >= 2.37 at 95% against the "
           "claimed 1, N=4, 45/50 flipped, fresh training); constants['epsilon_diagnostic'] is the per-visit part"),
     "D": "assumes the observer cannot tell which hops went to u; add/remove-style SGM bound" + _P15,
 }
@@ -335,7 +335,7 @@ def rrdu_certify(accountant: str, *, sigma: float, delta: float, n_clients: int,
     """A :class:`Certificate` for RR-DU run with noise ``sigma``, with the accountant's provenance
     (:func:`rrdu_epsilon`; ``mode="paper"`` for A, B, D; ``mode="none"`` with ``epsilon = inf`` for C, whose
     per-visit epsilon is kept as ``constants["epsilon_diagnostic"]``: it ignores the start-model gap and is
-    refuted, issue 20 finding 1). None of them is ``certified``.
+    refuted by the audit). None of them is ``certified``.
 
     Parameters
     ----------
@@ -456,7 +456,7 @@ def ddp_sigma(calibration: str, *, epsilon: float, delta: float, L: float, m: in
 def ddp_certify(calibration: str, *, sigma: float, epsilon: float, delta: float, L: float, m: int, T: int,
                 n_clients: int) -> Certificate:
     """The certificate the DDP baseline :class:`~.baselines.DDPWalk` claims under ``calibration`` (Prop. C.1:
-    DP gives unlearning). **None holds** for that baseline (issue 20, finding 2): it continues the
+    DP gives unlearning). **None holds** for that baseline: it continues the
     *noise-free* original model A(D) on D minus D_f and projects around A(D), so the accounting describes
     noisy steps on D_f that are never executed (and charges one step per visit where a visit makes
     ``local_steps`` noisy steps). The paper calibrations keep ``mode="paper"`` with a note that says so;
@@ -497,7 +497,7 @@ def ddp_certify(calibration: str, *, sigma: float, epsilon: float, delta: float,
         "alg3": "Algorithm 3's one-shot formula: no composition over hops, no group factor m",
         "netdp_group_m": "scaling of Thm 3.5's proof with constant 1 (group privacy linear in m)",
         "netdp_rdp": "amplification by iteration (Lemma A.11) needs convex smooth losses",
-        "group_sound": ("NOT a certificate (refuted, issue 20: audited epsilon >= 2.46 at 95% against the claimed "
+        "group_sound": ("NOT a certificate (refuted: audited epsilon >= 2.46 at 95% against the claimed "
                         "1): Gaussian group privacy per visit to u"),
     }
     gap = ("; does not hold for DDPWalk: the original model was trained without noise, so the noisy steps on D_f "
@@ -519,7 +519,7 @@ def ddp_certify(calibration: str, *, sigma: float, epsilon: float, delta: float,
 @dataclass
 class ObserverLedger:
     """Renyi budget of the *per-visit gradient part* of what each client observes along one realised RR-DU
-    path: a diagnostic, not an unlearning guarantee (issue 20, finding 1). Like accountant C it ignores the
+    path: a diagnostic, not an unlearning guarantee. Like accountant C it ignores the
     start-model gap between A(D) and A(D minus D_f) (digest P15), which an observer that receives the token
     before u's first visit sees without noise; its epsilons are therefore no certificate for any observer.
 

@@ -1,4 +1,4 @@
-"""The sound DDP baseline (issue 20, finding 2): train the original model with the network-DP noise.
+"""The sound DDP baseline: train the original model with the network-DP noise.
 
 :class:`NoisyWalkTraining` trains on i.i.d. uniform clients (Algorithm 3's routing) with per-example clipping
 at ``L``, fresh ``N(0, sigma^2 I)`` on *every* local step at every client and projection onto

@@ -1,6 +1,6 @@
 """Sound certificates for the token walk: noisy training (the DDP baseline done right) and RR-DU on top of it.
 
-Threat model (issue 20, findings 1-2)
+Threat model
 -------------------------------------
 - **What is certified.** Certified unlearning of a deletion request ``D_f`` of client ``u`` (any subset of
   u's data ``D_u``, up to all but one point): the view of an honest-but-curious observer after the request
