@@ -329,6 +329,12 @@ class Certificate:
         """No certificate: ``epsilon = inf``, ``mode="none"``, with ``note`` saying why (the plan of a heuristic)."""
         return cls(epsilon=math.inf, delta=1.0, mode="none", mechanism="none", note=note)
 
+    @classmethod
+    def exact(cls, note: str = "the retrained model is the reference distribution itself") -> "Certificate":
+        """Exact unlearning: retraining from scratch on the data without the forgotten part, ``epsilon = delta =
+        0`` by definition (the plan of every retraining baseline)."""
+        return cls(0.0, 0.0, None, "retraining from scratch", "exact unlearning (definition)", "sound", note=note)
+
     @property
     def certified(self) -> bool:
         """True only for a finite guarantee we can prove (``mode="sound"``).

@@ -53,7 +53,7 @@ def test_walks_on_two_hundred_thousand_clients_stay_sparse():
 
 
 def test_edge_input_errors():
-    with pytest.raises(ValueError, match="n is required"):
+    with pytest.raises(ValueError, match="n=None: pass n"):
         graphs.rrdu_graph_walk(np.array([[0, 1]]), 0, 0.5, 3, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="disconnected"):
         graphs.simple_walk(np.array([[0, 1], [2, 3]]), 3, n=4, rng=np.random.default_rng(0))

@@ -76,12 +76,19 @@ def _csr(G: Any, n: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarr
         validate_graph(G)
         n, e = G.number_of_nodes(), graph_edges(G)
     else:
+        try:
+            e = np.asarray(G, dtype=np.int64)
+        except (TypeError, ValueError, OverflowError):
+            raise TypeError(f"G={G!r:.80}: expected a networkx graph or an (E, 2) integer edge array") from None
+        if e.size == 0:
+            e = e.reshape(0, 2)
+        if e.ndim != 2 or e.shape[1] != 2:
+            raise ValueError(f"G has shape {e.shape}: expected a networkx graph or an (E, 2) integer edge array")
         if n is None:
-            raise ValueError("n is required when the network is an edge array: pass the number of clients")
+            raise ValueError("G is an edge array and n=None: pass n, the number of clients")
         n = check_sparse_n(n)
-        e = np.asarray(G, dtype=np.int64).reshape(-1, 2)
         if e.size and (e.min() < 0 or e.max() >= n):
-            raise ValueError(f"edges name clients outside [0, {n - 1}]")
+            raise ValueError(f"G names clients outside [0, {n - 1}] (n={n})")
         e = canonical_edges(e[:, 0], e[:, 1], n)
     A = sp.csr_matrix((np.ones(2 * len(e), dtype=np.int8), (np.r_[e[:, 0], e[:, 1]], np.r_[e[:, 1], e[:, 0]])),
                       shape=(n, n))

@@ -121,8 +121,7 @@ class Retrain:
         Plan
             An exact certificate (``epsilon = delta = 0``) and no noise point.
         """
-        return Plan(Certificate(0.0, 0.0, None, "retraining from scratch", "exact unlearning (definition)", "sound",
-                                note="the retrained model is the reference distribution itself"))
+        return Plan(Certificate.exact())
 
 
 @dataclass(frozen=True, kw_only=True)

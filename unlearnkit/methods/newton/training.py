@@ -28,7 +28,6 @@ from .steps import requesters_of
 __all__ = ["train_dpsgd", "GossipRetrain", "GossipRetrainConfig", "exact_minimizer"]
 
 #: the plan of a method that issues no certificate (epsilon = infinity)
-_NO_CERTIFICATE = Certificate.none("retraining from scratch is exact by definition; no certificate is issued")
 
 
 def train_dpsgd(flat, federation, G: nx.Graph, config: GossipConfig, *, generator: torch.Generator,
@@ -204,12 +203,13 @@ class GossipRetrain:
         Returns
         -------
         Result
-            The retrained models, no certificate (``None``), the history and the cost; ``extras["state"]`` is
+            The retrained models, the exact certificate (``epsilon = delta = 0``), the history and the cost; ``extras["state"]`` is
             the retrained state.
         """
         out = _retrain(state, request, generator=generator, rounds=config.rounds, callback=callback,
                        progress=progress)
-        return Result(out.params, None, list(out.history), out.cost, extras={"state": out})
+        return Result(out.params, self.certify(state, request, config).certificate, list(out.history), out.cost,
+                      extras={"state": out})
 
     def certify(self, state: TrainedState, request: Request,
                 config: GossipRetrainConfig = GossipRetrainConfig()) -> Plan:
@@ -228,7 +228,8 @@ class GossipRetrain:
         Returns
         -------
         Plan
-            No certificate (``mode="none"``) and no noise point.
+            An exact certificate (``epsilon = delta = 0``) and no noise point: the retrained network is the
+            reference distribution.
         """
         requesters_of(state, request)  # the request must be one the federation can serve
-        return Plan(_NO_CERTIFICATE)
+        return Plan(Certificate.exact("the network retrained by gossip on D minus D_f is the reference itself"))

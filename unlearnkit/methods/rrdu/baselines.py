@@ -211,7 +211,7 @@ class _Monitored:
 
 class RetrainWalk(_Monitored):
     """Exact unlearning by retraining: Algorithm 2 on D minus D_f from ``state.checkpoints[0]`` (the original's
-    initialisation; ``state.flat.init()`` when absent). No certificate is needed (``certificate=None``).
+    initialisation; ``state.flat.init()`` when absent). Exact by definition: its certificate is ``epsilon = delta = 0``.
 
     Requests: samples or a class, of any clients (every client keeps data: the walk visits all of them)."""
 
@@ -241,17 +241,16 @@ class RetrainWalk(_Monitored):
         Returns
         -------
         Result
-            The retrained parameters, no certificate (``None``), the history and the cost.
+            The retrained parameters, the exact certificate (``epsilon = delta = 0``), the history and the cost.
         """
         init = state.checkpoints.get(0)
         out = _simple_walk(state.flat, state.federation.without(request), config, config.token, generator=generator,
                            init=state.flat.init() if init is None else init, monitor=self.monitor, callback=callback,
                            progress=progress)
-        return _result(out)
+        return _result(out, self.certify(state, request, config).certificate)
 
     def certify(self, state: TrainedState, request: Request, config: WalkConfig) -> Plan:
-        """Exact by definition, so no certificate is issued: a ``mode="none"`` plan (``unlearn`` reports
-        ``None``) with no noise point.
+        """Exact by definition: the certificate ``epsilon = delta = 0`` with no noise point.
 
         Parameters
         ----------
@@ -265,9 +264,9 @@ class RetrainWalk(_Monitored):
         Returns
         -------
         Plan
-            No certificate (``mode="none"``) and no noise point.
+            The exact certificate (``epsilon = delta = 0``) and no noise point.
         """
-        return Plan(_NO_CERTIFICATE)
+        return Plan(Certificate.exact("the walk retrained on D minus D_f is the reference itself"))
 
 
 class FinetuneWalk(_Monitored):
