@@ -457,8 +457,8 @@ def first_observation_delay_pmf(k, p: float, n_nodes: int) -> np.ndarray:
 
     References
     ----------
-    .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", Section 4.3: the first-observation delay
-       of a sensitive update is Geom(q), q = (1 - p)/(N - 1).
+    .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), Section
+       4.3: the first-observation delay of a sensitive update is Geom(q), q = (1 - p)/(N - 1).
     """
     q = first_observation_rate(p, n_nodes)
     k = np.asarray(k, dtype=float)
@@ -487,8 +487,8 @@ def sample_first_observation_delay(p: float, n_nodes: int, size: int, *, rng: np
 
     References
     ----------
-    .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", Section 4.3: the first-observation delay
-       of a sensitive update is Geom(q), q = (1 - p)/(N - 1).
+    .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), Section
+       4.3: the first-observation delay of a sensitive update is Geom(q), q = (1 - p)/(N - 1).
     """
     q = first_observation_rate(p, n_nodes)
     size = check_int("size", size, low=1)

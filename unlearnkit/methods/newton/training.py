@@ -206,6 +206,12 @@ class GossipRetrain:
         Result
             The retrained models, no certificate (``None``), the history and the cost; ``extras["state"]`` is
             the retrained state.
+
+        References
+        ----------
+        .. [1] H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, "Certified Unlearning in Decentralized Federated
+           Learning", arXiv 2601.06436, 2026, Section III-A (decentralized training by gossip averaging) and Definition
+           1 (retraining on the retained data is the reference of decentralized certified unlearning).
         """
         out = _retrain(state, request, generator=generator, rounds=config.rounds, callback=callback,
                        progress=progress)
@@ -229,6 +235,12 @@ class GossipRetrain:
         -------
         Plan
             No certificate (``mode="none"``) and no noise point.
+
+        References
+        ----------
+        .. [1] H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, "Certified Unlearning in Decentralized Federated
+           Learning", arXiv 2601.06436, 2026, Definition 1 (decentralized (epsilon, delta)-unlearning): retraining is
+           its own reference.
         """
         requesters_of(state, request)  # the request must be one the federation can serve
         return Plan(_NO_CERTIFICATE)
