@@ -304,7 +304,7 @@ class GradientAscent:
         References
         ----------
         .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks",
-           ICML 2025, Section 1.1 (gradient ascent on the forget data as an uncertified heuristic).
+           ICML 2025, Section 1 (gradient ascent on the forget data as an uncertified heuristic, citing [2]).
         .. [2] E. Triantafillou, P. Kairouz, F. Pedregosa, J. Hayes, M. Kurmanji, K. Zhao, V. Dumoulin, et al., "Are We
            Making Progress in Unlearning? Findings from the First NeurIPS Unlearning Competition", arXiv 2406.09073,
            2024.
@@ -362,7 +362,7 @@ class GradientAscent:
         References
         ----------
         .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks",
-           ICML 2025, Section 1.1 (gradient ascent on the forget data as an uncertified heuristic).
+           ICML 2025, Section 1 (gradient ascent on the forget data as an uncertified heuristic, citing [2]).
         .. [2] E. Triantafillou, P. Kairouz, F. Pedregosa, J. Hayes, M. Kurmanji, K. Zhao, V. Dumoulin, et al., "Are We
            Making Progress in Unlearning? Findings from the First NeurIPS Unlearning Competition", arXiv 2406.09073,
            2024.

@@ -398,7 +398,8 @@ def capped_delta(epsilon: ArrayLike, pmf: Sequence[float], mu_per_step: float, k
     .. [1] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 1905.02383),
        Corollaries 2.13 and 3.3.
     .. [2] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), Theorem
-       5.1 and its proof sketch (the visit count M_u ~ Binomial(T_u, p) bounded by a quantile).
+       5.1 and its proof sketch (the visit count M_u ~ Binomial(T_u, p)) with Appendix C.5 (its tail bounded by
+       Chernoff; here by the exact quantile).
     """
     arr = _check_pmf(pmf)
     if not isinstance(k_cap, (int, np.integer)) or k_cap < 0:

@@ -222,8 +222,9 @@ def step_bounds(*, kind: str, fractions: Mapping[int, tuple[int, int]], n_client
     References
     ----------
     .. [1] H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, "Certified Unlearning in Decentralized Federated
-       Learning", arXiv 2601.06436, 2026, Lemma 3 (the noise-free gap) and Lemma 4 with Remark 3 (the bounded domain
-       ||x|| <= (L + tau)/lam for convex regularised losses); the per-correction bound B_c is derived here.
+       Learning", arXiv 2601.06436, 2026, Lemma 3 (the noise-free gap) and Lemma 4 with Remark 3 (the regularised
+       minimiser has ||x*|| <= L/lam); the start's ||x|| <= (L + tau)/lam at gradient norm tau and the per-correction
+       bound B_c are derived here.
     """
     check_choice("kind", kind, ("samples", "class", "client"))
     N = check_int("n_clients", n_clients, low=2)
