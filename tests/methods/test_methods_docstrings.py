@@ -2,6 +2,9 @@
 
 Public: listed in its module's ``__all__`` and defined in that module (re-exports are checked where they are
 defined). The ``unlearn`` and ``certify`` methods of the exported method classes are held to the same rule.
+At least 90 % of them (functions and methods together) also carry a ``References`` section naming the paper
+and the algorithm, theorem or equation they implement; engineering helpers (caches, config plumbing) make up
+the rest.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import re
 
 import unlearnkit.methods
 
-_SECTION = {name: re.compile(rf"^\s*{name}\s*\n\s*-{{3,}}\s*$", re.MULTILINE) for name in ("Parameters", "Returns")}
+_SECTION = {name: re.compile(rf"^\s*{name}\s*\n\s*-{{3,}}\s*$", re.MULTILINE)
+            for name in ("Parameters", "Returns", "References")}
+REFERENCES_FLOOR = 0.90
 
 
 def _modules() -> list:
@@ -77,3 +82,12 @@ def test_unlearn_and_certify_document_parameters_and_returns():
     assert len(entries) >= 20
     offenders = _offenders(entries)
     assert not offenders, "numpydoc sections missing:\n" + "\n".join(offenders)
+
+
+def test_most_public_functions_and_entry_points_cite_their_source_in_a_references_section():
+    entries = _public_functions() + _method_entry_points()
+    missing = sorted(name for name, fn in entries if not _SECTION["References"].search(inspect.getdoc(fn) or ""))
+    share = 1 - len(missing) / len(entries)
+    assert share >= REFERENCES_FLOOR, (
+        f"{share:.1%} of {len(entries)} public functions and unlearn/certify methods of unlearnkit.methods have "
+        f"a References section (floor {REFERENCES_FLOOR:.0%}); without one:\n" + "\n".join(f"  {n}" for n in missing))

@@ -88,6 +88,12 @@ class Retrain:
         -------
         Result
             The retrained parameters, the exact certificate of :meth:`certify`, the history and the cost.
+
+        References
+        ----------
+        .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks",
+           ICML 2025, Definition 2.1 (retraining on the retained data is the reference distribution) and Section 5.1
+           (the retraining baseline).
         """
         cfg = config.train or state.config
         if cfg is None:
@@ -120,6 +126,11 @@ class Retrain:
         -------
         Plan
             An exact certificate (``epsilon = delta = 0``) and no noise point.
+
+        References
+        ----------
+        .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks",
+           ICML 2025, Definition 2.1: the output of retraining is its own reference, so (0, 0)-unlearning.
         """
         return Plan(Certificate.exact())
 
@@ -170,6 +181,11 @@ class Finetune:
         -------
         Result
             The fine-tuned parameters, no certificate (``None``), the history and the cost.
+
+        References
+        ----------
+        .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks",
+           ICML 2025, Section 3, eq. (2) (fine-tuning on the retained data, not certified on its own).
         """
         x, y = _retain_xy(state, request)
         sgd = SGDConfig(steps=config.steps, lr=config.lr, batch_size=config.batch_size,
@@ -195,6 +211,11 @@ class Finetune:
         -------
         Plan
             No certificate (``mode="none"``) and no noise point.
+
+        References
+        ----------
+        .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks",
+           ICML 2025, Section 3: the fine-tuning of eq. (2) gives no formal (epsilon, delta)-unlearning.
         """
         return Plan(_NO_CERTIFICATE)
 
@@ -278,6 +299,14 @@ class GradientAscent:
         Result
             The parameters, no certificate (``None``), the history and the cost; ``extras["stopped_at"]``
             (``None`` when the target was not reached) and ``extras["target_forget_acc"]``.
+
+        References
+        ----------
+        .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks",
+           ICML 2025, Section 1 (gradient ascent on the forget data as an uncertified heuristic, citing [2]).
+        .. [2] E. Triantafillou, P. Kairouz, F. Pedregosa, J. Hayes, M. Kurmanji, K. Zhao, V. Dumoulin, et al., "Are We
+           Making Progress in Unlearning? Findings from the First NeurIPS Unlearning Competition", arXiv 2406.09073,
+           2024.
         """
         flat, ds = state.flat, state.dataset
         xf, yf = ds.train_subset(request.indices)
@@ -328,5 +357,13 @@ class GradientAscent:
         -------
         Plan
             No certificate (``mode="none"``) and no noise point.
+
+        References
+        ----------
+        .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks",
+           ICML 2025, Section 1 (gradient ascent on the forget data as an uncertified heuristic, citing [2]).
+        .. [2] E. Triantafillou, P. Kairouz, F. Pedregosa, J. Hayes, M. Kurmanji, K. Zhao, V. Dumoulin, et al., "Are We
+           Making Progress in Unlearning? Findings from the First NeurIPS Unlearning Competition", arXiv 2406.09073,
+           2024.
         """
         return Plan(_NO_CERTIFICATE)

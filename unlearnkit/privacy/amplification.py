@@ -454,6 +454,11 @@ def first_observation_delay_pmf(k, p: float, n_nodes: int) -> np.ndarray:
     -------
     ndarray
         ``P(K = k)`` shaped like ``k`` (0 where ``k < 1``), with ``q`` from :func:`first_observation_rate`.
+
+    References
+    ----------
+    .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), Section
+       4.3: the first-observation delay of a sensitive update is Geom(q), q = (1 - p)/(N - 1).
     """
     q = first_observation_rate(p, n_nodes)
     k = np.asarray(k, dtype=float)
@@ -479,6 +484,11 @@ def sample_first_observation_delay(p: float, n_nodes: int, size: int, *, rng: np
     -------
     ndarray of int
         Shape ``(size,)``, every entry ``>= 1``.
+
+    References
+    ----------
+    .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), Section
+       4.3: the first-observation delay of a sensitive update is Geom(q), q = (1 - p)/(N - 1).
     """
     q = first_observation_rate(p, n_nodes)
     size = check_int("size", size, low=1)

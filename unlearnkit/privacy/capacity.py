@@ -226,6 +226,11 @@ def capacity_curves(n_u_grid: np.ndarray, n_grid: np.ndarray, **kw) -> dict[str,
     -------
     dict of str to ndarray
         ``{"rrdu": m* per n_u, "ddp": m_DDP per N}``, both real-valued (``floor=False``).
+
+    References
+    ----------
+    .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), Theorem
+       3.5, eqs. (7)-(8) (m_DDP) and Definition 3.4 with eqs. (21)-(24) (m* of RR-DU; scalings, the constants are ours).
     """
     rr_kw = {k: kw[k] for k in ("gamma", "epsilon", "delta", "n_clients", "d", "T_unlearn", "L", "rho", "p", "s", "c1",
                                 "c2", "C_b") if k in kw}

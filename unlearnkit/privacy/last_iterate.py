@@ -66,6 +66,12 @@ def last_iterate_delta(q: float, sigma: float, steps: int, epsilon: float) -> fl
     -------
     float
         ``max(H_{e^eps}(Q || P), H_{e^eps}(P || Q))``: a heuristic, exact for linear losses only.
+
+    References
+    ----------
+    .. [1] T. Steinke, M. Nasr, A. Ganesh, B. Balle, C. A. Choquette-Choo, M. Jagielski, J. Hayes, A. G. Thakurta, A.
+       Smith, A. Terzis, "The Last Iterate Advantage: Empirical Auditing and Principled Heuristic Analysis of
+       Differentially Private SGD", ICLR 2025, Section 4 (the linear-loss heuristic).
     """
     from scipy import optimize, special, stats
 

@@ -230,6 +230,13 @@ def mixture_delta(epsilon: ArrayLike, pmf: Sequence[float], mu_per_step: float, 
     -------
     float or ndarray
         The bound, in [0, 1], shaped like ``epsilon``.
+
+    References
+    ----------
+    .. [1] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 1905.02383),
+       Corollary 3.3 (composition: mu_k) and Corollary 2.13 (the profile delta_mu(eps)).
+    .. [2] B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and
+       Optimal Denoising", ICML 2018, Theorem 8 (the exact privacy profile of one Gaussian).
     """
     arr = _check_pmf(pmf)
     mus = _mus(arr.size, mu_per_step, mu_base)
@@ -260,6 +267,13 @@ def mixture_epsilon(delta: float, pmf: Sequence[float], mu_per_step: float, *, m
     -------
     float
         Epsilon ``>= 0`` (0 when :func:`mixture_delta` at 0 is already ``<= delta``), or ``inf``.
+
+    References
+    ----------
+    .. [1] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 1905.02383),
+       Corollaries 2.13 and 3.3 (the profile inverted here by root finding).
+    .. [2] B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and
+       Optimal Denoising", ICML 2018, Theorem 8 (the exact privacy profile of one Gaussian).
     """
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
     arr = _check_pmf(pmf)
@@ -311,6 +325,13 @@ def mixture_sigma(epsilon: float, delta: float, pmf: Sequence[float], sensitivit
     -------
     float
         The per-step sigma ``>= 0`` (0 when ``P(K >= 1) = 0``).
+
+    References
+    ----------
+    .. [1] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 1905.02383),
+       Corollaries 2.13 and 3.3 (the profile inverted here by root finding in sigma).
+    .. [2] B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and
+       Optimal Denoising", ICML 2018, Theorem 8 (the exact privacy profile of one Gaussian).
     """
     epsilon = check_scale("epsilon", epsilon)
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
@@ -371,6 +392,14 @@ def capped_delta(epsilon: ArrayLike, pmf: Sequence[float], mu_per_step: float, k
     -------
     float or ndarray
         ``min(1, P(K > k_cap) + delta_{mu_{k_cap}}(epsilon))``, shaped like ``epsilon``.
+
+    References
+    ----------
+    .. [1] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 1905.02383),
+       Corollaries 2.13 and 3.3.
+    .. [2] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), Theorem
+       5.1 and its proof sketch (the visit count M_u ~ Binomial(T_u, p)) with Appendix C.5 (its tail bounded by
+       Chernoff; here by the exact quantile).
     """
     arr = _check_pmf(pmf)
     if not isinstance(k_cap, (int, np.integer)) or k_cap < 0:

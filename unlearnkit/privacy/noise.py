@@ -38,6 +38,11 @@ def gaussian_noise(like: Tensor, sigma: float, generator: torch.Generator, *,
     -------
     Tensor
         ``sigma * z``, ``z ~ N(0, I)``, in ``like``'s dtype, moved to ``like``'s device.
+
+    References
+    ----------
+    .. [1] C. Dwork, A. Roth, "The Algorithmic Foundations of Differential Privacy", Found. Trends Theor. Comput. Sci.
+       2014, Section 3.5.3 and Theorem A.1 (the Gaussian mechanism whose noise this draws).
     """
     check_positive("sigma", sigma, allow_zero=True)
     if not isinstance(generator, torch.Generator):

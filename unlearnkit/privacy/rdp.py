@@ -611,6 +611,14 @@ def rdp_to_dp(
     -------
     (float, float)
         The smallest epsilon over the orders (``inf`` if all orders are infinite) and the order attaining it.
+
+    References
+    ----------
+    .. [1] I. Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 3 ("mironov").
+    .. [2] B. Balle, G. Barthe, M. Gaboardi, J. Hsu, T. Sato, "Hypothesis Testing Interpretations and Renyi Differential
+       Privacy", AISTATS 2020, Theorem 21 ("balle").
+    .. [3] C. L. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020,
+       Proposition 12 ("cks").
     """
     a, r = _check_curve(orders, rdp)
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)

@@ -98,6 +98,13 @@ def replaying(source: Trace) -> Iterator[Trace]:
     ------
     Trace
         The second run's own recording.
+
+    References
+    ----------
+    .. [1] I. Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 1 (adaptive sequential composition: the
+       second mechanism g(X, D) reads the released X of the first).
+    .. [2] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022, Theorem 3.2
+       (composition of adaptively chosen f-DP mechanisms).
     """
     token = _SOURCE.set((source, {}))
     try:
@@ -125,6 +132,13 @@ def transcript(name: str, value: Tensor) -> Tensor:
     Tensor
         ``value`` itself, or under :func:`replaying` a copy of the source run's value on ``value``'s device
         and in its dtype (``RuntimeError`` when the source run released fewer at this name).
+
+    References
+    ----------
+    .. [1] I. Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 1 (adaptive sequential composition: the
+       second mechanism g(X, D) reads the released X of the first).
+    .. [2] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022, Theorem 3.2
+       (composition of adaptively chosen f-DP mechanisms).
     """
     src = _SOURCE.get()
     if src is not None:
@@ -211,6 +225,13 @@ def noisy_release(value: Tensor, sigma: float, generator: torch.Generator, *, na
     -------
     Tensor
         ``value + sigma * z`` with ``z ~ N(0, I)`` shaped like ``value``.
+
+    References
+    ----------
+    .. [1] C. Dwork, A. Roth, "The Algorithmic Foundations of Differential Privacy", Found. Trends Theor. Comput. Sci.
+       2014, Theorem A.1 (the Gaussian mechanism this release is).
+    .. [2] B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and
+       Optimal Denoising", ICML 2018, Theorem 8.
     """
     trace = _ACTIVE.get()
     if trace is None:

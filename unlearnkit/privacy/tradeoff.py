@@ -65,6 +65,11 @@ def gdp_tradeoff(mu: float, alpha):
     -------
     float or ndarray
         The smallest type II error any test can reach at each ``alpha``.
+
+    References
+    ----------
+    .. [1] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 1905.02383),
+       Definition 2.6 (mu-GDP, G_mu = T(N(0, 1), N(mu, 1)) = Phi(Phi^{-1}(1 - alpha) - mu)).
     """
     mu = float(mu)
     if not mu >= 0:  # NaN fails too
@@ -90,6 +95,12 @@ def gaussian_certificate_mu(sigma: float, sensitivity: float = 1.0, steps: int =
     -------
     float
         ``mu = sqrt(steps) sensitivity / sigma`` (Dong, Roth & Su 2019, Thm 2.7 and Cor. 3.3).
+
+    References
+    ----------
+    .. [1] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022 (arXiv 1905.02383),
+       Theorem 2.7 (a Gaussian mechanism of sensitivity Delta and noise sigma is Delta/sigma-GDP) and Corollary 3.3
+       (composition).
     """
     sigma = check_scale("sigma", sigma)
     sensitivity = check_positive("sensitivity", sensitivity)

@@ -247,6 +247,14 @@ def d2d_plan(state: TrainedState, request: Request, config: D2DConfig) -> Plan:
     -------
     Plan
         The certificate of :func:`d2d_certificate` and one :class:`NoisePoint` ``"output noise"``.
+
+    References
+    ----------
+    .. [1] S. Mu, D. Klabjan, "Descend or Rewind? Stochastic Gradient Descent Unlearning", arXiv 2511.15983, 2025,
+       Theorem 4.10 (the derived substitute for it is the certificate) and Lemma 4.4 (the Gaussian noise for an expected
+       sensitivity).
+    .. [2] S. Neel, A. Roth, S. Sharifi-Malvajerdi, "Descent-to-Delete: Gradient-Based Methods for Machine Unlearning",
+       ALT 2021, Theorem 3.1.
     """
     cfg = state.config
     if cfg is None:
@@ -362,5 +370,12 @@ class D2D:
         -------
         Plan
             As :func:`d2d_plan`.
+
+        References
+        ----------
+        .. [1] S. Mu, D. Klabjan, "Descend or Rewind? Stochastic Gradient Descent Unlearning", arXiv 2511.15983, 2025,
+           Algorithm 2b (SGD-D2D), Theorem 4.10 (derived substitute) and Lemma 4.4.
+        .. [2] S. Neel, A. Roth, S. Sharifi-Malvajerdi, "Descent-to-Delete: Gradient-Based Methods for Machine
+           Unlearning", ALT 2021, Theorem 3.1.
         """
         return d2d_plan(state, request, config)

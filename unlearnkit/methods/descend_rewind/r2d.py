@@ -122,6 +122,11 @@ def add_output_noise(params: torch.Tensor, sigma: float, generator: torch.Genera
     -------
     torch.Tensor
         A new tensor, ``params`` plus the noise (a copy when ``sigma == 0``).
+
+    References
+    ----------
+    .. [1] S. Mu, D. Klabjan, "Descend or Rewind? Stochastic Gradient Descent Unlearning", arXiv 2511.15983, 2025,
+       Algorithms 2a and 2b (the final output perturbation) and Lemma 4.4 (its standard deviation for a sensitivity).
     """
     if sigma == 0:
         return params.clone()
@@ -299,6 +304,11 @@ def r2d_plan(state: TrainedState, request: Request, config: R2DConfig) -> Plan:
     -------
     Plan
         The certificate of :func:`r2d_certificate` and one :class:`NoisePoint` ``"output noise"``.
+
+    References
+    ----------
+    .. [1] S. Mu, D. Klabjan, "Descend or Rewind? Stochastic Gradient Descent Unlearning", arXiv 2511.15983, 2025,
+       Theorems 4.5 (PSGD-R2D) and 4.9 (SGD-R2D) and Lemma 4.4 (the Gaussian noise for an expected sensitivity).
     """
     cfg = state.config
     if cfg is None:
@@ -417,5 +427,10 @@ class R2D:
         -------
         Plan
             As :func:`r2d_plan`.
+
+        References
+        ----------
+        .. [1] S. Mu, D. Klabjan, "Descend or Rewind? Stochastic Gradient Descent Unlearning", arXiv 2511.15983, 2025,
+           Algorithm 2a (SGD-R2D), Theorems 4.5 and 4.9 and Lemma 4.4.
         """
         return r2d_plan(state, request, config)

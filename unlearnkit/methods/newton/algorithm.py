@@ -118,6 +118,12 @@ class Newton:
         Result
             The ``(N', d)`` models after the request, the certificate (recomputed with what the run measured),
             the history and the cost.
+
+        References
+        ----------
+        .. [1] H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, "Certified Unlearning in Decentralized Federated
+           Learning", arXiv 2601.06436, 2026, Algorithm 1 (sample-wise), Section IV-C (client-wise removal) and Remark 1
+           (the optional fine-tuning round).
         """
         # the plan (newton_plan, as certify returns it) before any work: it validates the request, and the run
         # checks after the step (measured gradient, CG convergence, clips) recompute it with what they measured
@@ -253,6 +259,11 @@ class Newton:
         -------
         Plan
             As :func:`~unlearnkit.methods.newton.plan.newton_plan`.
+
+        References
+        ----------
+        .. [1] H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, "Certified Unlearning in Decentralized Federated
+           Learning", arXiv 2601.06436, 2026, Theorem 1, Lemma 3 and Algorithm 1.
         """
         return newton_plan(state, request, config)
 

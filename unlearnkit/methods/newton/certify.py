@@ -218,6 +218,13 @@ def step_bounds(*, kind: str, fractions: Mapping[int, tuple[int, int]], n_client
     -------
     dict of int to float
         ``{c: B_c}`` for every requester.
+
+    References
+    ----------
+    .. [1] H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, "Certified Unlearning in Decentralized Federated
+       Learning", arXiv 2601.06436, 2026, Lemma 3 (the noise-free gap) and Lemma 4 with Remark 3 (the regularised
+       minimiser has ||x*|| <= L/lam); the start's ||x|| <= (L + tau)/lam at gradient norm tau and the per-correction
+       bound B_c are derived here.
     """
     check_choice("kind", kind, ("samples", "class", "client"))
     N = check_int("n_clients", n_clients, low=2)

@@ -129,5 +129,11 @@ def newton_plan(state: TrainedState, request: Request, config: NewtonConfig) -> 
         The certificate :meth:`Newton.unlearn` issues when the run checks pass, and the noise point
         ``"newton.average"``: the released average model, with the certificate's sensitivity (sound mode;
         ``None`` otherwise) and the model's noise std ``weight * sqrt(sum_c sigma_c^2)``.
+
+    References
+    ----------
+    .. [1] H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, "Certified Unlearning in Decentralized Federated
+       Learning", arXiv 2601.06436, 2026, Theorem 1 (the (epsilon, delta) certificate), Lemma 3 (the noise-free gap it
+       calibrates to) and Algorithm 1.
     """
     return newton_terms(state, request, config).plan

@@ -203,8 +203,15 @@ class GossipRetrain:
         Returns
         -------
         Result
-            The retrained models, the exact certificate (``epsilon = delta = 0``), the history and the cost; ``extras["state"]`` is
+            The retrained models, the exact certificate (``epsilon = delta = 0``), the history and the cost;
+            ``extras["state"]`` is
             the retrained state.
+
+        References
+        ----------
+        .. [1] H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, "Certified Unlearning in Decentralized Federated
+           Learning", arXiv 2601.06436, 2026, Section III-A (decentralized training by gossip averaging) and Definition
+           1 (retraining on the retained data is the reference of decentralized certified unlearning).
         """
         out = _retrain(state, request, generator=generator, rounds=config.rounds, callback=callback,
                        progress=progress)
@@ -230,6 +237,12 @@ class GossipRetrain:
         Plan
             An exact certificate (``epsilon = delta = 0``) and no noise point: the retrained network is the
             reference distribution.
+
+        References
+        ----------
+        .. [1] H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, "Certified Unlearning in Decentralized Federated
+           Learning", arXiv 2601.06436, 2026, Definition 1 (decentralized (epsilon, delta)-unlearning): retraining is
+           its own reference.
         """
         requesters_of(state, request)  # the request must be one the federation can serve
         return Plan(Certificate.exact("the network retrained by gossip on D minus D_f is the reference itself"))

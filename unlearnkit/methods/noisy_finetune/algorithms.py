@@ -253,6 +253,11 @@ class GradientClipping(NoisyFinetuneMethod):
         -------
         Plan
             The certificate and the noise point ``"noisy step"`` (``config.steps`` of them).
+
+        References
+        ----------
+        .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks",
+           ICML 2025, Theorem 4.1, eqs. (5)-(6) (and Theorem A.9 in Appendix A), for the iteration of eq. (3).
         """
         cert = config.certificate()
         worst = max(gc_coupled_distance(1, config), gc_coupled_distance(config.steps, config))
@@ -302,6 +307,11 @@ class ModelClipping(NoisyFinetuneMethod):
         -------
         Plan
             The certificate and the noise point ``"noisy step"`` (``config.steps`` of them).
+
+        References
+        ----------
+        .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks",
+           ICML 2025, Theorem 4.2, for the iteration of eq. (4).
         """
         cert = config.certificate()
         return Plan(cert, (NoisePoint("noisy step", 2 * config.C2, float(config.sigma), count=config.steps),))
@@ -347,6 +357,13 @@ class OutputPerturbation(NoisyFinetuneMethod):
         -------
         Plan
             The certificate and the noise point ``"output perturbation"``.
+
+        References
+        ----------
+        .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks",
+           ICML 2025, eq. (1) (output perturbation of the clipped model).
+        .. [2] B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration
+           and Optimal Denoising", ICML 2018, Theorem 8.
         """
         cert = config.certificate()
         return Plan(cert, (NoisePoint("output perturbation", 2 * config.C0, float(cert.sigma or 0.0)),))

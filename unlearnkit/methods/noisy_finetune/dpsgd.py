@@ -93,6 +93,16 @@ def dpsgd_noise_multiplier(epsilon: float, delta: float, *, q: float, steps: int
     float
         The noise multiplier ``z`` (noise std ``z * clip``), found by bisection on the chosen accountant of the
         subsampled Gaussian through :func:`unlearnkit.privacy.calibrate.calibrate_sigma`.
+
+    References
+    ----------
+    .. [1] I. Mironov, K. Talwar, L. Zhang, "Renyi Differential Privacy of the Sampled Gaussian Mechanism", arXiv
+       1908.10530, 2019, Section 3 (the RDP curve, accountant "rdp").
+    .. [2] C. L. Canonne, G. Kamath, T. Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS 2020,
+       Proposition 12 (the RDP to (epsilon, delta) conversion).
+    .. [3] A. Koskela, J. Jalko, A. Honkela, "Computing Tight Differential Privacy Guarantees Using FFT", AISTATS 2020;
+       V. Doroshenko, B. Ghazi, P. Kamath, R. Kumar, P. Manurangsi, "Connect the Dots: Tighter Discrete Approximations
+       of Privacy Loss Distributions", PoPETs 2022 (accountant "pld").
     """
     check_choice("accountant", accountant, DPSGD_ACCOUNTANTS)
     if accountant == "pld":
@@ -125,6 +135,11 @@ def dp_sgd_train(flat, dataset, indices, config: DPSGDConfig, *, generator: torc
     (params, certificate, cost)
         The certificate is the *group* guarantee for ``k`` records (Koloskova et al. 2025, Sec. 4.2), the one
         that makes DP-SGD an unlearning baseline (nothing to do at deletion time).
+
+    References
+    ----------
+    .. [1] M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov, K. Talwar, L. Zhang, "Deep Learning with
+       Differential Privacy", CCS 2016, Algorithm 1 (DP-SGD).
     """
     idx = np.asarray(indices, dtype=np.int64)
     x, y = dataset.train_subset(idx)

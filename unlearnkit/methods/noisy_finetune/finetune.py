@@ -60,6 +60,11 @@ def clip_to_ball(v: torch.Tensor, C: float) -> torch.Tensor:
     -------
     torch.Tensor
         ``v`` itself when ``||v|| <= C``, else ``v * C / ||v||``.
+
+    References
+    ----------
+    .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks", ICML
+       2025, Section 3: the projection Pi_C onto the L2 ball of radius C used in eqs. (1), (3) and (4).
     """
     n = float(v.norm())
     return v if n <= C else v * (C / n)
@@ -121,6 +126,11 @@ def noisy_loop(state: TrainedState, request: Request, x0: torch.Tensor, T: int, 
     -------
     tuple
         ``(x_T, history rows, gradient evaluations)``.
+
+    References
+    ----------
+    .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks", ICML
+       2025, Section 3, eqs. (3) (gradient clipping) and (4) (model clipping).
     """
     retain = request.retain(state.train_indices)
     xr, yr = state.dataset.train_subset(retain)
@@ -170,6 +180,13 @@ def clean_finetune(state: TrainedState, request: Request, x: torch.Tensor, confi
     (x, cost, history)
         The fine-tuned parameters, the :class:`~unlearnkit.core.Cost` and the per-step history of
         :func:`unlearnkit.train.run_sgd` (empty when ``config.steps == 0``).
+
+    References
+    ----------
+    .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks", ICML
+       2025, Section 3, eq. (2) (regularised fine-tuning on the retained data).
+    .. [2] C. Dwork, A. Roth, "The Algorithmic Foundations of Differential Privacy", Found. Trends Theor. Comput. Sci.
+       2014, Proposition 2.1 (post-processing keeps the certificate).
     """
     from ...train import SGDConfig, run_sgd
 
@@ -241,6 +258,11 @@ class NoisyFinetuneMethod:
         -------
         Plan
             The certificate and the noise points.
+
+        References
+        ----------
+        .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks",
+           ICML 2025, Theorems 4.1 and 4.2 (the certificates of eqs. (3) and (4)).
         """
         raise NotImplementedError
 
@@ -273,6 +295,12 @@ class NoisyFinetuneMethod:
         -------
         Result
             The model after the noisy phase and clean fine-tuning, its certificate, the history and the cost.
+
+        References
+        ----------
+        .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks",
+           ICML 2025, Section 3: the noisy iterations of eqs. (3) or (4), then noise-free fine-tuning (eq. (2)) as
+           post-processing.
         """
         plan = self.certify(state, request, config)
         with Stopwatch() as sw:

@@ -294,6 +294,14 @@ def pdudt_plan(state: TrainedState, request: Request, config: PDUDTConfig) -> Pl
         The certificate and the noise point: ``"pdudt.clients"`` (``config.scope="clients"``: the ``n - 1``
         models, std ``sqrt(n-1) sigma``, sensitivity ``sqrt(n-1)`` times the sound one) or ``"pdudt.average"``
         (their average, std ``sigma``); the sensitivity is ``None`` unless the certificate is sound.
+
+    References
+    ----------
+    .. [1] J. Qiao, Y. Liu, Z. Chen, M. Li, Y. Yuan, X. Zhang, D. Yu, "PDUDT: Provable Decentralized Unlearning under
+       Dynamic Topologies", ICML 2025 (PMLR 267), Algorithm 2 (lines 9 and 15: the Gaussian perturbation), Theorem 4.9
+       and Corollary 4.10.
+    .. [2] B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and
+       Optimal Denoising", ICML 2018, Theorem 8 (the sound calibration).
     """
     return _plan(state, request, config)[0]
 
@@ -337,6 +345,12 @@ class PDUDT:
             ``params``: the ``n - 1`` remaining models ``theta_i^u`` (in ``extras["clients"]`` order);
             ``extras``: ``"corrected"`` (before noise), ``"correction"``, ``"noise"`` and, from a history,
             ``"delta_norms"`` and ``"p"`` (Eqs. 7 and 8).
+
+        References
+        ----------
+        .. [1] J. Qiao, Y. Liu, Z. Chen, M. Li, Y. Yuan, X. Zhang, D. Yu, "PDUDT: Provable Decentralized Unlearning
+           under Dynamic Topologies", ICML 2025 (PMLR 267), Algorithm 2, lines 9-16, with the corrections of eqs. (7)
+           and (8).
         """
         params, ex = state.params, state.extras
         cache, lr, mixing_rule, n, d, k, t1, es = _setup(state, request, config)
@@ -406,6 +420,13 @@ class PDUDT:
         -------
         Plan
             As :func:`pdudt_plan`.
+
+        References
+        ----------
+        .. [1] J. Qiao, Y. Liu, Z. Chen, M. Li, Y. Yuan, X. Zhang, D. Yu, "PDUDT: Provable Decentralized Unlearning
+           under Dynamic Topologies", ICML 2025 (PMLR 267), Algorithm 2, Theorem 4.9 and Corollary 4.10.
+        .. [2] B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration
+           and Optimal Denoising", ICML 2018, Theorem 8 (the sound calibration).
         """
         return pdudt_plan(state, request, config)
 

@@ -144,6 +144,12 @@ def gossip_sensitivity(W: np.ndarray, W_tilde: np.ndarray, leaver: int, lr: floa
     -------
     GossipSensitivity
         Per-client bounds ``Delta_i`` and the sensitivities of the two release scopes.
+
+    References
+    ----------
+    .. [1] J. Qiao, Y. Liu, Z. Chen, M. Li, Y. Yuan, X. Zhang, D. Yu, "PDUDT: Provable Decentralized Unlearning under
+       Dynamic Topologies", ICML 2025 (PMLR 267), eqs. (2), (3) and (7) (training, retraining and the correction whose
+       gap is bounded); the worst-case bound is derived here, in place of Theorem 4.9.
     """
     W = np.asarray(W, dtype=float)
     Wt = np.asarray(W_tilde, dtype=float)
@@ -232,6 +238,13 @@ def gossip_certificate(*, sensitivity: GossipSensitivity, smooth: GossipSmoothne
     -------
     Certificate
         ``mode="sound"``, or ``mode="none"`` with ``epsilon = inf`` and the calibrated sigma.
+
+    References
+    ----------
+    .. [1] B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and
+       Optimal Denoising", ICML 2018, Theorem 8 (calibration for the derived sensitivity).
+    .. [2] J. Qiao, Y. Liu, Z. Chen, M. Li, Y. Yuan, X. Zhang, D. Yu, "PDUDT: Provable Decentralized Unlearning under
+       Dynamic Topologies", ICML 2025 (PMLR 267), Algorithm 2 (the perturbation of every remaining model).
     """
     check_choice("scope", scope, SOUND_SCOPES)
     delta_s = sensitivity.for_scope(scope)

@@ -175,6 +175,14 @@ def rrdu_plan(state: Any, request: Any, config: Any, route: Optional[Any] = None
         The certificate and one noise point, ``"rrdu.u_step"``: std the calibrated sigma, sensitivity the
         variant's per-visit bound (:func:`~.sound.rrdu_u_sensitivity`), count the u-visits of ``route`` (or, with
         no route, the visit cap).
+
+    References
+    ----------
+    .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), Algorithm
+       4 (the u-step noise), Theorem 5.1 with Corollary 5.2 (accountants "A" to "D") and Proposition A.8 (the RDP
+       conversion).
+    .. [2] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022, Corollaries 2.13 and
+       3.3 (the exact Gaussian composition of accountants "S" and "M").
     """
     return accountant_plan(state, request, config, route)[0]
 

@@ -460,6 +460,13 @@ class RRDU:
         -------
         Plan
             The certificate and the ``"rrdu.u_step"`` noise point.
+
+        References
+        ----------
+        .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026),
+           Algorithm 4, Theorem 5.1 and Corollary 5.2.
+        .. [2] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022, Corollaries 2.13
+           and 3.3 (accountants "S" and "M").
         """
         return rrdu_plan(state, request, config, self.route)
 

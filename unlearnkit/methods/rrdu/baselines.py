@@ -242,6 +242,12 @@ class RetrainWalk(_Monitored):
         -------
         Result
             The retrained parameters, the exact certificate (``epsilon = delta = 0``), the history and the cost.
+
+        References
+        ----------
+        .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026),
+           Algorithm 2 (Network-SGD) run on D minus D_f, the certifier C(D minus D_f) = A(D minus D_f) of Definition
+           3.3.
         """
         init = state.checkpoints.get(0)
         out = _simple_walk(state.flat, state.federation.without(request), config, config.token, generator=generator,
@@ -265,6 +271,11 @@ class RetrainWalk(_Monitored):
         -------
         Plan
             The exact certificate (``epsilon = delta = 0``) and no noise point.
+
+        References
+        ----------
+        .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026),
+           Algorithm 2 (Network-SGD): retraining is its own reference (epsilon = delta = 0).
         """
         return Plan(Certificate.exact("the walk retrained on D minus D_f is the reference itself"))
 
@@ -303,6 +314,11 @@ class FinetuneWalk(_Monitored):
         -------
         Result
             The fine-tuned parameters, no certificate (``None``), the history and the cost.
+
+        References
+        ----------
+        .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026),
+           Algorithm 2 (Network-SGD) continued on D minus D_f, the fine-tuning baseline of Section 6.1 and Appendix D.3.
         """
         out = _simple_walk(state.flat, state.federation.without(request), config, config.token, generator=generator,
                            init=state.params, monitor=self.monitor, callback=callback, progress=progress)
@@ -324,6 +340,11 @@ class FinetuneWalk(_Monitored):
         -------
         Plan
             No certificate (``mode="none"``) and no noise point.
+
+        References
+        ----------
+        .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026),
+           Section 6.1 (the fine-tuning baseline, uncertified).
         """
         return Plan(_NO_CERTIFICATE)
 
@@ -367,6 +388,11 @@ class DDPWalk(_Monitored):
         Result
             The parameters, the calibration's certificate (never ``certified``), the history, the cost and
             ``extras["sigma"]``.
+
+        References
+        ----------
+        .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026),
+           Algorithm 3 (Network-Private SGD, the DDP NetDP baseline) and Appendix B.2.
         """
         fed = state.federation.without(request)
         plan = self.certify(state, request, config)
@@ -396,6 +422,11 @@ class DDPWalk(_Monitored):
         -------
         Plan
             The calibration's certificate and the noise point ``"ddp_walk.step"``.
+
+        References
+        ----------
+        .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026),
+           Algorithm 3, Theorem 3.5 and Lemma A.11 (the NetDP calibration).
         """
         fed = state.federation.without(request)
         m = request.m if config.m is None else config.m
@@ -447,6 +478,12 @@ class DPSGDWalk(_Monitored):
         Result
             The parameters, no certificate (``None``), the history, the cost and ``extras["sigma"]`` (the noise
             multiplier ``z``).
+
+        References
+        ----------
+        .. [1] M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov, K. Talwar, L. Zhang, "Deep Learning with
+           Differential Privacy", CCS 2016, Algorithm 1 (DP-SGD), run along the walk of H. Lamri, M. Maniatakos, "Fully
+           Decentralized Certified Unlearning", Algorithm 2.
         """
         fed = state.federation.without(request)
         batch = config.token.batch_size * config.token.local_batches
@@ -474,6 +511,13 @@ class DPSGDWalk(_Monitored):
         -------
         Plan
             No certificate (``mode="none"``) and the noise point ``"dpsgd_walk.step"``.
+
+        References
+        ----------
+        .. [1] I. Mironov, K. Talwar, L. Zhang, "Renyi Differential Privacy of the Sampled Gaussian Mechanism", arXiv
+           1908.10530, 2019, Section 3 (the RDP accountant of the noise multiplier).
+        .. [2] M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov, K. Talwar, L. Zhang, "Deep Learning with
+           Differential Privacy", CCS 2016, Algorithm 1.
         """
         from ...privacy import get_noise_multiplier
 

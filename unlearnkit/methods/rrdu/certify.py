@@ -169,6 +169,12 @@ def visit_quantile(T_unlearn: int, p: float, delta: float) -> int:
     -------
     int
         The quantile, in ``[0, T_unlearn]``.
+
+    References
+    ----------
+    .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), proof
+       sketch of Theorem 5.1 (M_u ~ Binomial(T_u, p)) and Appendix C.5 (the Chernoff bound this exact quantile
+       replaces).
     """
     check_int("T_unlearn", T_unlearn, low=1)
     check_probability("p", p)

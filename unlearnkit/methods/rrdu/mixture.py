@@ -59,6 +59,11 @@ def rrdu_visit_pmf(T_unlearn: int, p: float) -> np.ndarray:
     -------
     numpy.ndarray
         Float array of length ``T_unlearn + 1`` summing to 1.
+
+    References
+    ----------
+    .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), proof
+       sketch of Theorem 5.1: the sensitive visits M_u ~ Binomial(T_u, p) of Algorithm 4's routing.
     """
     check_int("T_unlearn", T_unlearn, low=1)
     check_probability("p", p)
@@ -86,6 +91,12 @@ def observer_visit_pmf(T_unlearn: int, p: float, n_clients: int) -> np.ndarray:
     -------
     numpy.ndarray
         Float array of length ``T_unlearn + 1``: ``P(K_v = k)`` for ``k = 0..T_unlearn``.
+
+    References
+    ----------
+    .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), Section
+       4.3 (the routing: u w.p. p, else uniform, so an observer v is hit w.p. q = (1 - p)/(N - 1)) and proof sketch of
+       Theorem 5.1; the law of K_v is derived here.
     """
     check_int("T_unlearn", T_unlearn, low=1)
     check_probability("p", p)
@@ -145,6 +156,15 @@ def rrdu_mixture_epsilon(*, sigma: float, delta: float, T_unlearn: int, p: float
     -------
     float
         The epsilon at ``delta``.
+
+    References
+    ----------
+    .. [1] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022, Corollary 3.3 (mu_k)
+       and Corollary 2.13 (the profile delta_mu(eps)).
+    .. [2] B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and
+       Optimal Denoising", ICML 2018, Theorem 8.
+    .. [3] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), proof
+       sketch of Theorem 5.1 (the visit count averaged over).
     """
     check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     check_positive("sigma", sigma, allow_zero=True)
@@ -183,6 +203,13 @@ def rrdu_mixture_sigma(*, epsilon: float, delta: float, T_unlearn: int, p: float
     -------
     float
         The u-step noise std; ``0.0`` for a zero sensitivity.
+
+    References
+    ----------
+    .. [1] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022, Corollaries 2.13 and
+       3.3 (the profile inverted here in sigma).
+    .. [2] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), proof
+       sketch of Theorem 5.1 (the visit count averaged over).
     """
     check_positive("epsilon", epsilon)
     check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
@@ -223,6 +250,13 @@ def rrdu_mixture_certify(*, sigma: float, delta: float, T_unlearn: int, p: float
     -------
     Certificate
         Accountant ``"M"``'s certificate.
+
+    References
+    ----------
+    .. [1] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022, Corollaries 2.13 and
+       3.3.
+    .. [2] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), Theorem
+       5.1 (the certificate this one replaces for a noisy start).
     """
     eps = rrdu_mixture_epsilon(sigma=sigma, delta=delta, T_unlearn=T_unlearn, p=p, sensitivity=sensitivity,
                                train_rho=train_rho, observer=observer, n_clients=n_clients)

@@ -205,6 +205,11 @@ class NoisyDDP:
         Result
             The parameters, the training's certificate for ``request``, the history, the cost and
             ``extras["continued_hops"]``.
+
+        References
+        ----------
+        .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026),
+           Algorithm 3 and Appendix B.2 (the noisy walk) and Proposition C.1 (network DP implies certified unlearning).
         """
         cert = self.certify(state, request, config).certificate
         if config.continue_hops == 0:
@@ -239,5 +244,10 @@ class NoisyDDP:
         -------
         Plan
             The training's certificate for ``request`` and no noise point.
+
+        References
+        ----------
+        .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026),
+           Proposition C.1 (network DP implies certified unlearning; continuing on D minus D_f is post-processing).
         """
         return Plan(training_certificate(state, request, config.delta))

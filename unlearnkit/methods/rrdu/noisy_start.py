@@ -45,6 +45,13 @@ def noisy_start_sigma(state: Any, data: Any, config: Any, p: float) -> float:
     -------
     float
         The u-step noise std, ``>= 0``.
+
+    References
+    ----------
+    .. [1] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022, Corollaries 2.13 and
+       3.3 (composition="gaussian").
+    .. [2] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026),
+       Proposition A.8 (composition="rdp") and Appendix C.5 (the visit count's quantile).
     """
     rho_t = training_rho(state, data.u)
     L = 1.0 if config.clip_L == math.inf else float(config.clip_L)
@@ -77,6 +84,13 @@ def noisy_start_certificate(state: Any, data: Any, config: Any, sigma: float, u_
     Certificate
         :func:`.sound.rrdu_noisy_start_certify`'s certificate, or ``mode="none"`` with ``epsilon = inf`` without a
         noisy-training record.
+
+    References
+    ----------
+    .. [1] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022, Corollaries 2.13 and
+       3.3 (composition="gaussian").
+    .. [2] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026),
+       Proposition A.8 (composition="rdp").
     """
     rho_t = training_rho(state, data.u)
     if rho_t is None:
@@ -111,6 +125,13 @@ def mixture_start_sigma(state: Any, data: Any, config: Any, p: float) -> float:
     -------
     float
         The u-step noise std, ``>= 0``.
+
+    References
+    ----------
+    .. [1] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022, Corollaries 2.13 and
+       3.3.
+    .. [2] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), proof
+       sketch of Theorem 5.1 (M_u ~ Binomial(T_u, p)).
     """
     rho_t = training_rho(state, data.u)
     L = 1.0 if config.clip_L == math.inf else float(config.clip_L)
@@ -142,6 +163,13 @@ def mixture_start_certificate(state: Any, data: Any, config: Any, sigma: float, 
     -------
     Certificate
         :func:`.mixture.rrdu_mixture_certify`'s certificate.
+
+    References
+    ----------
+    .. [1] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022, Corollaries 2.13 and
+       3.3.
+    .. [2] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), proof
+       sketch of Theorem 5.1 (M_u ~ Binomial(T_u, p)).
     """
     rho_t = training_rho(state, data.u)
     L = 1.0 if config.clip_L == math.inf else float(config.clip_L)

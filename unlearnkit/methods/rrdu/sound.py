@@ -83,6 +83,11 @@ def noisy_walk_rho(*, sigma: float, L: float, u_steps: int) -> float:
     -------
     float
         ``rho``; ``0.0`` for no steps, ``inf`` for ``sigma == 0`` with steps.
+
+    References
+    ----------
+    .. [1] I. Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 7 (Gaussian RDP alpha Delta^2/(2 sigma^2))
+       and Proposition 1 (composition).
     """
     check_positive("L", L)
     check_int("u_steps", u_steps, low=0)
@@ -228,6 +233,12 @@ def rrdu_u_sensitivity(variant: str, *, L: float, m: int, n_u: int) -> float:
     -------
     float
         ``0`` (exact), ``(m/n_u) L`` (lightweight) or ``(2 + m/n_u) L`` (corrected).
+
+    References
+    ----------
+    .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), Algorithm
+       4 and eq. (12) (the u-step in its lightweight and exact modes); the sensitivity against the certifier's empty
+       request is derived here.
     """
     check_choice("variant", variant, _VARIANTS)
     check_positive("L", L)
