@@ -156,9 +156,9 @@ class GaussianExplorer(Explorer):
         super().__init__()
         import ipywidgets as W
 
-        self.epsilon = W.FloatLogSlider(value=epsilon, base=10, min=-2, max=1.3, step=0.01, description="epsilon")
+        self.epsilon = W.FloatLogSlider(value=epsilon, base=10, min=-2, max=1.3, step=0.05, description="epsilon")
         self.log10_delta = W.FloatSlider(value=log10_delta, min=-12, max=-1, step=0.1, description="log10 delta")
-        self.sensitivity = W.FloatLogSlider(value=sensitivity, base=10, min=-2, max=2, step=0.01,
+        self.sensitivity = W.FloatLogSlider(value=sensitivity, base=10, min=-2, max=2, step=0.05,
                                             description="sensitivity")
         self.sigma_text = W.HTML()
         self.fig = go.FigureWidget(gaussian_densities_figure(epsilon, 10**log10_delta, sensitivity))
@@ -202,8 +202,8 @@ class RenyiExplorer(Explorer):
         import ipywidgets as W
 
         self.orders = np.asarray(orders, dtype=float)
-        self.q = W.FloatLogSlider(value=q, base=10, min=-4, max=0, step=0.01, description="q")
-        self.sigma = W.FloatLogSlider(value=sigma, base=10, min=-0.5, max=1.5, step=0.01, description="sigma")
+        self.q = W.FloatLogSlider(value=q, base=10, min=-4, max=0, step=0.05, description="q")
+        self.sigma = W.FloatLogSlider(value=sigma, base=10, min=-0.5, max=1.5, step=0.05, description="sigma")
         self.steps = W.IntSlider(value=steps, min=1, max=20000, step=1, description="steps")
         self.log10_delta = W.FloatSlider(value=log10_delta, min=-12, max=-1, step=0.1, description="log10 delta")
         self.table = W.HTML()
@@ -264,9 +264,9 @@ class CalibratorExplorer(Explorer):
         import ipywidgets as W
 
         self.n_grid = n_grid
-        self.epsilon = W.FloatLogSlider(value=epsilon, base=10, min=-1, max=1.3, step=0.01, description="target eps")
+        self.epsilon = W.FloatLogSlider(value=epsilon, base=10, min=-1, max=1.3, step=0.05, description="target eps")
         self.log10_delta = W.FloatSlider(value=log10_delta, min=-12, max=-1, step=0.1, description="log10 delta")
-        self.q = W.FloatLogSlider(value=q, base=10, min=-4, max=0, step=0.01, description="q")
+        self.q = W.FloatLogSlider(value=q, base=10, min=-4, max=0, step=0.05, description="q")
         self.steps = W.IntSlider(value=steps, min=1, max=20000, description="steps")
         self.result = W.HTML()
         s = np.geomspace(0.3, 30, n_grid)
