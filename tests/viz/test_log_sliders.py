@@ -19,43 +19,16 @@ import pytest
 
 os.environ.setdefault("UNLEARNKIT_QUICK", "1")
 
+from _explorers import EXPLORERS  # noqa: E402
+
 from unlearnkit.viz._typed import round_log_value, settle  # noqa: E402
 
 VIZ = Path(__file__).resolve().parents[2] / "unlearnkit" / "viz"
 
-
-def _pdudt_noise(digits):
-    from unlearnkit.methods import pdudt as P
-    from unlearnkit.models import FlatParams, make_model
-    from unlearnkit.viz.pdudt import PDUDTNoiseExplorer
-
-    flat = FlatParams(make_model("logreg", digits.input_shape, digits.n_classes))
-    corrected = flat.init().unsqueeze(0).repeat(3, 1)
-    C = P.GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=2.3, delta_f_tilde=2.3, rho1=0.9, rho2=0.9)
-    return PDUDTNoiseExplorer(flat, corrected, digits, lr=1e-3, t1=6, constants=C, sigma=1e-4)
-
-
-def _catalogue():
-    """(label, explorer class name, builder taking the digits data set) for every explorer with a log slider."""
-    from unlearnkit.viz import audit as va, dashboard as vdb, descend_rewind as vd, newton as vn
-    from unlearnkit.viz import noisy_finetune as vf, privacy as vpr, rrdu as vr
-
-    yield "00-partition", "PartitionExplorer", lambda ds: vdb.PartitionExplorer(ds, n_clients=5)
-    yield "02-gaussian", "GaussianExplorer", lambda ds: vpr.GaussianExplorer(epsilon=1.0, log10_delta=-5)
-    yield "02-renyi", "RenyiExplorer", lambda ds: vpr.RenyiExplorer(q=0.04, sigma=1.5, steps=100, log10_delta=-5)
-    yield "02-calibrator", "CalibratorExplorer", lambda ds: vpr.CalibratorExplorer(
-        epsilon=1.0, log10_delta=-5, q=0.01, steps=1000, n_grid=6)
-    yield "03-sigma", "SigmaExplorer", lambda ds: vd.SigmaExplorer()
-    yield "04-calibration", "CalibrationExplorer", lambda ds: vf.CalibrationExplorer(d=2410)
-    yield "06-rrdu", "RRDUExplorer", lambda ds: vr.RRDUExplorer(None, n_clients=6, seed=0)
-    yield "07-curvature", "CurvatureExplorer", lambda ds: vn.CurvatureExplorer(alpha=1.0)
-    yield "07-newton_noise", "NewtonNoiseExplorer", lambda ds: vn.NewtonNoiseExplorer(epsilon=1.0, weight_decay=1.0)
-    yield "08-noise", "PDUDTNoiseExplorer", _pdudt_noise
-    yield "09-ceiling", "AuditCeilingExplorer", lambda ds: va.AuditCeilingExplorer(
-        certified_epsilon=1.0, n_trials=100, delta=1e-5)
-
-
-CATALOGUE = list(_catalogue())
+LOG_SLIDER_CLASSES = {"PartitionExplorer", "GaussianExplorer", "RenyiExplorer", "CalibratorExplorer", "SigmaExplorer",
+                      "CalibrationExplorer", "RRDUExplorer", "CurvatureExplorer", "NewtonNoiseExplorer",
+                      "PDUDTNoiseExplorer", "AuditCeilingExplorer"}
+CATALOGUE = [c for c in EXPLORERS if c[1] in LOG_SLIDER_CLASSES]
 
 
 def _log_sliders(ex) -> dict[str, W.FloatLogSlider]:
@@ -77,7 +50,7 @@ def test_every_explorer_with_a_log_slider_is_checked():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef) and "FloatLogSlider(" in ast.unparse(node):
                 found.add(node.name)
-    assert found == {name for _label, name, _build in CATALOGUE}
+    assert found == LOG_SLIDER_CLASSES == {name for _label, name, _build in CATALOGUE}
 
 
 @pytest.mark.parametrize("label,name,build", CATALOGUE, ids=[c[0] for c in CATALOGUE])

@@ -153,12 +153,13 @@ def _log_validator(obj: W.Widget, proposal: Any) -> float:
     return min(max(v, obj.base ** obj.min), obj.base ** obj.max)
 
 
-def typed_readouts(root: W.Widget, names: dict[int, str], show_error: Callable[[str], None],
+def typed_readouts(root: W.Widget, names: dict[int, str], show_error: Callable[[str, W.Widget], None],
                    clear_error: Callable[[], None]) -> dict[str, W.Text]:
     """Pair every slider under ``root`` with a kernel-checked text box (see the module docstring).
 
     ``names`` maps ``id(slider)`` to the explorer's attribute name (used when the slider has no description);
-    returns ``{name: text box}``. Each slider is replaced in its parent box by ``HBox([slider, text])``.
+    returns ``{name: text box}``. Each slider is replaced in its parent box by ``HBox([slider, text])``;
+    ``show_error(text, slider)`` shows a refusal (next to that slider).
     """
     out: dict[str, W.Text] = {}
 
@@ -177,7 +178,7 @@ def typed_readouts(root: W.Widget, names: dict[int, str], show_error: Callable[[
             try:
                 v = check_typed(label, s, change["new"])
             except ValueError as exc:
-                show_error(str(exc))
+                show_error(str(exc), s)
                 return
             clear_error()
             state["busy"] = True
@@ -188,7 +189,7 @@ def typed_readouts(root: W.Widget, names: dict[int, str], show_error: Callable[[
             box.value = _fmt(s, s.value)
             if not isinstance(s, W.FloatLogSlider) and abs(s.value - v) > 1e-9 * max(abs(v), 1.0):
                 show_error(f"{label}={change['new'].strip()} lies between the slider's steps of {s.step:g}: "
-                           f"set to {s.value:g}")
+                           f"set to {s.value:g}", s)
 
         def moved(change: dict) -> None:
             state["busy"] = True
