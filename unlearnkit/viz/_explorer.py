@@ -177,6 +177,7 @@ class Explorer:
         self._slots = _message_slots(self._box, _controls_and_buttons(self), self.message)
         for name, w in _controls(self):  # the browser test finds each control by its attribute name
             w.add_class(f"uk-ctl-{name}")
+        _uncut_labels(self)
         fit_rows(self._box)
         return self._box
 
@@ -200,6 +201,23 @@ class Explorer:
             self._defaults.value = (f"<div class='uk-defaults' data-defaults='"
                                     f"{html.escape(json.dumps(self.declared_defaults()), quote=True)}'></div>")
         display(self.widget())
+
+
+#: characters of a description that fit ipywidgets' default 80 px label, and of a button's 148 px face
+_LABEL_CHARS, _BUTTON_CHARS = 11, 16
+
+
+def _uncut_labels(ex: "Explorer") -> None:
+    """Widen a control's label, or a button, whose text ipywidgets would cut with an ellipsis
+    ("Dirichlet a...", "run RR-DU and D...")."""
+    for w in vars(ex).values():
+        if isinstance(w, W.Button):
+            if len(w.description or "") + (2 if w.icon else 0) > _BUTTON_CHARS and w.layout.width is None:
+                w.layout.width = "max-content"
+        elif isinstance(w, W.Widget) and len(getattr(w, "description", "") or "") > _LABEL_CHARS:
+            style = getattr(w, "style", None)
+            if style is not None and not getattr(style, "description_width", None):
+                style.description_width = "initial"
 
 
 def _set_slot(slot: W.HTML, value: str) -> None:

@@ -89,6 +89,7 @@ def frontier_figure(points: Iterable[Mapping[str, Any]], *, metric: str = "test_
     check_choice("metric", metric, tuple(METRICS))
     points = list(points)
     fig = go.Figure()
+    levels: list[tuple[str, float, dict]] = []  # horizontal lines: (legend name, y, line style)
     for method in dict.fromkeys(p["method"] for p in points):
         pts = [p for p in points if p["method"] == method and p.get(metric) is not None]
         cert = sorted((p for p in pts if p.get("epsilon") is not None and math.isfinite(p["epsilon"])
@@ -97,10 +98,15 @@ def frontier_figure(points: Iterable[Mapping[str, Any]], *, metric: str = "test_
             fig.add_trace(go.Scatter(x=[p["epsilon"] for p in cert], y=[p[metric] for p in cert],
                                      mode="lines+markers", name=method))
         elif pts and all(p.get("epsilon") is None for p in pts):  # exact retraining (eps = 0) is ``retrain``
-            fig.add_hline(y=float(np.mean([p[metric] for p in pts])), line_dash="dash",
-                          annotation_text=f"{method} (no certificate)", annotation_position="bottom right")
+            levels.append((f"{method} (no certificate)", float(np.mean([p[metric] for p in pts])), {"dash": "dash"}))
     if retrain is not None:
-        fig.add_hline(y=retrain, line_color="black", annotation_text="retrain (exact, eps = 0)")
+        levels.append(("retrain (exact, eps = 0)", float(retrain), {"color": "black"}))
+    xs = [x for t in fig.data for x in t.x]
+    for name, y, line in levels:  # legend entries, not annotations: several at one height overlapped
+        if xs:
+            fig.add_trace(go.Scatter(x=[min(xs), max(xs)], y=[y, y], mode="lines", name=name, line=line))
+        else:
+            fig.add_hline(y=y, line=line, annotation_text=name)
     fig.update_xaxes(type="log", title="certified epsilon (delta fixed)")
     fig.update_yaxes(title=METRICS[metric])
     fig.update_layout(title=title or "privacy-utility frontier", height=420)
