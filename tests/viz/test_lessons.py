@@ -21,3 +21,23 @@ def test_subsampling_is_drawn_as_two_curves_with_its_lesson():
     ex.q.value = 1.0  # no subsampling: the two curves coincide
     assert np.allclose(ex.curve_fig.data[0].y, ex.curve_fig.data[-1].y, rtol=1e-6)
     assert ex.last_error is None
+
+
+def test_the_noise_explorer_draws_a_band_over_draws_with_its_lesson():
+    """Notebook 07: one noise draw above the noise-free line read as "noise helps"; the figure now shows the
+    lowest and highest of 8 draws around the mean, and says what that spread means."""
+    from unlearnkit.viz.newton import NewtonNoiseExplorer
+
+    ex = NewtonNoiseExplorer(epsilon=1.0, weight_decay=1.0)
+    assert ex.last_error is None
+    c = ex.curve
+    for mode in ("paper", "sound"):
+        lo, mean, hi = (np.asarray(c[k], dtype=float) for k in (f"acc_{mode}_lo", f"acc_{mode}", f"acc_{mode}_hi"))
+        assert np.all(lo <= mean + 1e-12) and np.all(mean <= hi + 1e-12)
+    names = [t.name for t in ex.fig.data]
+    band = [t for t in ex.fig.data if t.fill == "tonexty"]
+    assert len(band) == 2 and all("8 draws" in t.name for t in band) and "accuracy (sound, mean)" in names
+    assert f"{c['acc_clean']:.2f}" in ex.lesson.value and "not accuracy" in ex.lesson.value
+    bands = dict(ex._bands)
+    ex.epsilon.value = 10.0  # epsilon moves the marker only: the band is reused
+    assert ex._bands == bands and ex.curve is bands[(1.0, 1e-5)] and ex.last_error is None
