@@ -41,3 +41,17 @@ def test_the_noise_explorer_draws_a_band_over_draws_with_its_lesson():
     bands = dict(ex._bands)
     ex.epsilon.value = 10.0  # epsilon moves the marker only: the band is reused
     assert ex._bands == bands and ex.curve is bands[(1.0, 1e-5)] and ex.last_error is None
+
+
+def test_why_p_is_one_over_n_is_drawn():
+    """Notebook 06: the expected step weighs u as retraining does (1/N each) only at p = 1/N."""
+    from unlearnkit.viz._style import style_problems
+    from unlearnkit.viz.rrdu import why_p_figure
+
+    fig = why_p_figure(10)
+    assert style_problems(fig) == []
+    u, other, retrain, dist = (fig.data[i] for i in range(4))
+    k = list(u.x).index(0.1)
+    assert abs(u.y[k] - 0.1) < 1e-12 and abs(other.y[k] - 0.1) < 1e-12 and list(retrain.y) == [0.1, 0.1]
+    assert min(dist.y) == dist.y[k] == 0.0 and abs(dist.y[-1] - 0.9) < 1e-12
+    assert "1/N = 0.1" in fig.layout.title.text
