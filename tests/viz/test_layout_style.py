@@ -74,3 +74,19 @@ def test_explorers_figures_and_labels(label, name, build, digits):
             assert w.layout.width == "max-content", f"{label}.{k}: button text cut"
         elif isinstance(w, W.ValueWidget) and len(getattr(w, "description", "") or "") > 11:
             assert w.style.description_width == "initial", f"{label}.{k}: label {w.description!r} cut"
+
+
+@pytest.mark.parametrize("label,name,build", EXPLORERS[:4], ids=[c[0] for c in EXPLORERS[:4]])
+def test_rows_of_controls_wrap_and_sliders_stay_with_their_box(label, name, build, digits):
+    ex = build(digits)
+
+    def walk(w):
+        kids = list(getattr(w, "children", ()) or ())
+        if type(w).__name__ == "FigureWidget" or not kids:
+            return
+        pair = len(kids) == 2 and isinstance(kids[1], W.Text) and isinstance(kids[0], W.ValueWidget)
+        if isinstance(w, W.HBox) and len(kids) > 1:
+            assert (w.layout.flex_flow == "row wrap") != pair, f"{label}: a row of controls does not wrap"
+        for c in kids:
+            walk(c)
+    walk(ex.widget())

@@ -178,6 +178,7 @@ class Explorer:
         for name, w in _controls(self):  # the browser test finds each control by its attribute name
             w.add_class(f"uk-ctl-{name}")
         _uncut_labels(self)
+        _wrap_control_rows(self._box)
         fit_rows(self._box)
         return self._box
 
@@ -218,6 +219,19 @@ def _uncut_labels(ex: "Explorer") -> None:
             style = getattr(w, "style", None)
             if style is not None and not getattr(style, "description_width", None):
                 style.description_width = "initial"
+
+
+def _wrap_control_rows(w: W.Widget) -> None:
+    """A row of several controls wraps onto the next line in a narrow window (a 1024 px laptop) instead of
+    shrinking its sliders to a few pixels; a slider and its readout box stay together."""
+    kids = list(getattr(w, "children", ()) or ())
+    if not kids or _is_figure(w):
+        return
+    pair = len(kids) == 2 and isinstance(kids[0], W.ValueWidget) and isinstance(kids[1], W.Text)
+    if isinstance(w, W.HBox) and len(kids) > 1 and not pair and not any(_is_figure(c) for c in kids):
+        w.layout.flex_flow = "row wrap"
+    for c in kids:
+        _wrap_control_rows(c)
 
 
 def _set_slot(slot: W.HTML, value: str) -> None:
