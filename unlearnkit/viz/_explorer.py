@@ -35,12 +35,13 @@ __all__ = ["Explorer", "ROW_PX", "fit_rows", "driving"]
 log = logging.getLogger("unlearnkit.viz")
 
 #: width budget of one row of figures: a 1400 px JupyterLab window with the file browser open leaves about
-#: 1000 px to a cell's output; rows wrap (rather than clip) in narrower windows
-ROW_PX = 980
+#: 965 px to a cell's output (measured in the browser test's screenshot), two figures and their margins must fit
+#: it; rows wrap (rather than clip) in narrower windows
+ROW_PX = 940
 #: what a row reserves for a box of controls placed beside its figures
 _CONTROLS_PX = 300
 #: below this a figure is unreadable: the row wraps instead
-_MIN_FIG_PX = 320
+_MIN_FIG_PX = 300
 
 
 def fit_rows(widget: W.Widget, budget: int = ROW_PX) -> None:

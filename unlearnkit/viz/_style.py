@@ -41,7 +41,7 @@ MODEBAR_PX = 32
 #: a title line's height, in font sizes
 _LINE = 1.3
 #: the width a figure without one is drawn at (a notebook cell's output, file browser open)
-_FIG_PX = 980
+_FIG_PX = 960
 #: a line break the title wrapping made (plotly breaks at any ``<br ...>``); an author's ``<br>`` is kept
 _WRAP = "<br >"
 #: plotly's defaults: title font size, figure height, top margin
