@@ -90,3 +90,15 @@ def test_rows_of_controls_wrap_and_sliders_stay_with_their_box(label, name, buil
         for c in kids:
             walk(c)
     walk(ex.widget())
+
+
+def test_a_narrow_log_axis_is_labelled_at_1_2_5_and_drops_them_when_widened():
+    fig = go.Figure(go.Scatter(x=[0.5, 2.0, 8.0], y=[1, 2, 3], name="a")).update_xaxes(type="log")
+    readable(fig)
+    assert list(fig.layout.xaxis.tickvals) == [0.5, 1, 2, 5] and list(fig.layout.xaxis.ticktext) == ["0.5", "1", "2", "5"]
+    fig.data[0].x = [1e-3, 1e-1, 1.0]  # three decades: a tick per decade, ours dropped
+    readable(fig)
+    assert fig.layout.xaxis.tickvals is None and fig.layout.xaxis.dtick == 1 and style_problems(fig) == []
+    mine = go.Figure(go.Scatter(x=[0.5, 8.0], y=[1, 2], name="a")).update_xaxes(type="log", tickvals=[0.5, 8])
+    readable(mine)
+    assert list(mine.layout.xaxis.tickvals) == [0.5, 8]  # an author's ticks stay

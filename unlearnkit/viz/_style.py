@@ -69,6 +69,8 @@ def readable(fig: Any) -> Any:
         if ax.type == "log" and ax.exponentformat not in _READABLE and ax.ticktext is None:
             ax.exponentformat = "power"
             ax.showexponent = "all"
+        if ax.type == "log":
+            _narrow_log_ticks(fig, ax)
         if ax.type == "log" and ax.tickvals is None and ax.dtick in (None, 1):
             span = _decades(fig, ax)
             want = 1 if span is not None and DECADE_TICKS_FROM <= span <= DECADE_TICKS_UP_TO else None
@@ -201,6 +203,45 @@ def _one_colour_per_legend_group(fig: Any) -> None:
                 t.line.color = given[key]
                 if t.marker.color is None:
                     t.marker.color = given[key]
+
+
+def _narrow_log_ticks(fig: Any, ax: Any) -> None:
+    """A log axis spanning less than :data:`DECADE_TICKS_FROM` decades is labelled at the 1-2-5 values in its
+    range (0.5, 1, 2, 5 for an epsilon grid of 0.5 to 8; plotly printed 5 6 7 8 9 1 2 3 ... there). The ticks are
+    recorded as ours in ``layout.meta`` and dropped again when a redraw widens the axis; an author's ticks stay."""
+    meta = fig.layout.meta if isinstance(fig.layout.meta, dict) else {}
+    ours = list(meta.get("uk_ticks", []))
+    name = ax.plotly_name
+    if ax.tickvals is not None and name not in ours:
+        return
+    bounds = _log_bounds(fig, ax)
+    vals: list[float] = []
+    if bounds is not None and math.log10(bounds[1] / bounds[0]) < DECADE_TICKS_FROM:
+        lo, hi = bounds
+        decades = range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+        vals = [float(f"{m * 10.0 ** e:.1g}") for e in decades for m in (1, 2, 5)
+                if lo * (1 - 1e-9) <= m * 10.0 ** e <= hi * (1 + 1e-9)]
+    if len(vals) >= 2:
+        if list(ax.tickvals or ()) != vals:
+            ax.update(tickvals=vals, ticktext=[f"{v:g}" for v in vals], dtick=None)
+        if name not in ours:
+            fig.layout.meta = {**meta, "uk_ticks": [*ours, name]}
+    elif name in ours:
+        ax.update(tickvals=None, ticktext=None)
+        fig.layout.meta = {**meta, "uk_ticks": [n for n in ours if n != name]}
+
+
+def _log_bounds(fig: Any, ax: Any) -> Optional[tuple[float, float]]:
+    """The smallest and largest value log axis ``ax`` shows: its fixed range, else the positive values the
+    traces on it plot (None when it plots none)."""
+    if ax.range is not None and None not in tuple(ax.range):
+        lo, hi = sorted(float(v) for v in ax.range)
+        return 10.0 ** lo, 10.0 ** hi
+    letter = ax.plotly_name[0]
+    ref = letter + ax.plotly_name[len(letter) + 4:]
+    values = [v for t in fig.data if (getattr(t, f"{letter}axis", None) or letter) == ref
+              and t.type in ("scatter", "scattergl", "bar") for v in _numbers(getattr(t, letter, None)) if v > 0]
+    return (min(values), max(values)) if values else None
 
 
 def _decades(fig: Any, ax: Any) -> Optional[float]:
