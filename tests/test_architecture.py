@@ -19,11 +19,11 @@ PKG = Path(__file__).resolve().parents[1] / "unlearnkit"
 # Floors, lowest first. A module may import from its own room and from any lower floor.
 # A room is the first component below unlearnkit ("methods", "privacy", "core", ...).
 FLOORS: dict[str, int] = {
-    "_validate": 0, "_io": 0, "core": 0,
+    "_validate": 0, "_io": 0, "core": 0, "runtime": 0,
     "models": 1, "data": 1, "constants": 1, "graphs": 1, "privacy": 1,
     "train": 2, "evaluate": 2, "curvature": 2, "decentral": 2, "toy": 2, "audit": 2, "distributed": 2,
     "methods": 3,
-    "experiments": 4, "coupled": 4,
+    "experiments": 4,
     "viz": 5, "exercises": 5,
     "benchmarks": 6,
     "reproduce": 7,
@@ -33,6 +33,7 @@ FLOORS: dict[str, int] = {
 # Rooms on the same floor that may not import each other unless listed here (source room, target room).
 SAME_FLOOR_OK = {
     ("core", "_validate"),
+    ("core", "runtime"),
     ("evaluate", "train"),
 }
 
@@ -78,17 +79,14 @@ def import_edges() -> set[tuple[str, str]]:
                     base = ".".join(base_parts + ([node.module] if node.module else []))
                 else:
                     base = node.module or ""
-                targets = [f"{base}.{a.name}" for a in node.names] + [base]
+                # ``from pkg import x``: an edge to the module ``pkg.x`` when x is one, else to ``pkg`` itself
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
             for t in targets:
                 if not t.startswith("unlearnkit"):
                     continue
                 r = _resolve(t, modules)
-                if r is not None and r != mod and r != "unlearnkit":
+                if r is not None and r != mod:
                     edges.add((mod, r))
-            if isinstance(node, ast.ImportFrom) and not node.level and node.module == "unlearnkit":
-                pass
-    # ``from . import x`` style picks up both "pkg.x" and "pkg"; drop the redundant package edge only when
-    # a more specific submodule edge exists (the package itself is importing-through, not a dependency)
     return edges
 
 

@@ -115,7 +115,7 @@ def test_output_perturbation_certifies_before_perturbing(central):
 
 @pytest.fixture(scope="module")
 def newton_world():
-    from unlearnkit.experiments.newton_audit import NewtonAuditTask, _setup
+    from unlearnkit.experiments.newton.audit import NewtonAuditTask, _setup
     from unlearnkit.methods.newton import train_dpsgd
 
     torch.set_num_threads(1)
@@ -165,7 +165,7 @@ def test_newton_sound_plan_is_the_issued_certificate_when_the_run_checks_pass(ne
 
 
 def test_pdudt_certifies_before_the_correction():
-    from unlearnkit.experiments import pdudt_frontier as F
+    from unlearnkit.experiments.pdudt import frontier as F
     from unlearnkit.methods import pdudt as PD
 
     torch.set_num_threads(1)
@@ -184,7 +184,7 @@ def test_pdudt_certifies_before_the_correction():
 
 @pytest.fixture(scope="module")
 def walk_world():
-    from unlearnkit.experiments.rrdu_audit import WalkAuditTask, walk_setup
+    from unlearnkit.experiments.rrdu.audit import WalkAuditTask, walk_setup
     from unlearnkit.methods.rrdu.noisy import NoisyWalkConfig, NoisyWalkTraining
 
     torch.set_num_threads(1)

@@ -56,7 +56,7 @@ FILE_PAPER = {
     "unlearnkit/methods/rrdu/mixture.py": "000",
     "unlearnkit/methods/rrdu/noisy_start.py": "000",
     "unlearnkit/methods/rrdu/sound.py": "000",
-    "unlearnkit/experiments/rrdu_frontier.py": "000",
+    "unlearnkit/experiments/rrdu/frontier.py": "000",
     # The reference table mixes papers: P17 sits on an RR-DU row (ASR of a clean model), §5.2 on a
     # Newton row (Table III anomalies).
     "unlearnkit/reproduce/reference.py": {"-p17": "000", "-s5.2": "001"},

@@ -17,6 +17,7 @@ import os
 import socket
 import stat
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -184,15 +185,40 @@ def _alive(pid: int) -> bool:
     return True
 
 
-@contextlib.contextmanager
-def output_lock(path: str | os.PathLike, *, name: str = "--out"):
-    """Hold ``<path>.lock`` (created atomically with ``link``, holding this pid and host) while a run writes to
-    ``path``; a second run on the same ``path`` raises :class:`OutputPathError` naming the first one's pid.
+# The locks this process holds: lock file -> [pid, thread id, depth]. The pid tells a forked child that an entry
+# is its parent's, not its own.
+_HELD: dict[Path, list[int]] = {}
+_HELD_GUARD = threading.Lock()
 
-    A lock left by a process that no longer runs on this host is taken over.
-    """
-    target = Path(path).expanduser().resolve()
-    lock = target.with_name(target.name + ".lock")
+
+def _enter_held(lock: Path, name: str, path: Any) -> bool:
+    """True when this thread already holds ``lock`` (its depth is raised); a different thread of this process
+    holding it raises :class:`OutputPathError`; False when this process does not hold it."""
+    with _HELD_GUARD:
+        held = _HELD.get(lock)
+        if held is None or held[0] != os.getpid():
+            return False
+        if held[1] != threading.get_ident():
+            raise OutputPathError(f"{name}={str(path)!r} is in use by another thread of this process (pid "
+                                  f"{held[0]}, thread {held[1]}, lock file {lock}); wait for it to finish")
+        held[2] += 1
+        return True
+
+
+def _exit_held(lock: Path) -> bool:
+    """Lower this thread's depth on ``lock``; True when that released the outermost hold."""
+    with _HELD_GUARD:
+        held = _HELD[lock]
+        held[2] -= 1
+        if held[2] > 0:
+            return False
+        del _HELD[lock]
+        return True
+
+
+def _take_file(lock: Path, name: str, path: Any) -> None:
+    """Create ``lock`` holding this pid and host, taking over one left by a dead process; raise
+    :class:`OutputPathError` naming the holder when a live process has it."""
     for _ in range(2):
         try:   # the pid is written first, then linked into place: no one ever reads a half-written lock
             fd, tmp = tempfile.mkstemp(prefix=f".{lock.name}.", dir=lock.parent)
@@ -213,13 +239,35 @@ def output_lock(path: str | os.PathLike, *, name: str = "--out"):
         except OSError as exc:
             raise OutputPathError(f"{name}={str(path)!r}: cannot create the lock file {lock} "
                                   f"({exc.strerror or exc})") from None
-        break
-    else:
-        raise OutputPathError(f"{name}={str(path)!r}: another run took the lock file {lock} at the same moment")
+        return
+    raise OutputPathError(f"{name}={str(path)!r}: another run took the lock file {lock} at the same moment")
+
+
+@contextlib.contextmanager
+def output_lock(path: str | os.PathLike, *, name: str = "--out"):
+    """Hold ``<path>.lock`` (created atomically with ``link``, holding this pid and host) while a run writes to
+    ``path``; a second run on the same ``path`` raises :class:`OutputPathError` naming the first one's pid.
+
+    Re-entrant within a thread: the command line takes the lock and the library function it calls
+    (:func:`~unlearnkit.benchmarks.run_benches`, :func:`~unlearnkit.reproduce.run_reproduction`) takes it
+    again; the file goes when the outermost hold ends. Another thread of the same process is refused. A lock
+    left by a process that no longer runs on this host is taken over.
+    """
+    target = Path(path).expanduser().resolve()
+    lock = target.with_name(target.name + ".lock")
+    if _enter_held(lock, name, path):
+        try:
+            yield lock
+        finally:
+            _exit_held(lock)
+        return
+    _take_file(lock, name, path)
+    with _HELD_GUARD:
+        _HELD[lock] = [os.getpid(), threading.get_ident(), 1]
     try:
         yield lock
     finally:
-        if _holder(lock)[0] == os.getpid():
+        if _exit_held(lock) and _holder(lock)[0] == os.getpid():
             lock.unlink(missing_ok=True)
 
 

@@ -103,17 +103,34 @@ def check_delta(name: str, value: float) -> float:
     return check_range(name, value, DELTA_MIN, 1.0, high_open=True)
 
 
+class Limit(int):
+    """An integer bound that knows its name: ``Limit("MAX_STEPS", 10**7)`` is the int ``10**7``, and
+    :func:`check_int` with ``high=`` a limit names it in its message (``... in [1, 10000000] (MAX_STEPS)``)."""
+
+    name: str
+
+    def __new__(cls, name: str, value: int) -> "Limit":
+        self = super().__new__(cls, value)
+        self.name = name
+        return self
+
+    def __reduce__(self):
+        return (Limit, (self.name, int(self)))
+
+
 def check_int(name: str, value: Any, *, low: int | None = None, high: int | None = None) -> int:
-    """An integer (bools rejected) within optional inclusive bounds."""
+    """An integer (bools rejected) within optional inclusive bounds; a :class:`Limit` ``high`` is named in the
+    message."""
     if isinstance(value, bool) or not isinstance(value, (int,)) and not (
         hasattr(value, "__index__") and not isinstance(value, float)
     ):
         raise ValueError(f"{name}={_fmt(value)} must be an integer")
     v = int(value)
     if (low is not None and v < low) or (high is not None and v > high):
-        lo = "-inf" if low is None else str(low)
-        hi = "inf" if high is None else str(high)
-        raise ValueError(f"{name}={_fmt(value)} is out of range: expected an integer in [{lo}, {hi}]")
+        lo = "-inf" if low is None else str(int(low))
+        hi = "inf" if high is None else str(int(high))
+        named = f" ({high.name})" if isinstance(high, Limit) else ""
+        raise ValueError(f"{name}={_fmt(value)} is out of range: expected an integer in [{lo}, {hi}]{named}")
     return v
 
 
@@ -385,7 +402,8 @@ def checked_unlearn(unlearn: Any) -> Any:
     So every method refuses a missing generator or a request that does not fit its state before any work, and
     never returns (or certifies) non-finite parameters. The request's kind and client scope are checked against
     the method class's ``request_kinds`` (a tuple of kinds; required) and ``client_scope`` (``None``, ``"part"``
-    or ``"whole"``; see :func:`check_request_scope`). The signature is kept (``inspect.signature`` follows
+    or ``"whole"``; see :func:`check_request_scope`). The config's class comes from the annotation of ``config``,
+or, where a shared ``unlearn`` annotates it ``Any``, from the class attribute ``config_type``. The signature is kept (``inspect.signature`` follows
     ``__wrapped__``), so ``tests/test_calling_shape.py`` sees the method's own.
     """
     sig = inspect.signature(unlearn)
@@ -399,10 +417,11 @@ def checked_unlearn(unlearn: Any) -> Any:
         bound.apply_defaults()
         a = bound.arguments
         where = f"{type(self).__name__}.unlearn"
-        if isinstance(expected, type) and not isinstance(a["config"], expected):  # another method's config
-            raise TypeError(f"{where}: config={_setting(a['config'])} is not a {expected.__name__}: pass the "
-                            f"config of this method ({expected.__name__})")
         cls = type(self)
+        want = expected if isinstance(expected, type) and expected is not Any else getattr(cls, "config_type", None)
+        if want is not None and not isinstance(a["config"], want):  # another method's config
+            raise TypeError(f"{where}: config={_setting(a['config'])} is not a {want.__name__}: pass the "
+                            f"config of this method ({want.__name__})")
         kinds = getattr(cls, "request_kinds", None)
         if kinds is None:  # every method states what it unlearns: a missing declaration is a bug, not "any"
             raise TypeError(f"{where}: {cls.__name__}.request_kinds is not set: a method class must state the "

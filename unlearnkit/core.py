@@ -38,17 +38,28 @@ if TYPE_CHECKING:  # the ground floor does not import torch: privacy's accountan
     from torch import Tensor
 
 from ._validate import (DivergenceError, check_choice, check_finite_params, check_generator, check_index_array,
-                        check_int, check_request, check_request_fits, check_result, check_unlearn_call, checked_unlearn)
+                        check_int, check_request, check_request_fits, check_result, check_unlearn_call, checked_unlearn,
+                        Limit)
 
 __all__ = ["Cost", "Event", "Request", "Result", "TrainedState", "Unlearner", "Callback", "Stopwatch", "emit",
            "Certificate", "NoisePoint", "Plan", "MODES", "DivergenceError", "check_finite_params", "check_generator", "check_request",
-           "check_result", "check_unlearn_call", "checked_unlearn", "MAX_STEPS", "MAX_DIM"]
+           "check_result", "check_unlearn_call", "checked_unlearn", "MAX_STEPS", "MAX_DIM",
+           "MAX_SAMPLES", "MAX_TRIALS", "MAX_REPEATS", "MAX_SEED"]
 
 MODES = ("paper", "sound", "none")
 #: The most iterations (steps, K, rounds, local steps) a config may ask for: 10^7 steps already take hours.
-MAX_STEPS = 10_000_000
+MAX_STEPS = Limit("MAX_STEPS", 10_000_000)
 #: The largest vector dimension a synthetic problem may ask for (10^7 float64 values are 80 MB per copy).
-MAX_DIM = 10_000_000
+MAX_DIM = Limit("MAX_DIM", 10_000_000)
+#: The most samples (training set, per-client data, canaries, batch size) a config may ask for.
+MAX_SAMPLES = Limit("MAX_SAMPLES", 10_000_000)
+#: The most trials (trained models, audit draws, Monte-Carlo draws, thresholds) an audit may ask for: each is
+#: at least one model's training or evaluation, and 10^6 of them take days.
+MAX_TRIALS = Limit("MAX_TRIALS", 1_000_000)
+#: The most repetitions (repeats, reps, audits, seeds) of a whole experiment.
+MAX_REPEATS = Limit("MAX_REPEATS", 10_000)
+#: The largest seed: seeds go to torch and numpy as 64-bit integers.
+MAX_SEED = Limit("MAX_SEED", 2**63 - 1)
 
 
 @dataclass(frozen=True)
@@ -246,7 +257,7 @@ class Unlearner(Protocol):
         ...
 
 
-def _cuda_sync() -> None:
+def cuda_sync() -> None:
     # no torch imported, or CUDA never initialised in this process: no GPU work to wait for (a CPU run on a
     # machine with a GPU must not pay for, or trigger, a CUDA context)
     torch = sys.modules.get("torch")
@@ -262,13 +273,13 @@ class Stopwatch:
     """
 
     def __enter__(self) -> "Stopwatch":
-        _cuda_sync()
+        cuda_sync()
         self._t0 = time.perf_counter()
         self.seconds = 0.0
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _cuda_sync()
+        cuda_sync()
         self.seconds = time.perf_counter() - self._t0
 
 

@@ -133,11 +133,11 @@ def make_model(name: str, input_shape: Sequence[int], n_classes: int, *, generat
     check_choice("model", name, tuple(builders))
     model = builders[name](input_shape, n_classes, **kwargs)
     if generator is not None:
-        _init_from_generator(model, generator)
+        init_from_generator(model, generator)
     return model
 
 
-def _init_from_generator(model: nn.Module, generator: torch.Generator) -> None:
+def init_from_generator(model: nn.Module, generator: torch.Generator) -> None:
     """PyTorch's default (Kaiming-uniform) init, drawn from an explicit generator."""
     with torch.no_grad():
         for mod in model.modules():

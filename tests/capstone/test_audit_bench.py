@@ -5,7 +5,7 @@ from unlearnkit.benchmarks import available_benches
 
 def test_bench_audit_rows(monkeypatch):
     from unlearnkit.benchmarks import audit as bench
-    from unlearnkit.experiments import audit_canaries, audit_forgetting, audit_vectorised
+    from unlearnkit.experiments.audits import canaries as audit_canaries, forgetting as audit_forgetting, vectorised as audit_vectorised
 
     assert "audit" in available_benches()
     # the slow experiment rows have their own tests; here only the harness and the throughput rows

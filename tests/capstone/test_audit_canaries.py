@@ -5,7 +5,7 @@ import math
 import pytest
 
 from unlearnkit import make_generator
-from unlearnkit.experiments.audit_canaries import CanaryTask, canary_audit
+from unlearnkit.experiments.audits.canaries import CanaryTask, canary_audit
 
 TASK = CanaryTask(m=200, k_plus=20, k_minus=20, steps=200)
 

@@ -37,7 +37,7 @@ def test_forgetting_score_bins_and_interval():
 
 
 def test_forgetting_scores_on_the_toy_task():
-    from unlearnkit.experiments.audit_forgetting import forgetting_scores
+    from unlearnkit.experiments.audits.forgetting import forgetting_scores
 
     rows = {r["method"] + "/" + r["mode"]: r for r in forgetting_scores(n_models=64, n_repeats=2)}
     control = rows["r2d_full_rewind/sound"]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from unlearnkit.experiments.audit_forgetting_digits import (DigitsForgetConfig, digits_forgetting_scores,
+from unlearnkit.experiments.audits.forgetting_digits import (DigitsForgetConfig, digits_forgetting_scores,
                                                             digits_problem, method_sigmas, run_batch)
 
 TINY = DigitsForgetConfig(T=12, K=6, I=6, nft_steps=4)
@@ -69,7 +69,7 @@ def test_ci_sized_scores_control_near_its_floor_and_finetune_remembers():
 
 
 def test_epsilon_sweep_and_its_figure():
-    from unlearnkit.experiments.audit_forgetting_digits import digits_epsilon_sweep
+    from unlearnkit.experiments.audits.forgetting_digits import digits_epsilon_sweep
     from unlearnkit.viz._payload import payload_problems
     from unlearnkit.viz.forgetting_digits import forgetting_vs_epsilon_figure
 

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from unlearnkit.experiments import registry
-from unlearnkit.experiments.audit_registry import AUDIT_RECIPES, AUDIT_ROW_KEYS, audit_registry
+from unlearnkit.experiments.audits.registry import AUDIT_RECIPES, AUDIT_ROW_KEYS, audit_registry
 
 
 def test_every_registered_method_has_an_audit_recipe():
@@ -107,7 +107,7 @@ def test_the_full_table_runs_for_every_method_and_mode():
 
 def test_the_page_writer_formats_rows_and_the_bench_is_registered():
     from unlearnkit.benchmarks import available_benches
-    from unlearnkit.experiments.audit_registry_report import DOC_TRIALS, machine_line, registry_table_markdown
+    from unlearnkit.experiments.audits.registry_report import DOC_TRIALS, machine_line, registry_table_markdown
 
     assert set(DOC_TRIALS) == {s.name for s in registry.METHODS}
     assert "audit_registry" in available_benches()

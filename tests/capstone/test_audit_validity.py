@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from unlearnkit import audit as A
-from unlearnkit.experiments import audit_methods as AM
+from unlearnkit.experiments.audits import methods as AM, recipes as AR
 from unlearnkit.methods.descend_rewind import R2D, R2DConfig
 
-SMALL = AM.ToyTask(n_train=40, steps=10)
+SMALL = AR.ToyTask(n_train=40, steps=10)
 
 
 def gen(seed=0):
@@ -29,7 +29,7 @@ def gen(seed=0):
 
 
 def _r2d_full_rewind(task):
-    consts = AM.toy_setup(task)[4]
+    consts = AR.toy_setup(task)[4]
     return R2DConfig(K=task.steps, epsilon=1.0, delta=1e-5, constants=consts, mode="sound")
 
 
@@ -53,7 +53,7 @@ def test_fixed_training_refuted_exact_retraining_and_is_now_refused():
     from unlearnkit.train import train_sgd
 
     cfg = _r2d_full_rewind(SMALL)
-    flat, ds, request, sgd, _ = AM.toy_setup(SMALL)
+    flat, ds, request, sgd, _ = AR.toy_setup(SMALL)
     full = np.arange(ds.n_train)
     fixed_a = train_sgd(flat, ds, full, sgd, generator=gen(2))
     fixed_b = train_sgd(flat, ds, request.retain(full), sgd, generator=gen(3))
@@ -63,18 +63,18 @@ def test_fixed_training_refuted_exact_retraining_and_is_now_refused():
     old = A.audit(old_a, old_b, delta=1e-5, epsilon=1.0, config=A.AuditConfig(n_trials=100), generator=gen(0))
     assert old.violation  # a valid certificate (true epsilon 0) "refuted": the audit's fault
 
-    new = AM.audit_unlearner(R2D().unlearn, cfg, task=SMALL, config_audit=A.AuditConfig(n_trials=100),
+    new = AR.audit_unlearner(R2D().unlearn, cfg, task=SMALL, config_audit=A.AuditConfig(n_trials=100),
                              generator=gen(0), label="r2d K=T")
     assert not new.violation and new.epsilon_lower <= 1.0 and new.alpha == 0.05
 
     with pytest.raises(ValueError, match="fresh_training=False"):
-        AM.unlearner_worlds(R2D().unlearn, cfg, SMALL, certifier="retrain_plus_noise", fresh_training=False)
+        AR.unlearner_worlds(R2D().unlearn, cfg, SMALL, certifier="retrain_plus_noise", fresh_training=False)
     with pytest.raises(ValueError, match="fresh_training=False"):
-        AM.unlearner_worlds(R2D().unlearn, cfg, SMALL, certifier="retrain", fresh_training=False)
+        AR.unlearner_worlds(R2D().unlearn, cfg, SMALL, certifier="retrain", fresh_training=False)
 
 
 def test_audit_methods_defaults_to_fresh_training_and_corrects_for_multiplicity():
-    out = AM.audit_methods(methods=("output_perturbation",), task=AM.ToyTask(n_train=40, steps=5),
+    out = AM.audit_methods(methods=("output_perturbation",), task=AR.ToyTask(n_train=40, steps=5),
                            config=A.AuditConfig(n_trials=40, alpha=0.1), seed=3)
     k = 2 + 2  # two Gaussian controls, output perturbation in paper and sound mode
     assert out["n_audits"] == k and out["alpha_family"] == 0.1
@@ -112,19 +112,19 @@ def test_power_control_calibrated_gaussian_survives_and_eighth_noise_is_refuted(
 
 
 def test_only_unsupported_modes_are_skipped(monkeypatch):
-    with pytest.raises(AM.ModeNotSupported, match="mode='paper'"):
-        AM.METHOD_RECIPES["retrain"]("paper", 1.0, 1e-5, SMALL, None)
+    with pytest.raises(AR.ModeNotSupported, match="mode='paper'"):
+        AR.METHOD_RECIPES["retrain"]("paper", 1.0, 1e-5, SMALL, None)
 
     def unsupported(mode, eps, delta, task, consts):
-        raise AM.ModeNotSupported(f"mode={mode!r}: not auditable")
+        raise AR.ModeNotSupported(f"mode={mode!r}: not auditable")
 
     def broken(mode, eps, delta, task, consts):
         raise TypeError("a programming error")
 
-    monkeypatch.setitem(AM.METHOD_RECIPES, "unsupported", unsupported)
+    monkeypatch.setitem(AR.METHOD_RECIPES, "unsupported", unsupported)
     out = AM.audit_methods(methods=("unsupported",), modes=("paper",), config=A.AuditConfig(n_trials=20))
     assert set(out["skipped"]) == {"unsupported [paper]"} and out["n_audits"] == 2
-    monkeypatch.setitem(AM.METHOD_RECIPES, "broken", broken)
+    monkeypatch.setitem(AR.METHOD_RECIPES, "broken", broken)
     with pytest.raises(TypeError, match="programming error"):
         AM.audit_methods(methods=("broken",), include_gaussian=False)
 
@@ -142,7 +142,7 @@ def test_state_dependent_noise_cannot_use_retrain_plus_noise():
                       certificate=cert, history=[], cost=Cost())
 
     with pytest.raises(ValueError, match="sigma="):
-        AM.audit_unlearner(fn, None, task=AM.ToyTask(n_train=40, steps=5), config_audit=A.AuditConfig(n_trials=20),
+        AR.audit_unlearner(fn, None, task=AR.ToyTask(n_train=40, steps=5), config_audit=A.AuditConfig(n_trials=20),
                            generator=gen(0))
 
 

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from unlearnkit.audit import AuditConfig
-from unlearnkit.experiments.audit_methods import METHOD_RECIPES, ToyTask, toy_setup, unlearner_worlds
-from unlearnkit.experiments.audit_vectorised import VECTORISED_METHODS, audit_vectorised, vectorised_worlds
+from unlearnkit.experiments.audits.recipes import METHOD_RECIPES, ToyTask, toy_setup, unlearner_worlds
+from unlearnkit.experiments.audits.vectorised import VECTORISED_METHODS, audit_vectorised, vectorised_worlds
 
 
 @pytest.mark.parametrize("method,mode", [("retrain", "sound"), ("r2d", "sound"), ("r2d", "paper"),

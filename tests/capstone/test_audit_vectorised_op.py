@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from unlearnkit.audit import AuditConfig
-from unlearnkit.experiments.audit_methods import METHOD_RECIPES, ToyTask, audit_methods, toy_setup, unlearner_worlds
-from unlearnkit.experiments.audit_vectorised import vectorised_worlds
+from unlearnkit.experiments.audits.methods import audit_methods
+from unlearnkit.experiments.audits.recipes import METHOD_RECIPES, ToyTask, toy_setup, unlearner_worlds
+from unlearnkit.experiments.audits.vectorised import vectorised_worlds
 
 
 @pytest.mark.parametrize("mode", ["paper", "sound"])

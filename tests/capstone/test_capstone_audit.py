@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from unlearnkit import audit as A
-from unlearnkit.experiments import audit_methods as AM
+from unlearnkit.experiments.audits import methods as AM, recipes as AR
 
 
 def gen(seed=0):
@@ -151,8 +151,8 @@ def _broken_output_perturbation(scale):
 
 
 def test_method_level_audit_refutes_an_under_noised_method():
-    task = AM.ToyTask(n_train=40, steps=10)
-    res = AM.audit_unlearner(_broken_output_perturbation(1 / 5000), None, task=task, certifier="unlearn_retrained",
+    task = AR.ToyTask(n_train=40, steps=10)
+    res = AR.audit_unlearner(_broken_output_perturbation(1 / 5000), None, task=task, certifier="unlearn_retrained",
                             config_audit=A.AuditConfig(n_trials=200), generator=gen(5), label="broken OP",
                             fresh_training=False)
     assert res.violation and res.mode == "paper" and res.certified_epsilon == 1.0
@@ -160,7 +160,7 @@ def test_method_level_audit_refutes_an_under_noised_method():
 
 def test_method_level_audit_accepts_calibrated_output_perturbation():
     out = AM.audit_methods(methods=("output_perturbation",), modes=("sound",), include_gaussian=False,
-                          task=AM.ToyTask(n_train=40, steps=10), config=A.AuditConfig(n_trials=150), seed=1)
+                          task=AR.ToyTask(n_train=40, steps=10), config=A.AuditConfig(n_trials=150), seed=1)
     assert not out["skipped"], out["skipped"]
     (res,) = out["results"]
     assert res.label == "output_perturbation" and res.mode == "sound" and not res.violation
@@ -169,9 +169,9 @@ def test_method_level_audit_accepts_calibrated_output_perturbation():
 
 def test_toy_task_validation():
     with pytest.raises(ValueError, match="forget"):
-        AM.ToyTask(forget="all")
+        AR.ToyTask(forget="all")
     with pytest.raises(ValueError, match="m="):
-        AM.ToyTask(n_train=10, m=9)
+        AR.ToyTask(n_train=10, m=9)
     with pytest.raises(ValueError, match="method"):
         AM.audit_methods(methods=("nope",))
 
@@ -179,11 +179,11 @@ def test_toy_task_validation():
 def test_worst_case_starts_separate_the_worlds_more():
     """At the two ends of the C0 ball the worlds differ most, so the audit's signal grows."""
     fn = _broken_output_perturbation(1 / 20)
-    task = AM.ToyTask(n_train=40, steps=5)
+    task = AR.ToyTask(n_train=40, steps=5)
     kw = dict(task=task, certifier="unlearn_retrained", config_audit=A.AuditConfig(n_trials=200),
               fresh_training=False)
-    near = AM.audit_unlearner(fn, None, generator=gen(8), **kw)
-    far = AM.audit_unlearner(fn, None, generator=gen(8), worst_case_starts=True, **kw)
+    near = AR.audit_unlearner(fn, None, generator=gen(8), **kw)
+    far = AR.audit_unlearner(fn, None, generator=gen(8), worst_case_starts=True, **kw)
     assert far.epsilon_point > near.epsilon_point and far.extras["worst_case_starts"]
     with pytest.raises(ValueError, match="worst_case_starts"):
-        AM.unlearner_worlds(fn, None, task, certifier="retrain_plus_noise", worst_case_starts=True)
+        AR.unlearner_worlds(fn, None, task, certifier="retrain_plus_noise", worst_case_starts=True)

@@ -45,8 +45,14 @@ def _result(dataset="digits", acc=0.9, rt=0.92, secs=0.5, rsecs=10.0):
 
 
 def test_ours_only_for_the_same_setting_and_metric():
-    """A quick run on digits is never the paper's MNIST row: it goes to the labelled 'closest' column."""
-    rows = {r["id"]: r for r in R.compare("newton", {"newton_hessian": {"status": "ok", "result": _result()}})}
+    """A quick run on digits is never the paper's MNIST row: in the paper's setting conditions it goes to the
+    labelled 'closest' column; a run that does not record its setting shows no number and says what it needs."""
+    bare = {r["id"]: r for r in R.compare("newton", {"newton_hessian": {"status": "ok", "result": _result()}})}
+    assert bare["t1_er_mnist_du_acc"]["closest"] is None
+    assert "topology: ours not recorded" in bare["t1_er_mnist_du_acc"]["closest_differs"]
+    assert "a comparable run needs" in bare["t1_er_mnist_du_acc"]["closest_differs"]
+    res = dict(_result(), setting={"topology": "erdos_renyi", "partition": "iid", "kind": "samples"})
+    rows = {r["id"]: r for r in R.compare("newton", {"newton_hessian": {"status": "ok", "result": res}})}
     du = rows["t1_er_mnist_du_acc"]
     assert du["ours"] is None and du["closest"] == pytest.approx(90.0) and du["paper"] == 86.63
     assert "data: ours digits, paper mnist" in du["closest_differs"] and "profile" in du["closest_differs"]
@@ -235,15 +241,16 @@ def test_time_saved_of_a_destroyed_model_is_labelled():
     assert row["ours"] is None and "destroyed" in row["closest_differs"]
 
 
-def test_newton_sound_quick_run_is_only_closest_with_what_differs():
+def test_newton_sound_quick_run_shows_what_differs_and_no_number():
     """The quick profile's sound run (lambda 0.5, one backdoored sample, ring) is not Table I's setting."""
     res = _result()
     res["setting"] = {"topology": "ring", "partition": "iid", "kind": "backdoor", "forgotten": 1,
                       "differs": "the sound certified setting"}
     row = next(r for r in R.compare("newton", {"newton": {"status": "ok", "result": res}})
                if r["id"] == "t1_er_mnist_du_acc")
-    assert row["ours"] is None and row["closest"] is not None
+    assert row["ours"] is None and row["closest"] is None  # another setting: no number beside the paper's
     assert "topology: ours 'ring'" in row["closest_differs"] and "kind: ours 'backdoor'" in row["closest_differs"]
+    assert "a comparable run needs" in row["closest_differs"]
 
 
 def test_newton_ring_row_is_filled_only_by_a_sample_wise_ring_run():

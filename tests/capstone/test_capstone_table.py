@@ -124,11 +124,22 @@ def test_table_html_and_frontier_cover_every_method(measured):
     assert "table-layout:fixed" in html and "max-width:1400px" in html
     assert all(f"<b>{r['method']}</b>" in html for r in rows)
     assert html.count("not certified (epsilon = inf") == sum(not r["certified"] for r in rows)
+    # the advantage over equal-budget retraining: its interval, seeds and label in every measured row
+    assert "advantage over equal-budget retraining" in html and "(one draw)" in html
+    for r in rows:
+        if r.get("advantage") is not None:
+            cell = f"{r['advantage']:+.3f} [{r['advantage_low']:+.3f}, {r['advantage_high']:+.3f}], " \
+                   f"{r['advantage_n_seeds']} seeds"
+            assert cell in html, r["method"]
+    assert html.count(">better</b>") == sum(r.get("advantage_label") == "better" for r in rows)
     fig = certified_frontier_figure(rows)
     labels = {a.text for a in fig.layout.annotations}
     assert labels >= {r["method"] for r in rows}
     ticks = list(fig.layout.xaxis.ticktext)
     assert ticks[0] == "0 (exact)" and ticks[-1] == "inf (not certified)"
+    # a seed band (the released accuracy's interval over seeds) beside every measured point
+    bands = [tr for tr in fig.data if tr.hovertext and "seeds" in str(tr.hovertext[0]) and tr.mode == "lines"]
+    assert len(bands) == sum(bool(r.get("seeded_test_acc")) for r in rows) > 0
 
 
 def test_explorer_filters_by_setting_and_reruns(measured, monkeypatch):

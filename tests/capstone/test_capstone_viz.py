@@ -80,3 +80,14 @@ def test_capstone_points_on_a_tiny_task():
     assert all(0 <= p["test_acc"] <= 1 for p in pts)
     with pytest.raises(ValueError, match="method"):
         capstone_points(methods=("newton",), task=task)
+
+
+def test_frontier_draws_the_range_over_seeds_as_a_band():
+    from unlearnkit.viz.capstone import frontier_figure
+
+    pts = [{"method": "r2d", "epsilon": e, "requested_epsilon": e, "test_acc": a, "seed": s}
+           for s, accs in ((0, (0.5, 0.6)), (1, (0.4, 0.7))) for e, a in zip((1.0, 4.0), accs)]
+    fig = frontier_figure([p for p in pts if p["seed"] == 0], seed_points=pts)
+    band = next(tr for tr in fig.data if tr.name == "r2d: range over 2 seeds")
+    assert list(band.x) == [1.0, 4.0, 4.0, 1.0] and list(band.y) == [0.5, 0.7, 0.6, 0.4]
+    assert not any("range over" in str(tr.name) for tr in frontier_figure(pts[:2]).data)

@@ -110,7 +110,7 @@ def test_newton_quick_worlds_are_close_in_exact_epsilon():
 
 
 def test_planted_bug_newton_scale_from_data_breaks_the_sensitivity(monkeypatch):
-    import unlearnkit.experiments.newton_frontier as NF
+    import unlearnkit.experiments.newton.frontier as NF
 
     def by_largest_row(ds, **kw):  # the refuted map: divide by the largest raw row norm (the forgotten row's)
         big = float(ds.x_train.reshape(ds.n_train, -1).norm(dim=1).max())
@@ -124,7 +124,7 @@ def test_planted_bug_newton_scale_from_data_breaks_the_sensitivity(monkeypatch):
 
 
 def test_planted_bug_pdudt_rounds_from_data_breaks_the_control_flow(monkeypatch):
-    import unlearnkit.experiments.pdudt_frontier as PF
+    import unlearnkit.experiments.pdudt.frontier as PF
 
     original = PF.run_gradient_gossip
 
@@ -163,7 +163,7 @@ def test_rrdu_quick_composes_exactly_the_steps_that_moved():
 
 
 def test_planted_bug_rrdu_walk_length_from_data_breaks_the_control_flow():
-    from unlearnkit.experiments.rrdu_lab import build_world
+    from unlearnkit.experiments.rrdu.lab import build_world
 
     def fit(setup, **kw):  # "one training hop per 20 rows": the walk length read from D
         w = build_world(setup, **kw)
@@ -175,7 +175,7 @@ def test_planted_bug_rrdu_walk_length_from_data_breaks_the_control_flow():
 
 def test_planted_bug_dp_sgd_sampling_rate_from_the_training_size_breaks_the_control_flow(monkeypatch):
     """q = batch_size / n reads the training size, which the forget set changes: world B samples at another rate."""
-    import unlearnkit.experiments.noisy_finetune_lab as NF
+    import unlearnkit.experiments.noisy_finetune.lab as NF
 
     monkeypatch.setattr(NF, "DPSGD_SAMPLING_RATE", None)
     report = replay("dp_sgd", "quick")

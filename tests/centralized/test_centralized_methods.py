@@ -156,7 +156,7 @@ def test_coupled_replay_on_real_data(setup):
     """Algorithm 6 on real data: R2D with K = T on the coupled retraining batches *is* the retrained model."""
     from dataclasses import replace
 
-    from unlearnkit.coupled import coupled_retrain_batches
+    from unlearnkit.experiments.descend_rewind.coupled import coupled_retrain_batches
     from unlearnkit.train import run_sgd
 
     ds, flat, cfg, state, req, _ = setup

@@ -4,7 +4,8 @@
 import numpy as np
 import pytest
 
-from unlearnkit import coupled, toy
+from unlearnkit import toy
+from unlearnkit.experiments.descend_rewind import coupled
 from unlearnkit.constants import logistic_constants
 
 

@@ -143,3 +143,23 @@ def test_token_errors(setup):
                   hop_rule=lambda c: c.theta[:3])
     with pytest.raises(ValueError, match="delta"):
         netdp_sigma(1.0, 1.0, 0.0)
+
+
+def test_walk_is_the_obvious_loop_to_the_bit(setup):
+    """The batched bookkeeping (index tensors made once, losses and step norms read back after the walk) leaves
+    every number as the plain hop-by-hop loop computes it."""
+    ds, fed, flat = setup
+    route = graphs.rrdu_route(5, 0, 0.3, 40, rng=np.random.default_rng(1))
+    st = run_token(flat, fed, route, TokenConfig(lr=0.2, batch_size=8), generator=uk.make_generator(3))
+    g, theta, losses, norms = uk.make_generator(3), flat.init(), [], []
+    for v in route:
+        pool = torch.as_tensor(fed.client_indices[v])
+        idx = pool[torch.randint(0, len(pool), (8,), generator=g)]
+        loss, grad = flat.value_and_grad(theta, ds.x_train[idx], ds.y_train[idx])
+        new = theta - 0.2 * grad
+        losses.append(float(loss))
+        norms.append(float((new - theta).norm()))
+        theta = new
+    assert torch.equal(st.params, theta)
+    assert [r["loss"] for r in st.history] == losses and [r["step_norm"] for r in st.history] == norms
+    assert all(type(r["loss"]) is float for r in st.history)

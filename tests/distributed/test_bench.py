@@ -32,3 +32,13 @@ def test_helpers():
         compare_runtimes(1)
     rows = [{"kind": "token", "time": 10.0}, {"kind": "stop", "time": 10.002}]
     assert [r["t_ms"] for r in message_table(rows)] == [0.0, 2.0]
+
+
+def test_raw_probe_rows_beside_the_runtime():
+    from unlearnkit.benchmarks.distributed import probe_rows
+
+    rows = probe_rows(2, (8, 64), rounds=3, hops=4, seed=3, timeout=120)
+    for r in rows:
+        for k in ("gossip_ms", "probe_gossip_ms", "hop_ms", "probe_hop_ms", "gossip_over_probe", "hop_over_probe"):
+            assert r[k] > 0 and math.isfinite(r[k]), k
+        assert r["max_abs_diff"] < 1e-12

@@ -4,7 +4,7 @@ import pytest
 
 import unlearnkit as uk
 from unlearnkit.experiments import CentralProfile, centralized_setup
-from unlearnkit.experiments.baselines_lab import baseline_chunk, retrain_reference, run_baseline_in_chunks
+from unlearnkit.experiments.labs.baselines import baseline_chunk, retrain_reference, run_baseline_in_chunks
 from unlearnkit.train import SGDConfig
 
 

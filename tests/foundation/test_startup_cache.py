@@ -201,8 +201,8 @@ def test_rrdu_runs_memoised_are_identical_and_follow_the_setup(monkeypatch):
     the numbers a fresh run gives, and a swapped ``world.setup`` (the explorer does that) is a different key."""
     import dataclasses
 
-    from unlearnkit.experiments.rrdu_frontier import sound_run
-    from unlearnkit.experiments.rrdu_lab import BackdoorSetup, build_world, run_method
+    from unlearnkit.experiments.rrdu.frontier import sound_run
+    from unlearnkit.experiments.rrdu.lab import BackdoorSetup, build_world, run_method
 
     world = build_world(BackdoorSetup(m=50, T_train=12, T_unlearn=12, local_steps=2, hidden=(16,), eval_every=4),
                         seed=0)
@@ -229,7 +229,7 @@ def test_rrdu_runs_memoised_are_identical_and_follow_the_setup(monkeypatch):
 
 def test_pdudt_certified_world_memoised_is_identical(monkeypatch):
     """Notebook 08's certified run and frontier share one trained world; the copy gives the same release."""
-    from unlearnkit.experiments.pdudt_frontier import CertifiedPDUDT, certified_world, release
+    from unlearnkit.experiments.pdudt.frontier import CertifiedPDUDT, certified_world, release
 
     exp = CertifiedPDUDT(t1=20, seed=0)
     monkeypatch.setenv("UNLEARNKIT_MEMO", "0")
@@ -251,8 +251,8 @@ def test_pdudt_certified_world_memoised_is_identical(monkeypatch):
 def test_rrdu_frontier_shares_noisy_starts_and_keeps_every_number(monkeypatch):
     """RR-DU's exact variant and DDP calibrate the same training sigma: the frontier trains that noisy start
     once, and its rows are those of a run without the memo."""
-    from unlearnkit.experiments.rrdu_frontier import rrdu_frontier
-    from unlearnkit.experiments.rrdu_lab import BackdoorSetup, build_world
+    from unlearnkit.experiments.rrdu.frontier import rrdu_frontier
+    from unlearnkit.experiments.rrdu.lab import BackdoorSetup, build_world
 
     world = build_world(BackdoorSetup(m=50, T_train=12, T_unlearn=12, local_steps=2, hidden=(16,), eval_every=4),
                         seed=0)

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from fuzzkit import FUZZ, check_contract, junk, pos_floats, wild_floats, wild_ints
+from fuzzkit import CALL_SECONDS, FUZZ, check_contract, junk, pos_floats, time_limit, wild_floats, wild_ints
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -122,3 +122,41 @@ def test_walk_amplification(p, n, tail, hops):
     check_contract(P.first_observation_rate, p, n, names=("p", "n_nodes"))
     check_contract(P.expected_inverse_delay, p, n, names=("p", "n_nodes"))
     check_contract(P.visit_count_bound, hops, p, tail, names=("n_hops", "p", "tail"))
+
+
+# ---- dpsgd_epsilon at tiny noise multipliers: hopeless orders skipped, the answer unchanged
+
+def _unpruned(sigma, q, steps, delta, orders=P.DEFAULT_ORDERS, method="cks"):
+    """The minimum over every order of the composed curve, each fractional order integrated."""
+    a = np.asarray(orders, dtype=float)
+    return P.rdp_to_dp(a, P.subsampled_gaussian_rdp(q, sigma, a) * steps, delta, method=method, warn_edge=False)[0]
+
+
+@settings(FUZZ, max_examples=12, deadline=None)
+@given(log_sigma=st.floats(-8, -1), q=st.floats(1e-4, 0.9), steps=st.integers(1, 10_000),
+       delta=st.floats(1e-12, 0.1), method=st.sampled_from(P.CONVERSIONS))
+@example(log_sigma=-4.0, q=0.01, steps=100, delta=1e-5, method="cks")  # 2-6 s before orders were skipped
+def test_dpsgd_epsilon_at_a_tiny_noise_multiplier_is_prompt(log_sigma, q, steps, delta, method):
+    check_contract(P.dpsgd_epsilon, 10.0**log_sigma, q, steps, delta, method=method, seconds=CALL_SECONDS / 2,
+                   names=("sigma",), allow_inf=True)
+
+
+@pytest.mark.parametrize("sigma", [1e-4, 3e-3])
+def test_skipping_hopeless_orders_keeps_the_epsilon_bit_for_bit(sigma):
+    assert P.dpsgd_epsilon(sigma, 0.01, 100, 1e-5) == _unpruned(sigma, 0.01, 100, 1e-5)
+
+
+@settings(FUZZ, max_examples=25, deadline=None)
+@given(log_sigma=st.floats(-1, 1.5), log_q=st.floats(-4, 0), steps=st.integers(1, 10_000),
+       log_delta=st.floats(-12, -1), method=st.sampled_from(P.CONVERSIONS), opacus=st.booleans())
+def test_dpsgd_epsilon_equals_the_minimum_over_every_order(log_sigma, log_q, steps, log_delta, method, opacus):
+    orders = P.OPACUS_ORDERS if opacus else P.DEFAULT_ORDERS
+    args = (10.0**log_sigma, 10.0**log_q, steps, 10.0**log_delta)
+    assert P.dpsgd_epsilon(*args, orders=orders, method=method) == _unpruned(*args, orders=orders, method=method)
+
+
+def test_thousands_of_fractional_orders_at_a_tiny_sigma_are_refused_at_once():
+    orders = np.linspace(1.001, 1.999, 1000)
+    with pytest.raises(ValueError, match=r"orders has 1000 fractional orders.*sigma=0\.0001.*MAX_QUADRATURE_WORK"
+                                         r".*at most 500 fractional orders"), time_limit(1.0):
+        P.subsampled_gaussian_rdp(0.01, 1e-4, orders)

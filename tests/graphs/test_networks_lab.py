@@ -5,7 +5,7 @@ import pytest
 
 import unlearnkit as uk
 from unlearnkit import graphs as g
-from unlearnkit.experiments.networks_lab import compare_topologies, topology_table
+from unlearnkit.experiments.labs.networks import compare_topologies, topology_table
 
 
 def test_topology_table_orders_by_gap():

@@ -109,6 +109,9 @@ def _catalogue():
     yield "02-renyi", lambda: vpr.RenyiExplorer(q=0.04, sigma=1.5, steps=100, log10_delta=-5), ()
     yield "02-calibrator", lambda: vpr.CalibratorExplorer(epsilon=1.0, log10_delta=-5, q=0.01, steps=1000,
                                                           n_grid=6), ()
+    from unlearnkit.viz import pld as vpld
+    yield "02-pld_bracket", lambda: vpld.PLDBracketExplorer(q=1.0, sigma=10.0, steps=100, log10_delta=-5,
+                                                            log10_grid=-2), ()
     yield "03-trajectory", lambda: vd.TrajectoryExplorer(trials=4), ()
     yield "03-sigma", lambda: vd.SigmaExplorer(), ()
     yield "04-calibration", lambda: vf.CalibrationExplorer(d=2410), ()
@@ -200,7 +203,7 @@ def test_00_partition_explorer(digits):
 
 @pytest.fixture(scope="module")
 def tiny_world():
-    from unlearnkit.experiments.rrdu_lab import BackdoorSetup, build_world
+    from unlearnkit.experiments.rrdu.lab import BackdoorSetup, build_world
 
     return build_world(BackdoorSetup(m=50, T_train=12, T_unlearn=12, local_steps=2, hidden=(16,), eval_every=4),
                        seed=0)
@@ -208,7 +211,7 @@ def tiny_world():
 
 def test_06_live_walk_and_frontier(tiny_world):
     """Notebook 06's accuracy/backdoor curves (redrawn by a live run) and the frontier (redrawn in full)."""
-    from unlearnkit.experiments.rrdu_frontier import load_precomputed_frontier
+    from unlearnkit.experiments.rrdu.frontier import load_precomputed_frontier
     from unlearnkit.viz.rrdu import RRDUExplorer
     from unlearnkit.viz.rrdu_frontier import FrontierExplorer
 

@@ -44,6 +44,9 @@ def _catalogue():
     yield "02", "gaussian", lambda: vpr.GaussianExplorer(epsilon=1.0, log10_delta=-5, sensitivity=1.0)
     yield "02", "renyi", lambda: vpr.RenyiExplorer(q=0.04, sigma=1.5, steps=100, log10_delta=-5)
     yield "02", "calibrator", lambda: vpr.CalibratorExplorer(epsilon=1.0, log10_delta=-5, q=0.01, steps=1000, n_grid=6)
+    from unlearnkit.viz import pld as vpld
+    yield "02", "pld_bracket", lambda: vpld.PLDBracketExplorer(q=1.0, sigma=10.0, steps=100, log10_delta=-5,
+                                                                log10_grid=-2)
     yield "03", "trajectory", lambda: vd.TrajectoryExplorer(trials=4)
     yield "03", "sigma", lambda: vd.SigmaExplorer()
     for regime in ("strongly_convex", "nonconvex"):

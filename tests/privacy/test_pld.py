@@ -185,3 +185,12 @@ def test_brackets_on_two_grids_overlap(q, sigma, steps):
     fine = pld_epsilon(q, sigma, steps, 1e-5, grid=1e-3)
     assert coarse.lower <= fine.upper + 1e-9 and fine.lower <= coarse.upper + 1e-9
     assert fine.width <= coarse.width + 1e-9
+
+
+@pytest.mark.parametrize("sigma, steps", [(0.5, 1000), (0.3, 2000)])
+def test_epsilons_beyond_709_keep_the_bracket(sigma, steps):
+    """Large epsilons (e^-eps below the double range) still bracket the exact GDP value: the epsilon reading
+    keeps sum p e^{-l} as a logarithm (it underflowed to 0 and read an upper end of 1469 for a true 2269)."""
+    exact = gaussian_composition_epsilon([math.sqrt(steps) / sigma], 1e-5)
+    b = pld_epsilon(1.0, sigma, steps, 1e-5, grid=1e-2)
+    assert exact > 709 and b.lower <= exact <= b.upper and b.width < 0.5

@@ -70,7 +70,7 @@ def test_calibrator_explorer_never_overshoots():
 
 
 def test_renyi_explorer_without_dp_accounting_never_shows_our_curve_under_its_name(monkeypatch):
-    import unlearnkit.experiments.privacy_lab as lab
+    import unlearnkit.experiments.labs.privacy as lab
 
     monkeypatch.setattr(lab, "dp_accounting_curve", lambda *a, **k: None)
     ex = RenyiExplorer(q=0.04, sigma=1.5, steps=2250)

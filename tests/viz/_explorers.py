@@ -32,13 +32,15 @@ def _pdudt_noise(digits):
 def _catalogue():
     from unlearnkit.viz import audit as va, capstone as vc, dashboard as vdb, descend_rewind as vd
     from unlearnkit.viz import networks as vnw, newton as vn, noisy_finetune as vf, pdudt as vp
-    from unlearnkit.viz import privacy as vpr, rrdu as vr
+    from unlearnkit.viz import pld as vpld, privacy as vpr, rrdu as vr, scale_explorer as vsc
 
     yield "00-partition", "PartitionExplorer", lambda ds: vdb.PartitionExplorer(ds, n_clients=5)
     yield "02-gaussian", "GaussianExplorer", lambda ds: vpr.GaussianExplorer(epsilon=1.0, log10_delta=-5)
     yield "02-renyi", "RenyiExplorer", lambda ds: vpr.RenyiExplorer(q=0.04, sigma=1.5, steps=100, log10_delta=-5)
     yield "02-calibrator", "CalibratorExplorer", lambda ds: vpr.CalibratorExplorer(
         epsilon=1.0, log10_delta=-5, q=0.01, steps=1000, n_grid=6)
+    yield "02-pld_bracket", "PLDBracketExplorer", lambda ds: vpld.PLDBracketExplorer(
+        q=1.0, sigma=10.0, steps=100, log10_delta=-5, log10_grid=-2)
     yield "03-trajectory", "TrajectoryExplorer", lambda ds: vd.TrajectoryExplorer(trials=4)
     yield "03-sigma", "SigmaExplorer", lambda ds: vd.SigmaExplorer()
     yield "04-calibration", "CalibrationExplorer", lambda ds: vf.CalibrationExplorer(d=2410)
@@ -48,6 +50,8 @@ def _catalogue():
                                                                   hops=200)
     yield "05-dynamic", "DynamicExplorer", lambda ds: vnw.DynamicExplorer(
         schedule="edge_churn", n=8, rate=0.2, base="ring", rounds=40)
+    yield "05-scale", "ScaleExplorer", lambda ds: vsc.ScaleExplorer(topology="torus", n=100, d=1, rounds=20,
+                                                                     device="cpu")
     yield "06-rrdu", "RRDUExplorer", lambda ds: vr.RRDUExplorer(None, n_clients=6, seed=0)
     yield "07-influence", "InfluenceExplorer", lambda ds: vn.InfluenceExplorer(n=8, k=5)
     yield "07-curvature", "CurvatureExplorer", lambda ds: vn.CurvatureExplorer(alpha=1.0)

@@ -27,7 +27,7 @@ VIZ = Path(__file__).resolve().parents[2] / "unlearnkit" / "viz"
 
 LOG_SLIDER_CLASSES = {"PartitionExplorer", "GaussianExplorer", "RenyiExplorer", "CalibratorExplorer", "SigmaExplorer",
                       "CalibrationExplorer", "RRDUExplorer", "CurvatureExplorer", "NewtonNoiseExplorer",
-                      "PDUDTNoiseExplorer", "AuditCeilingExplorer"}
+                      "PDUDTNoiseExplorer", "AuditCeilingExplorer", "PLDBracketExplorer"}
 CATALOGUE = [c for c in EXPLORERS if c[1] in LOG_SLIDER_CLASSES]
 
 

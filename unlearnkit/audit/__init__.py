@@ -36,7 +36,7 @@ audit's bound (Steinke, Nasr & Jagielski 2023), :mod:`.ceiling` the highest boun
 ever reach, and :mod:`.forgetting` the per-example forgetting scores of the NeurIPS 2023 competition.
 
 This module is the statistics only (it knows no unlearning method); the worlds of each method's certificate
-on a tiny convex task, and the audit of every method, are in :mod:`unlearnkit.experiments.audit_methods`.
+on a tiny convex task, and the audit of every method, are in :mod:`unlearnkit.experiments.audits.methods`.
 """
 
 from .bounds import clopper_pearson, epsilon_lower_bound

@@ -32,7 +32,7 @@ def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
     return lo, hi
 
 
-def _eps_from_rates(p_a: np.ndarray, p_b: np.ndarray, delta: float) -> np.ndarray:
+def epsilon_from_rates(p_a: np.ndarray, p_b: np.ndarray, delta: float) -> np.ndarray:
     """``log((p_a - delta) / p_b)`` clipped at 0 (the (eps, delta) inequality solved for eps)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         num = np.asarray(p_a, dtype=float) - delta
@@ -50,17 +50,17 @@ def epsilon_lower_bound(k_a: int, n_a: int, k_b: int, n_b: int, *, delta: float,
     check_probability("delta", delta, allow_one=False)
     lo_a, _ = clopper_pearson(k_a, n_a, alpha / 2)
     _, hi_b = clopper_pearson(k_b, n_b, alpha / 2)
-    return float(_eps_from_rates(np.array(lo_a), np.array(hi_b), delta))
+    return float(epsilon_from_rates(np.array(lo_a), np.array(hi_b), delta))
 
 
-def _cp_lower_vec(k: np.ndarray, n: int, a: float) -> np.ndarray:
+def cp_lower_many(k: np.ndarray, n: int, a: float) -> np.ndarray:
     from scipy.stats import beta
 
     k = np.asarray(k)
     return np.where(k > 0, beta.ppf(a, np.maximum(k, 1), n - k + 1), 0.0)
 
 
-def _cp_upper_vec(k: np.ndarray, n: int, a: float) -> np.ndarray:
+def cp_upper_many(k: np.ndarray, n: int, a: float) -> np.ndarray:
     from scipy.stats import beta
 
     k = np.asarray(k)

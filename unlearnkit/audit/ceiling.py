@@ -34,8 +34,9 @@ from typing import Sequence
 import numpy as np
 
 from .._validate import check_choice, check_int, check_probability
-from .bounds import _cp_lower_vec, _cp_upper_vec, _eps_from_rates
-from .statistics import AUDIT_STATISTICS, _ranks, gdp_epsilon
+from .bounds import cp_lower_many, cp_upper_many, epsilon_from_rates
+from .statistics import AUDIT_STATISTICS, average_ranks, gdp_epsilon
+from ..core import MAX_TRIALS
 
 __all__ = ["CEILING_STATISTICS", "audit_ceiling", "ceiling_curve"]
 
@@ -60,7 +61,7 @@ def audit_ceiling(n_trials: int, statistic: str = "cp_split", *, delta: float = 
     n_thresholds, select_fraction:
         As in :func:`unlearnkit.audit.estimate` (the Bonferroni family size and the selection split).
     """
-    n = check_int("n_trials", n_trials, low=20)
+    n = check_int("n_trials", n_trials, low=20, high=MAX_TRIALS)
     check_choice("statistic", statistic, CEILING_STATISTICS)
     check_probability("delta", delta, allow_one=False)
     check_probability("alpha", alpha, allow_zero=False, allow_one=False)
@@ -76,10 +77,10 @@ def audit_ceiling(n_trials: int, statistic: str = "cp_split", *, delta: float = 
         n_eval, a = n - n_sel, alpha / 2
     else:
         n_eval = n
-        n_tests = 4 * _ranks(n, check_int("n_thresholds", n_thresholds, low=1)).size
+        n_tests = 4 * average_ranks(n, check_int("n_thresholds", n_thresholds, low=1, high=MAX_TRIALS)).size
         a = alpha / n_tests / 2
-    lo = float(_cp_lower_vec(np.array(n_eval), n_eval, a))  # P_A(E): every world-A trial in E
-    hi = float(_cp_upper_vec(np.array(0), n_eval, a))  # P_B(E): no world-B trial in E
+    lo = float(cp_lower_many(np.array(n_eval), n_eval, a))  # P_A(E): every world-A trial in E
+    hi = float(cp_upper_many(np.array(0), n_eval, a))  # P_B(E): no world-B trial in E
     if statistic == "gdp":
         from scipy.stats import norm
 
@@ -87,7 +88,7 @@ def audit_ceiling(n_trials: int, statistic: str = "cp_split", *, delta: float = 
         if delta == 0:
             return math.inf if mu > 0 else 0.0
         return gdp_epsilon(max(mu, 0.0), delta)
-    return float(_eps_from_rates(np.array(lo), np.array(hi), delta))
+    return float(epsilon_from_rates(np.array(lo), np.array(hi), delta))
 
 
 def ceiling_curve(n_values: Sequence[int], statistic: str = "cp_split", **kwargs) -> np.ndarray:

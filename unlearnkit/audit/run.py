@@ -11,9 +11,10 @@ import torch
 
 from .._validate import check_choice, check_int, check_positive, check_probability, check_range
 from ..core import Callback, emit
-from .bounds import _eps_from_rates, epsilon_lower_bound
+from .bounds import epsilon_from_rates, epsilon_lower_bound
 from .mechanisms import GaussianMechanism, Mechanism, gaussian_epsilon
-from .statistics import AUDIT_STATISTICS, _best_test, estimate
+from .statistics import AUDIT_STATISTICS, best_threshold_test, estimate
+from ..core import MAX_DIM, MAX_REPEATS, MAX_TRIALS
 
 __all__ = ["AuditConfig", "AuditResult", "bonferroni", "audit_samples", "audit", "audit_gaussian"]
 
@@ -57,13 +58,13 @@ class AuditConfig:
     n_thresholds: int = 32
 
     def __post_init__(self) -> None:
-        check_int("n_trials", self.n_trials, low=20)
+        check_int("n_trials", self.n_trials, low=20, high=MAX_TRIALS)
         check_probability("alpha", self.alpha, allow_zero=False, allow_one=False)
         check_range("select_fraction", self.select_fraction, 0.0, 1.0, low_open=True, high_open=True)
         check_choice("statistic", self.statistic, ("projection", "norm"))
-        check_int("max_thresholds", self.max_thresholds, low=2)
+        check_int("max_thresholds", self.max_thresholds, low=2, high=MAX_TRIALS)
         check_choice("method", self.method, AUDIT_STATISTICS)
-        check_int("n_thresholds", self.n_thresholds, low=1)
+        check_int("n_thresholds", self.n_thresholds, low=1, high=MAX_TRIALS)
 
 
 @dataclass
@@ -132,7 +133,7 @@ def bonferroni(config: AuditConfig | None, n_audits: int) -> AuditConfig:
     from dataclasses import replace
 
     config = config or AuditConfig()
-    check_int("n_audits", n_audits, low=1)
+    check_int("n_audits", n_audits, low=1, high=MAX_REPEATS)
     return config if n_audits == 1 else replace(config, alpha=config.alpha / n_audits)
 
 
@@ -183,7 +184,7 @@ def audit_samples(x_a: Any, x_b: Any, *, delta: float, epsilon: Optional[float] 
     if config.method != "cp_split":
         return _audit_menu(a, b, n_sel, delta=delta, epsilon=epsilon, config=config, label=label, mode=mode)
     s_a, s_b = _statistic(a, b, n_sel, config.statistic)
-    _, t, event, orient = _best_test(s_a[:n_sel], s_b[:n_sel], delta, config.alpha, config.max_thresholds)
+    _, t, event, orient = best_threshold_test(s_a[:n_sel], s_b[:n_sel], delta, config.alpha, config.max_thresholds)
     ea, eb = s_a[n_sel:], s_b[n_sel:]
     n_eval = ea.size
     in_a = int(np.sum(ea > t)) if event == ">" else int(np.sum(ea <= t))
@@ -191,7 +192,7 @@ def audit_samples(x_a: Any, x_b: Any, *, delta: float, epsilon: Optional[float] 
     k1, k2 = (in_a, in_b) if orient == "AB" else (in_b, in_a)
     eps_lb = epsilon_lower_bound(k1, n_eval, k2, n_eval, delta=delta, alpha=config.alpha)
     # a zero count would make the plain estimate infinite; count it as half an event instead
-    eps_pt = float(_eps_from_rates(np.array(k1 / n_eval), np.array(max(k2, 0.5) / n_eval), delta))
+    eps_pt = float(epsilon_from_rates(np.array(k1 / n_eval), np.array(max(k2, 0.5) / n_eval), delta))
     violation = epsilon is not None and eps_lb > epsilon + 1e-12
     return AuditResult(
         epsilon_lower=eps_lb, epsilon_point=eps_pt, delta=float(delta), alpha=config.alpha,
@@ -232,7 +233,7 @@ def audit(world_a: Mechanism, world_b: Mechanism, *, delta: float, epsilon: Opti
     """
     config = config or AuditConfig()
     n = config.n_trials
-    step = n if chunk <= 0 else check_int("chunk", chunk, low=1)
+    step = n if chunk <= 0 else check_int("chunk", chunk, low=1, high=MAX_TRIALS)
     xs_a, xs_b = [], []
     bar = None
     if progress:
@@ -262,7 +263,7 @@ def audit_gaussian(*, sensitivity: float, sigma: float, epsilon: float, delta: f
     The exact epsilon of that pair (:func:`gaussian_epsilon`) is stored in ``result.extras["true_epsilon"]``:
     a sound audit stays below it, and an honest certificate is at or above it.
     """
-    check_int("dim", dim, low=1)
+    check_int("dim", dim, low=1, high=MAX_DIM)
     check_positive("sensitivity", sensitivity)
     shift = (float(sensitivity),) + (0.0,) * (dim - 1)
     res = audit(GaussianMechanism(center=shift, sigma=sigma), GaussianMechanism(center=(0.0,) * dim, sigma=sigma),

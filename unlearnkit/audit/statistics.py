@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 from .._validate import SCALE_MAX, SCALE_MIN, check_choice, check_int, check_probability, check_range
-from .bounds import _cp_lower_vec, _cp_upper_vec, _eps_from_rates, epsilon_lower_bound
+from .bounds import cp_lower_many, cp_upper_many, epsilon_from_rates, epsilon_lower_bound
+from ..core import MAX_TRIALS
 
 __all__ = ["AUDIT_STATISTICS", "STATISTIC_ASSUMPTIONS", "Estimate", "estimate", "gdp_epsilon"]
 
@@ -130,7 +131,7 @@ def _descriptive(a: np.ndarray, b: np.ndarray) -> tuple[float, dict[float, float
     return auc, tpr
 
 
-def _best_test(s_a: np.ndarray, s_b: np.ndarray, delta: float, alpha: float, max_thresholds: int):
+def best_threshold_test(s_a: np.ndarray, s_b: np.ndarray, delta: float, alpha: float, max_thresholds: int):
     """Pick (threshold, event, orientation) maximising the CP lower bound on the selection split."""
     n_a, n_b = s_a.size, s_b.size
     pooled = np.concatenate([s_a, s_b])
@@ -142,7 +143,7 @@ def _best_test(s_a: np.ndarray, s_b: np.ndarray, delta: float, alpha: float, max
     best = (-1.0, 0.0, ">", "AB")
     for event, k_a, k_b in ((">", gt_a, gt_b), ("<=", n_a - gt_a, n_b - gt_b)):
         for orient, (ka, na, kb, nb) in (("AB", (k_a, n_a, k_b, n_b)), ("BA", (k_b, n_b, k_a, n_a))):
-            eps = _eps_from_rates(_cp_lower_vec(ka, na, alpha / 2), _cp_upper_vec(kb, nb, alpha / 2), delta)
+            eps = epsilon_from_rates(cp_lower_many(ka, na, alpha / 2), cp_upper_many(kb, nb, alpha / 2), delta)
             i = int(np.argmax(eps))
             if eps[i] > best[0]:
                 best = (float(eps[i]), float(thresholds[i]), event, orient)
@@ -152,20 +153,20 @@ def _best_test(s_a: np.ndarray, s_b: np.ndarray, delta: float, alpha: float, max
 def _cp_split(a, b, delta, alpha, select_fraction, max_thresholds):
     n = min(a.size, b.size)
     n_sel = max(10, min(n - 10, int(round(select_fraction * n))))
-    _, t, event, orient = _best_test(a[:n_sel], b[:n_sel], delta, alpha, max_thresholds)
+    _, t, event, orient = best_threshold_test(a[:n_sel], b[:n_sel], delta, alpha, max_thresholds)
     ea, eb = a[n_sel:n], b[n_sel:n]
     n_eval = ea.size
     in_a = int(np.sum(ea > t)) if event == ">" else int(np.sum(ea <= t))
     in_b = int(np.sum(eb > t)) if event == ">" else int(np.sum(eb <= t))
     k1, k2 = (in_a, in_b) if orient == "AB" else (in_b, in_a)
     lb = epsilon_lower_bound(k1, n_eval, k2, n_eval, delta=delta, alpha=alpha)
-    pt = float(_eps_from_rates(np.array(k1 / n_eval), np.array(max(k2, 0.5) / n_eval), delta))
+    pt = float(epsilon_from_rates(np.array(k1 / n_eval), np.array(max(k2, 0.5) / n_eval), delta))
     ev = f"stat {event} t ({'A over B' if orient == 'AB' else 'B over A'})"
     return dict(epsilon_lower=lb, epsilon_point=pt, threshold=float(t), event=ev, n_select=n_sel, n_eval=n_eval,
                 rate_a=in_a / n_eval, rate_b=in_b / n_eval, n_tests=1)
 
 
-def _ranks(n: int, n_thresholds: int) -> np.ndarray:
+def average_ranks(n: int, n_thresholds: int) -> np.ndarray:
     """Fixed ranks ``k`` (points of the reference world above the threshold): geometric from 0 to n - 1."""
     return np.unique(np.floor(np.geomspace(1, n, n_thresholds)).astype(int)) - 1
 
@@ -182,11 +183,11 @@ def _rank_tests(a, b, alpha_test, n_thresholds):
         for orient, (o, r) in (("A over B", (a, b)), ("B over A", (b, a))):
             so, sr = np.sort(sign * o), np.sort(sign * r)
             n_o, n_r = so.size, sr.size
-            ks = _ranks(n_r, n_thresholds)
+            ks = average_ranks(n_r, n_thresholds)
             t = sr[n_r - ks - 1]
             c = n_o - np.searchsorted(so, t, side="right")
-            lo = _cp_lower_vec(c, n_o, alpha_test / 2)
-            hi = _cp_upper_vec(ks, n_r, alpha_test / 2)
+            lo = cp_lower_many(c, n_o, alpha_test / 2)
+            hi = cp_upper_many(ks, n_r, alpha_test / 2)
             out.append((sign, tail, orient, t, c, ks, n_o, n_r, lo, hi))
     return out
 
@@ -194,7 +195,7 @@ def _rank_tests(a, b, alpha_test, n_thresholds):
 def _fixed_family(a, b, delta, alpha, n_thresholds, gdp: bool):
     from scipy.stats import norm
 
-    n_tests = 2 * (_ranks(a.size, n_thresholds).size + _ranks(b.size, n_thresholds).size)
+    n_tests = 2 * (average_ranks(a.size, n_thresholds).size + average_ranks(b.size, n_thresholds).size)
 
     best = None
     for sign, tail, orient, t, c, ks, n_o, n_r, lo, hi in _rank_tests(a, b, alpha / n_tests, n_thresholds):
@@ -202,10 +203,10 @@ def _fixed_family(a, b, delta, alpha, n_thresholds, gdp: bool):
             with np.errstate(divide="ignore"):
                 score = norm.ppf(1.0 - hi) + norm.ppf(lo)  # mu >= Phi^-1(1 - FPR) - Phi^-1(FNR)
         else:
-            score = _eps_from_rates(lo, hi, delta)
+            score = epsilon_from_rates(lo, hi, delta)
         i = int(np.argmax(score))
         if best is None or score[i] > best[0]:
-            pt = float(_eps_from_rates(np.array(c[i] / n_o), np.array(max(ks[i], 0.5) / n_r), delta))
+            pt = float(epsilon_from_rates(np.array(c[i] / n_o), np.array(max(ks[i], 0.5) / n_r), delta))
             rate_o, rate_r = c[i] / n_o, ks[i] / n_r
             ra, rb = (rate_o, rate_r) if orient == "A over B" else (rate_r, rate_o)
             best = (float(score[i]), pt, dict(threshold=float(sign * t[i]), event=f"stat {tail} t ({orient})",
@@ -240,9 +241,9 @@ def estimate(samples_a: Any, samples_b: Any, *, delta: float, method: str = "cp_
     check_choice("method", method, AUDIT_STATISTICS)
     check_probability("delta", delta, allow_one=False)
     check_probability("alpha", alpha, allow_zero=False, allow_one=False)
-    check_int("n_thresholds", n_thresholds, low=1)
+    check_int("n_thresholds", n_thresholds, low=1, high=MAX_TRIALS)
     check_range("select_fraction", select_fraction, 0.0, 1.0, low_open=True, high_open=True)
-    check_int("max_thresholds", max_thresholds, low=2)
+    check_int("max_thresholds", max_thresholds, low=2, high=MAX_TRIALS)
     a = np.asarray(samples_a, dtype=float).reshape(-1)
     b = np.asarray(samples_b, dtype=float).reshape(-1)
     for name, s in (("samples_a", a), ("samples_b", b)):

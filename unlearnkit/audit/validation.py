@@ -9,6 +9,7 @@ import numpy as np
 from .._validate import check_int, check_positive, check_probability
 from .mechanisms import gaussian_epsilon, gaussian_sigma
 from .statistics import AUDIT_STATISTICS, estimate
+from ..core import MAX_REPEATS, MAX_TRIALS
 
 __all__ = ["validate_statistics"]
 
@@ -27,13 +28,13 @@ def validate_statistics(*, epsilon: float = 1.0, delta: float = 1e-5, n_trials: 
     """
     check_positive("epsilon", epsilon)
     check_probability("delta", delta, allow_zero=False, allow_one=False)
-    check_int("reps", reps, low=1)
+    check_int("reps", reps, low=1, high=MAX_REPEATS)
     check_positive("under_noise", under_noise)
     sigma = gaussian_sigma(1.0, epsilon, delta)
     rng = np.random.default_rng(seed)
     rows = []
     for n in n_trials:
-        n = check_int("n_trials", n, low=20)
+        n = check_int("n_trials", n, low=20, high=MAX_TRIALS)
         lows = {m: [] for m in methods}
         under = {m: 0 for m in methods}
         for _ in range(reps):

@@ -67,7 +67,7 @@ def available_benches() -> dict[str, BenchSpec]:
 def timeit(fn: Callable[[], Any], *, repeat: int = 3, warmup: int = 1) -> float:
     """Best wall time in seconds of ``fn()`` over ``repeat`` runs after ``warmup`` runs (CUDA synchronised when
     CUDA is in use: a CPU run on a machine with a GPU neither waits for nor creates a CUDA context)."""
-    from ..core import _cuda_sync as sync
+    from ..core import cuda_sync as sync
 
     for _ in range(warmup):
         fn()
@@ -84,11 +84,12 @@ def timeit(fn: Callable[[], Any], *, repeat: int = 3, warmup: int = 1) -> float:
 def machine_info() -> dict[str, Any]:
     import torch
 
-    from .. import __version__, device
+    from ..runtime import device
+    from ..runtime import VERSION
 
     dev = device()
     info = {
-        "unlearnkit": __version__,
+        "unlearnkit": VERSION,
         "python": platform.python_version(),
         "torch": torch.__version__,
         "platform": platform.platform(),
@@ -129,7 +130,7 @@ def bench_devices() -> list[str]:
     deliberate choice), else the CPU and, when torch sees CUDA, the GPU as well."""
     import torch
 
-    from .. import device
+    from ..runtime import device
 
     if os.environ.get("UNLEARNKIT_DEVICE"):
         return [str(device())]
@@ -162,11 +163,31 @@ def _side_by_side(per_device: dict[str, list[dict[str, Any]]]) -> list[dict[str,
 
 def run_benches(names: Iterable[str] | None = None, *, quick: bool = False, out: str | os.PathLike | None = None,
                 echo: Callable[[str], None] = print) -> dict[str, Any]:
-    """Run the named benchmarks (all when ``names`` is empty), print tables, optionally write JSON."""
+    """Run the named benchmarks (all when ``names`` is empty), print tables, optionally write JSON to ``out``.
+
+    ``out`` is checked (a new path or a regular file) and locked (:func:`unlearnkit._io.output_lock`: a
+    second run on the same ``out`` in another process raises ``OutputPathError`` naming this one's pid)
+    before any benchmark runs; the lock is held until the JSON is written.
+    """
     benches = available_benches()
     names = list(names or benches)
     for n in names:
         check_choice("bench", n, tuple(benches))
+    if out is None:
+        return _run(benches, names, quick, echo)
+    from .._io import atomic_write_text, ensure_writable_file, json_text, output_lock
+
+    path = ensure_writable_file(out, name="out")
+    with output_lock(path, name="out"):
+        report = _run(benches, names, quick, echo)
+        atomic_write_text(ensure_writable_file(out, name="out"), json_text(report, indent=2, default=str))
+    echo(f"\nwrote {out}")
+    return report
+
+
+def _run(benches: dict[str, BenchSpec], names: list[str], quick: bool,
+         echo: Callable[[str], None]) -> dict[str, Any]:
+    """The benchmarks' report: machine info and, per benchmark, its rows, seconds and devices."""
     report: dict[str, Any] = {"machine": machine_info(), "quick": quick, "benchmarks": {}}
     for n in names:
         spec = benches[n]
@@ -184,9 +205,4 @@ def run_benches(names: Iterable[str] | None = None, *, quick: bool = False, out:
             rows = _side_by_side(runs)
         report["benchmarks"][n] = {"rows": rows, "seconds": time.perf_counter() - t0, "devices": devices}
         echo(format_table(rows))
-    if out is not None:
-        from .._io import atomic_write_text, ensure_writable_file, json_text
-
-        atomic_write_text(ensure_writable_file(out, name="out"), json_text(report, indent=2, default=str))
-        echo(f"\nwrote {out}")
     return report

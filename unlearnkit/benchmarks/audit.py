@@ -3,9 +3,9 @@ the audit statistics on Gaussian mechanisms of known epsilon, and the audit ceil
 
 Rows (``kind``):
 
-- ``"throughput"``: R2D's two worlds on :class:`~unlearnkit.experiments.audit_methods.ToyTask` (train,
+- ``"throughput"``: R2D's two worlds on :class:`~unlearnkit.experiments.audits.methods.ToyTask` (train,
   rewind-and-replay, noise; against retraining plus noise), 10,000 trials per world (2,000 in quick mode),
-  vectorised (:mod:`unlearnkit.experiments.audit_vectorised`) on the CPU and on the GPU when one is present,
+  vectorised (:mod:`unlearnkit.experiments.audits.vectorised`) on the CPU and on the GPU when one is present,
   and the sequential per-trial loop on a few trials; ``trials_per_second`` counts both worlds;
 - ``"validation"``: :func:`unlearnkit.audit.validate_statistics` (a calibrated Gaussian must be refuted in at
   most ``alpha`` of the repetitions, an under-noised one in all);
@@ -29,7 +29,7 @@ from . import register_bench
 def bench_audit(*, quick: bool = False) -> list[dict[str, Any]]:
     from ..audit import validate_statistics
     from ..audit.ceiling import CEILING_STATISTICS, audit_ceiling
-    from ..experiments.audit_vectorised import trials_per_second
+    from ..experiments.audits.vectorised import trials_per_second
 
     rows: list[dict[str, Any]] = []
     n = 2_000 if quick else 10_000
@@ -47,7 +47,7 @@ def bench_audit(*, quick: bool = False) -> list[dict[str, Any]]:
     for s in CEILING_STATISTICS:
         for nt in (100, 1_000, 10_000, 100_000):
             rows.append(dict(kind="ceiling", method=s, n_trials=nt, ceiling=audit_ceiling(nt, s)))
-    for mod, fn in (("audit_canaries", "canary_bench_rows"), ("audit_forgetting", "forgetting_bench_rows")):
+    for mod, fn in (("audits.canaries", "canary_bench_rows"), ("audits.forgetting", "forgetting_bench_rows")):
         try:
             m = importlib.import_module(f"..experiments.{mod}", __package__)
         except ModuleNotFoundError:

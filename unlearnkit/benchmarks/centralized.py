@@ -12,9 +12,9 @@ from . import register_bench
 @register_bench("epochs_to_accuracy", description="noisy fine-tuning vs retraining: epochs to reach a test accuracy "
                                                    "(digits MLP, 10% forgotten, (1, 1e-5) sound)")
 def epochs_to_accuracy_bench(*, quick: bool) -> list[dict]:
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..experiments import centralized_setup
-    from ..experiments.noisy_finetune_lab import accuracy_race, epochs_to_accuracy, nf_profile
+    from ..experiments.noisy_finetune.lab import accuracy_race, epochs_to_accuracy, nf_profile
     from ..methods import noisy_finetune as nf
 
     state, request = centralized_setup(nf_profile("quick"), seed=0)
@@ -39,7 +39,7 @@ def epochs_to_accuracy_bench(*, quick: bool) -> list[dict]:
                                         "(digits softmax regression, noise-free)")
 def r2d_cost_bench(*, quick: bool) -> list[dict]:
     from ..experiments import centralized_setup
-    from ..experiments.descend_rewind_lab import central_profile
+    from ..experiments.descend_rewind.lab import central_profile
     from ..viz.descend_rewind import digits_k_sweep
 
     state, request = centralized_setup(central_profile("quick"), seed=0)
@@ -55,14 +55,14 @@ def retrain_grad_evals(state, request, *, seed: int = 0) -> int:
     """Retraining's gradient evaluations in the sweep: the sizes of the very batches it runs on.
 
     :func:`~unlearnkit.viz.descend_rewind.digits_k_sweep` retrains on
-    :func:`~unlearnkit.coupled.coupled_retrain_batches` (same ``seed``), and
+    :func:`~unlearnkit.experiments.descend_rewind.coupled.coupled_retrain_batches` (same ``seed``), and
     :func:`~unlearnkit.train.run_sgd` charges one gradient evaluation per sample of each batch, so this is that
     run's own ``cost.grad_evals``. Recomputing it as ``steps x batch_size`` is wrong for full-batch profiles
     (``sampling="full"`` ignores the batch size: a step costs the whole retain set).
     """
     import numpy as np
 
-    from ..coupled import coupled_retrain_batches
+    from ..experiments.descend_rewind.coupled import coupled_retrain_batches
 
     batches = coupled_retrain_batches(state, request, rng=np.random.default_rng(seed))
     return int(sum(int(b.numel()) for b in batches))

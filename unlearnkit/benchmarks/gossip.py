@@ -10,6 +10,10 @@ The ``"mix only"`` rows time the gossip round ``X <- W X`` alone on a ring of 12
 64000: the kernel :class:`~unlearnkit.decentral.mixer.GossipKernel` chooses, the dense matmul, and the loop
 written the obvious way (for each client, sum ``w_ij x_j`` over its neighbours; see
 :mod:`unlearnkit.benchmarks.scale`).
+
+The ``"token walk"`` rows run ``10^4`` hops of a token walk written the obvious way against
+:func:`~unlearnkit.decentral.run_token` and :func:`~unlearnkit.decentral.run_walks` (``K`` walks as one tensor),
+with the ratio of hops per second (:mod:`unlearnkit.benchmarks.token_walk`).
 """
 
 from __future__ import annotations
@@ -20,29 +24,30 @@ import torch
 
 from . import register_bench, timeit
 from .scale import mix_loop_rows
+from .token_walk import walk_loop_rows
 
 
 @register_bench("gossip", description="vectorised D-PSGD round vs a per-client loop, digits MLP, N in {8, 32, 128}")
 def bench_gossip(*, quick: bool = False) -> list[dict[str, Any]]:
-    import unlearnkit as uk
+    from .. import runtime as rt
     from ..decentral import ClientSampler, gossip_step, gossip_step_loop
     from ..graphs import mixing_matrix, ring
     from ..models import FlatParams, make_model
 
-    dev = uk.device()
+    dev = rt.device()
     ds = uk.data.load("digits", device=dev)
-    flat = FlatParams(make_model("mlp", ds.input_shape, ds.n_classes, generator=uk.make_generator(0))).to(dev)
+    flat = FlatParams(make_model("mlp", ds.input_shape, ds.n_classes, generator=rt.make_generator(0))).to(dev)
     sizes = [8, 32, 128] + ([512, 1024] if dev.type == "cuda" else [])
     repeat = 2 if quick else 5
     rows = []
     for n in sizes:
         fed = uk.data.partition(ds, n, seed=0)
-        sampler = ClientSampler(ds, fed.client_indices, 32, generator=uk.make_generator(0, dev))
+        sampler = ClientSampler(ds, fed.client_indices, 32, generator=rt.make_generator(0, dev))
         batches = [sampler.sample()[:2]]
         W = torch.tensor(mixing_matrix(ring(n)), dtype=torch.float32, device=dev)
         Ws = W.to_sparse()
         thetas = flat.init().to(dev).expand(n, -1).clone()
-        thetas += 0.01 * torch.randn(thetas.shape, generator=uk.make_generator(1, dev), device=dev)
+        thetas += 0.01 * torch.randn(thetas.shape, generator=rt.make_generator(1, dev), device=dev)
 
         def vec():
             return gossip_step(flat, thetas, batches, W, lr=0.1)[0]
@@ -60,4 +65,4 @@ def bench_gossip(*, quick: bool = False) -> list[dict[str, Any]]:
         rows.append({"N": n, "d": flat.d, "device": str(dev), "threads": torch.get_num_threads(),
                      "vectorized_ms": 1e3 * t_vec, "sparse_ms": 1e3 * t_sp, "loop_ms": 1e3 * t_loop,
                      "speedup": t_loop / t_vec, "max_abs_diff": diff})
-    return rows + mix_loop_rows(dev, quick=quick)
+    return rows + mix_loop_rows(dev, quick=quick) + walk_loop_rows(dev, quick=quick)

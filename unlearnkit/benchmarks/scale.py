@@ -8,7 +8,9 @@ the output every round, whose page faults on the CPU cost about as much as the r
 elementwise memory pass over the ``(N, d)`` parameters (``X.mul_(1.0)``, in place, and ``torch.mul(X, 1.0,
 out=Y)``, which reads ``X`` and writes a second array as a round must) measured in the same run, with the
 round's ratio to each. ``rss_peak_mib`` is the process's peak resident memory so far (it only grows: rows run
-in increasing ``N``); on CUDA ``gpu_peak_mib`` is the allocator's peak for the row.
+in increasing ``N``); on CUDA ``gpu_peak_mib`` is the allocator's peak for the row. The last rows build a 10^4-hop
+RR-DU walk on each size (:func:`walk_route_rows`): its time and traced peak beside the dense transition matrix's
+size it never allocates.
 
 :func:`mix_loop_rows` compares, at ``N = 128``, the chosen kernel with a gossip round written the obvious way
 (for each client, sum ``w_ij x_j`` over its neighbours): ``bench gossip`` prints those rows.
@@ -56,14 +58,14 @@ def plain_gossip_loop(W: Any, X: torch.Tensor) -> torch.Tensor:
 def mix_loop_rows(dev: torch.device, *, quick: bool = False) -> list[dict[str, Any]]:
     """One mixing round on a ring of 128 clients at ``d`` in {1000, 64000}: the chosen kernel, the dense
     matmul and :func:`plain_gossip_loop`, with the speedup of the chosen kernel over the loop."""
-    import unlearnkit as uk
+    from .. import runtime as rt
     from ..decentral.mixer import GossipKernel
     from ..graphs import edge_list, sparse_mixing_matrix
 
     n, rows, repeat = 128, [], 2 if quick else 5
     W = sparse_mixing_matrix(edge_list("ring", n), n)
     for d in (1000, 64000):
-        X = torch.randn((n, d), generator=uk.make_generator(0, dev), device=dev)
+        X = torch.randn((n, d), generator=rt.make_generator(0, dev), device=dev)
         auto, dense = GossipKernel(W, device=dev), GossipKernel(W, kind="dense", device=dev)
         t_auto = timeit(lambda: auto(X), repeat=repeat)
         t_dense = timeit(lambda: dense(X), repeat=repeat)
@@ -78,11 +80,11 @@ def mix_loop_rows(dev: torch.device, *, quick: bool = False) -> list[dict[str, A
 @register_bench("scale", description="sparse W from edge lists, one gossip round at N = 1e2..1e5, d = 1000, "
                                      "against one memory pass over the parameters")
 def bench_scale(*, quick: bool = False) -> list[dict[str, Any]]:
-    import unlearnkit as uk
+    from .. import runtime as rt
     from ..decentral.mixer import GossipKernel
     from ..graphs import edge_list, sparse_mixing_matrix
 
-    dev = uk.device()
+    dev = rt.device()
     d = 1000
     sizes = [100, 1000, 10_000] + ([] if quick else [100_000])
     rows = []
@@ -96,7 +98,7 @@ def bench_scale(*, quick: bool = False) -> list[dict[str, Any]]:
             tracemalloc.stop()
             if dev.type == "cuda":
                 torch.cuda.reset_peak_memory_stats(dev)
-            X = torch.randn((n, d), generator=uk.make_generator(0, dev), device=dev)
+            X = torch.randn((n, d), generator=rt.make_generator(0, dev), device=dev)
             Y = torch.empty_like(X)
             kernel = GossipKernel(W, device=dev)
             repeat = 3 if n >= 100_000 else 5
@@ -113,4 +115,24 @@ def bench_scale(*, quick: bool = False) -> list[dict[str, Any]]:
                 row["gpu_peak_mib"] = torch.cuda.max_memory_allocated(dev) / 2**20
             rows.append(row)
             del X, Y, kernel, W
+    return rows + walk_route_rows(sizes)
+
+
+def walk_route_rows(sizes: list[int], hops: int = 10_000) -> list[dict[str, Any]]:
+    """RR-DU's edge-respecting walk (``u = 0``, ``p = 0.1``) of ``hops`` hops on a random 4-regular edge list of
+    each size: the time and the traced peak memory of building the route (CSR rows, never ``N x N``)."""
+    from ..graphs import edge_list, rrdu_graph_walk
+    import numpy as np
+
+    rows = []
+    for n in sizes:
+        edges = edge_list("random_regular", n, degree=4)
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        rrdu_graph_walk(edges, 0, 0.1, hops, n=n, rng=np.random.default_rng(0))
+        seconds = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        rows.append({"topology": "random_regular", "N": n, "what": f"rrdu_graph_walk, {hops} hops",
+                     "walk_s": seconds, "walk_peak_mib": peak / 2**20, "dense_matrix_mib": 8 * n * n / 2**20})
     return rows

@@ -366,7 +366,7 @@ def load(name: str = "digits", *, device=None, seed: int = 0, download: bool = F
     """
     check_choice("name", name, DATASETS)
     check_int("seed", seed, low=0, high=2**63 - 1)  # numpy refuses negative seeds, torch those past 64 bits
-    from .. import device as resolve_device
+    from ..runtime import device as resolve_device
 
     device = resolve_device(device)  # None: the default; "tpu" or a missing GPU: a clear ValueError now
     if name == "digits":

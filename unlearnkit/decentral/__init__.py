@@ -22,11 +22,12 @@ from .mixer import MIX_KERNELS, GossipKernel
 from .gradient_gossip import (GradientGossipConfig, HistoryCache, RunningSumCache, paper_storage_bytes,
                               run_gradient_gossip)
 from .token import HopContext, TokenConfig, TokenOptimizer, netdp_sigma, run_netdp, run_token
+from .many_walks import Walks, run_walks
 from .gossip import GossipConfig, gossip_step, gossip_step_loop, run_gossip, simulate_averaging
 from .network import Network, SimulatedNetwork
 from .network_steps import LocalProblem, dpsgd_rounds, flooded_correction, gradient_gossip_rounds
 
-__all__ = ["HopContext", "TokenConfig", "TokenOptimizer", "netdp_sigma", "run_netdp", "run_token",
+__all__ = ["HopContext", "TokenConfig", "TokenOptimizer", "netdp_sigma", "run_netdp", "run_token", "Walks", "run_walks",
            "GradientGossipConfig", "HistoryCache", "RunningSumCache", "paper_storage_bytes", "retrain_matrices",
            "run_gradient_gossip",
            "MIX_KERNELS", "GossipKernel",

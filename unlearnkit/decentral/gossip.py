@@ -196,7 +196,7 @@ def run_gossip(flat: Any, federation: Any, network: Any, config: GossipConfig, *
             client_losses[t] = losses.detach().cpu().numpy()
             row = {"round": t + 1, "loss": float(client_losses[t].mean()), "consensus": consensus_distance(thetas)}
             if config.eval_every and ((t + 1) % config.eval_every == 0 or t + 1 == config.rounds):
-                row.update(_evaluate(flat, thetas, dataset))
+                row.update(evaluate_params(flat, thetas, dataset))
                 emit(callback, "eval", t + 1, **{k: v for k, v in row.items() if k != "round"})
             check_finite_params([row["loss"], row["consensus"]], where="run_gossip", setting=config, step=t + 1,
                                 what="client losses or models")
@@ -222,7 +222,7 @@ def client_accuracies(flat: Any, thetas: Tensor, x: Tensor, y: Tensor) -> np.nda
         return torch.stack([(flat.predict(th, x) == y).float().mean() for th in thetas]).cpu().numpy()
 
 
-def _evaluate(flat: Any, thetas: Tensor, dataset: Any) -> dict[str, float]:
+def evaluate_params(flat: Any, thetas: Tensor, dataset: Any) -> dict[str, float]:
     with torch.no_grad():
         avg = (flat.predict(thetas.mean(0), dataset.x_test) == dataset.y_test).float().mean()
     per = client_accuracies(flat, thetas, dataset.x_test, dataset.y_test)

@@ -46,7 +46,7 @@ from ..privacy.trace import flow
 from .correction import RETRAIN_RULES, history_correction, mixing_residuals, retrain_matrices
 from ._engine import (ClientSampler, MixingSource, batched_loss_and_grad, client_indices_of, consensus_distance,
                       init_stack)
-from .gossip import _evaluate
+from .gossip import evaluate_params
 
 __all__ = ["GradientGossipConfig", "run_gradient_gossip", "HistoryCache", "RunningSumCache", "paper_storage_bytes"]
 
@@ -319,7 +319,7 @@ def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: Gradie
             row = {"round": t + 1, "loss": float(client_losses[t][act].mean()),
                    "consensus": consensus_distance(thetas[active])}
             if config.eval_every and ((t + 1) % config.eval_every == 0 or t + 1 == config.rounds):
-                row.update(_evaluate(flat, thetas[active], dataset))
+                row.update(evaluate_params(flat, thetas[active], dataset))
                 emit(callback, "eval", t + 1, **{k: v for k, v in row.items() if k != "round"})
             history.append(row)
             emit(callback, "round", t + 1, loss=row["loss"], consensus=row["consensus"])

@@ -49,7 +49,7 @@ hanging.
 """
 
 from .launch import DistributedRunError, free_port, launch_torchrun, spawn, torchrun_command
-from .network import BACKENDS, Message, MessageLog, ProcessGroupNetwork, WalkResult, init_process_group
+from .network import BACKENDS, Message, MessageLog, PeerLostError, ProcessGroupNetwork, WalkResult, init_process_group
 from .seeds import STREAMS, initial_vector, rank_generator, rank_seed
 from .tasks import (DTYPES, QuadraticHop, flood_task, gossip_averaging, round_matrix, run_sequence, walk_reference,
                     walk_task)
@@ -57,7 +57,7 @@ from .token_sgd import TokenSGDHop, token_sgd_task
 
 __all__ = [
     "DistributedRunError", "free_port", "launch_torchrun", "spawn", "torchrun_command",
-    "BACKENDS", "Message", "MessageLog", "ProcessGroupNetwork", "WalkResult", "init_process_group",
+    "BACKENDS", "Message", "MessageLog", "PeerLostError", "ProcessGroupNetwork", "WalkResult", "init_process_group",
     "STREAMS", "initial_vector", "rank_generator", "rank_seed",
     "DTYPES", "QuadraticHop", "flood_task", "gossip_averaging", "round_matrix", "run_sequence", "walk_reference",
     "walk_task",

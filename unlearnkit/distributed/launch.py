@@ -27,10 +27,13 @@ from typing import Any, Callable, Optional, Sequence
 import torch
 import torch.multiprocessing as mp
 
-from .._validate import check_choice, check_int, check_positive
+from .._validate import Limit, check_choice, check_int, check_positive
 from .network import BACKENDS, ProcessGroupNetwork, init_process_group
 
-__all__ = ["free_port", "spawn", "torchrun_command", "launch_torchrun", "DistributedRunError"]
+__all__ = ["free_port", "spawn", "torchrun_command", "launch_torchrun", "DistributedRunError", "MAX_LOCAL_RANKS"]
+
+#: The most ranks one machine may start: each is a process of about 250 MB (512 of them take 128 GB).
+MAX_LOCAL_RANKS = Limit("MAX_LOCAL_RANKS", 512)
 
 
 class DistributedRunError(RuntimeError):
@@ -53,7 +56,7 @@ def _child(rank: int, n_ranks: int, port: int, backend: str, seed: int, timeout_
     try:
         init_process_group(backend=backend, timeout_s=timeout_s)
         device = f"cuda:{rank}" if backend == "nccl" else "cpu"
-        net = ProcessGroupNetwork(seed=seed, device=device)
+        net = ProcessGroupNetwork(seed=seed, device=device, hosts=[socket.gethostname()] * n_ranks)  # all local
         result = fn(net, *args)
         torch.save(result, out / f"rank{rank}.pt")
     except BaseException:
@@ -101,13 +104,14 @@ def spawn(fn: Callable[..., Any], n_ranks: int, *args: Any, backend: str = "gloo
     ----------
     fn: a module-level function (picklable by name) taking a
         :class:`~unlearnkit.distributed.ProcessGroupNetwork` first.
-    n_ranks: number of processes (clients), >= 1. Each costs about 250 MB and a second or more to start.
+    n_ranks: number of processes (clients), in [1, MAX_LOCAL_RANKS]. Each costs about 250 MB and a second or
+        more to start.
     backend: ``"gloo"`` (CPU) or ``"nccl"`` (one GPU per rank).
     seed: the run's seed (per-rank generators derive from it).
     timeout: wall-clock seconds for the whole run, start-up included.
     comm_timeout: the process group's timeout: a send or receive waiting longer raises on its rank.
     """
-    n_ranks = check_int("n_ranks", n_ranks, low=1)
+    n_ranks = check_int("n_ranks", n_ranks, low=1, high=MAX_LOCAL_RANKS)
     check_choice("backend", backend, BACKENDS)
     check_positive("timeout", timeout)
     check_positive("comm_timeout", comm_timeout)
@@ -158,7 +162,7 @@ def launch_torchrun(n_ranks: int, args: Sequence[str], *, timeout: float = 120.0
     started) is killed and :class:`DistributedRunError` is raised. A non-zero exit raises too, with the
     output's tail. Returns the completed process (``stdout`` holds rank 0's summary).
     """
-    n_ranks = check_int("n_ranks", n_ranks, low=1)
+    n_ranks = check_int("n_ranks", n_ranks, low=1, high=MAX_LOCAL_RANKS)
     check_positive("timeout", timeout)
     cmd = torchrun_command(n_ranks, args)
     full_env = {**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}

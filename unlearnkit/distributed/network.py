@@ -22,12 +22,16 @@ rank's ``(1, ...)`` block, and ``generator(rank, stream)`` is this rank's genera
 
 Every send and receive is recorded in the rank's :class:`MessageLog` (kind, source, destination, round or
 hop, bytes, wall-clock time), the raw material for per-client privacy ledgers built from actual messages.
-A dead peer surfaces as an exception after the process group's timeout, never as a hang.
+A dead peer surfaces as a :class:`PeerLostError` naming this rank, the peer it waited for or sent to, their
+hosts and the operation: at once when the peer's process ended (its connection closes), after the process
+group's timeout when it went silent; never as a hang.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import socket
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import timedelta
@@ -43,15 +47,33 @@ from .._validate import check_choice, check_int, check_positive
 from ..graphs.flood import flood as flood_schedule
 from .seeds import rank_generator
 
-__all__ = ["Message", "MessageLog", "WalkResult", "ProcessGroupNetwork", "init_process_group", "BACKENDS"]
+__all__ = ["Message", "MessageLog", "WalkResult", "ProcessGroupNetwork", "init_process_group", "BACKENDS",
+           "PeerLostError", "comm_failure"]
 
 BACKENDS = ("gloo", "nccl")
 # Tags keep the two patterns apart on the same pair of ranks.
-_TAG_GOSSIP, _TAG_HEADER, _TAG_PAYLOAD, _TAG_FLOOD = 11, 12, 13, 14
+_TAG_GOSSIP, TAG_HEADER, TAG_PAYLOAD, _TAG_FLOOD = 11, 12, 13, 14
 _REDUCTIONS = ("stack", "sum", "mean")
-_TOKEN, _STOP = 0, 1
+TOKEN, STOP = 0, 1
 
 HopFn = Callable[[int, int, Tensor, torch.Generator], Tensor]
+
+
+class PeerLostError(RuntimeError):
+    """A send to or receive from another rank failed: its process ended or it sent nothing within the
+    timeout. The message names this rank and host, the peer rank (and host, where known) and the operation."""
+
+
+def comm_failure(exc: BaseException) -> str:
+    """The cause of a failed send or receive in a few words (gloo's first line, without its source path)."""
+    text = (str(exc).strip().splitlines() or [repr(exc)])[0]
+    text = re.sub(r"^\[[^\]]*\.(cc|cpp|h)(:\d+)?\]\s*", "", text)
+    text = text.split(". This is typically")[0].rstrip(". ")
+    if re.search(r"timed out|timeout", text, re.IGNORECASE):
+        return f"nothing arrived within the timeout ({text})"
+    if re.search(r"reset by peer|closed by peer|broken pipe|connection refused|EOF", text, re.IGNORECASE):
+        return f"its connection closed: the process ended ({text})"
+    return text
 
 
 @dataclass(frozen=True)
@@ -124,9 +146,11 @@ class ProcessGroupNetwork:
     ----------
     seed: the run's seed; this rank's generators come from :func:`~unlearnkit.distributed.rank_generator`.
     device: where tensors live for communication (``"cpu"`` for gloo; ``"cuda:<local rank>"`` for NCCL).
+    hosts: each rank's host name, for the message of a :class:`PeerLostError` (default: only this rank's).
     """
 
-    def __init__(self, *, seed: int = 0, device: str | torch.device = "cpu") -> None:
+    def __init__(self, *, seed: int = 0, device: str | torch.device = "cpu",
+                 hosts: Optional[Sequence[str]] = None) -> None:
         if not dist.is_initialized():
             raise RuntimeError("no process group: call unlearnkit.distributed.init_process_group first")
         self.rank = dist.get_rank()
@@ -134,6 +158,9 @@ class ProcessGroupNetwork:
         self.backend = dist.get_backend()
         self.seed = check_int("seed", seed, low=0)
         self.device = torch.device(device)
+        self.hosts = None if hosts is None else [str(h) for h in hosts]
+        if self.hosts is not None and len(self.hosts) != self.n_clients:
+            raise ValueError(f"hosts has {len(self.hosts)} names; expected one per rank ({self.n_clients})")
         self.reset()
 
     def reset(self) -> None:
@@ -155,6 +182,25 @@ class ProcessGroupNetwork:
         if stream not in self._gens:
             self._gens[stream] = rank_generator(self.seed, self.rank, stream)
         return self._gens[stream]
+
+    def _where(self, rank: int) -> str:
+        if rank == self.rank:
+            return f"rank {rank} (host {socket.gethostname()})"
+        return f"rank {rank}" + (f" (host {self.hosts[rank]})" if self.hosts is not None else "")
+
+    def lost(self, peer: Optional[int], what: str, exc: BaseException) -> PeerLostError:
+        """The :class:`PeerLostError` for a failed ``what`` (e.g. ``"receive of gossip round 3"``) with
+        ``peer`` (``None``: not known)."""
+        who = "a peer" if peer is None else self._where(peer)
+        return PeerLostError(f"{self._where(self.rank)} lost {who} during the {what}: {comm_failure(exc)}")
+
+    def _wait(self, pending: Sequence[tuple[int, str, Any]], what: str) -> None:
+        """Wait for each ``(peer, "send"|"receive", work)``; a failure raises :class:`PeerLostError` naming it."""
+        for peer, kind, work in pending:
+            try:
+                work.wait()
+            except RuntimeError as exc:
+                raise self.lost(peer, f"{kind} of {what}", exc) from None
 
     # ------------------------------------------------------------------ gossip
     def _check_matrix(self, W: Any) -> np.ndarray:
@@ -181,12 +227,11 @@ class ProcessGroupNetwork:
         x = x.detach().contiguous()
         nbytes = x.numel() * x.element_size()
         bufs = {j: torch.empty_like(x) for j in recv_from}
-        reqs = [dist.irecv(bufs[j], src=j, tag=_TAG_GOSSIP) for j in recv_from]
+        reqs = [(j, "receive", dist.irecv(bufs[j], src=j, tag=_TAG_GOSSIP)) for j in recv_from]
         for j in send_to:
-            reqs.append(dist.isend(x, dst=j, tag=_TAG_GOSSIP))
+            reqs.append((j, "send", dist.isend(x, dst=j, tag=_TAG_GOSSIP)))
             self.log.add("gossip", "send", i, j, step, nbytes)
-        for r in reqs:
-            r.wait()
+        self._wait(reqs, f"gossip round {step}")
         for j in recv_from:
             self.log.add("gossip", "recv", j, i, step, nbytes)
         outs = []
@@ -202,28 +247,50 @@ class ProcessGroupNetwork:
 
     # ------------------------------------------------------------------ walk token
     def _send_token(self, theta: Tensor, dst: int, hop: int) -> None:
-        header = torch.tensor([_TOKEN, hop], dtype=torch.int64, device="cpu")  # gloo headers live on the host
-        dist.send(header, dst=dst, tag=_TAG_HEADER)
-        dist.send(theta.detach().contiguous(), dst=dst, tag=_TAG_PAYLOAD)
+        header = torch.tensor([TOKEN, hop], dtype=torch.int64, device="cpu")  # gloo headers live on the host
+        try:
+            dist.send(header, dst=dst, tag=TAG_HEADER)
+            dist.send(theta.detach().contiguous(), dst=dst, tag=TAG_PAYLOAD)
+        except RuntimeError as exc:
+            raise self.lost(dst, f"send of the walk token for hop {hop}", exc) from None
         self.log.add("token", "send", self.rank, dst, hop, theta.numel() * theta.element_size() + 16)
 
     def _send_stop(self, hop: int) -> None:
-        header = torch.tensor([_STOP, hop], dtype=torch.int64, device="cpu")
+        header = torch.tensor([STOP, hop], dtype=torch.int64, device="cpu")
         for j in range(self.n_clients):
             if j != self.rank:
-                dist.send(header, dst=j, tag=_TAG_HEADER)
+                try:
+                    dist.send(header, dst=j, tag=TAG_HEADER)
+                except RuntimeError as exc:
+                    raise self.lost(j, f"send of the walk's stop after hop {hop}", exc) from None
                 self.log.add("stop", "send", self.rank, j, hop, 16)
 
-    def _recv_any(self, template: Tensor) -> tuple[int, int, Optional[Tensor]]:
-        """Wait for the next header from any rank: ``(src, hop, theta)``, ``theta`` ``None`` on stop."""
+    def _expected(self, route: Sequence[int], after: int) -> tuple[int, str]:
+        """Who sends this rank its next walk message after hop ``after``, and what it is, by the route."""
+        for t in range(after + 1, len(route)):
+            if route[t] == self.rank and route[t - 1] != self.rank:
+                return route[t - 1], f"walk token for hop {t}"
+        return route[-1], "walk's stop"
+
+    def _recv_any(self, template: Tensor, route: Sequence[int] = (), after: int = 0
+                  ) -> tuple[int, int, Optional[Tensor]]:
+        """Wait for the next header from any rank: ``(src, hop, theta)``, ``theta`` ``None`` on stop. A failure
+        names the rank the route says sends next (the holder before it may be the one lost)."""
         header = torch.empty(2, dtype=torch.int64, device="cpu")
-        src = dist.recv(header, src=None, tag=_TAG_HEADER)
+        try:
+            src = dist.recv(header, src=None, tag=TAG_HEADER)
+        except RuntimeError as exc:
+            peer, what = self._expected(route, after) if len(route) else (None, "walk token")
+            raise self.lost(peer, f"receive of the {what}", exc) from None
         kind, hop = int(header[0]), int(header[1])
-        if kind == _STOP:
+        if kind == STOP:
             self.log.add("stop", "recv", src, self.rank, hop, 16)
             return src, hop, None
         theta = torch.empty_like(template)
-        dist.recv(theta, src=src, tag=_TAG_PAYLOAD)
+        try:
+            dist.recv(theta, src=src, tag=TAG_PAYLOAD)
+        except RuntimeError as exc:
+            raise self.lost(src, f"receive of the walk token for hop {hop}", exc) from None
         self.log.add("token", "recv", src, self.rank, hop, theta.numel() * theta.element_size() + 16)
         return src, hop, theta
 
@@ -250,7 +317,7 @@ class ProcessGroupNetwork:
         holding, t, theta = route[0] == self.rank, 0, template.clone()
         while True:
             if not holding:
-                _, t, theta = self._recv_any(template)
+                _, t, theta = self._recv_any(template, route, t)
                 if theta is None:
                     return WalkResult(self.rank, None, hops, False, time.perf_counter() - start)
             theta = hop(t, self.rank, theta, self.noise).detach()
@@ -307,14 +374,13 @@ class ProcessGroupNetwork:
         nbytes = msg.numel() * msg.element_size()
         for h in range(1, max(hops.values()) + 2):
             bufs = {u: torch.empty_like(msg) for u in nbrs if hops[u] == h - 1 and parent[u] != r}
-            reqs = [dist.irecv(b, src=u, tag=_TAG_FLOOD) for u, b in bufs.items()]
+            reqs = [(u, "receive", dist.irecv(b, src=u, tag=_TAG_FLOOD)) for u, b in bufs.items()]
             if hops[r] == h - 1:
                 for v in nbrs:
                     if v != parent[r]:
-                        reqs.append(dist.isend(held, dst=v, tag=_TAG_FLOOD))
+                        reqs.append((v, "send", dist.isend(held, dst=v, tag=_TAG_FLOOD)))
                         self.log.add("flood", "send", r, v, step, nbytes)
-            for q in reqs:
-                q.wait()
+            self._wait(reqs, f"flood from client {source}, hop {h}")
             for u in bufs:
                 self.log.add("flood", "recv", u, r, step, nbytes)
             if hops[r] == h:

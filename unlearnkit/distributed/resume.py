@@ -35,7 +35,7 @@ from torch import Tensor
 
 from .._validate import check_int
 from .checkpoint_file import RunIdentity, read_checkpoint, write_checkpoint
-from .network import _STOP, _TAG_HEADER, _TAG_PAYLOAD, _TOKEN, HopFn, Message, ProcessGroupNetwork, WalkResult
+from .network import STOP, TAG_HEADER, TAG_PAYLOAD, TOKEN, HopFn, Message, ProcessGroupNetwork, WalkResult
 
 __all__ = ["resumable_walk", "latest_checkpoint", "resumable_walk_task"]
 
@@ -82,21 +82,21 @@ def _announce(net: ProcessGroupNetwork, h: int) -> None:
     header = torch.tensor([_CHECKPOINT, h], dtype=torch.int64, device="cpu")
     for j in range(net.n_clients):
         if j != net.rank:
-            dist.send(header, dst=j, tag=_TAG_HEADER)
+            dist.send(header, dst=j, tag=TAG_HEADER)
             net.log.add("checkpoint", "send", net.rank, j, h, 16)
 
 
 def _receive(net: ProcessGroupNetwork, template: Tensor) -> tuple[int, int, Optional[Tensor]]:
     """The next header from any rank: ``(kind, hop, theta)``; ``theta`` only with a token."""
     header = torch.empty(2, dtype=torch.int64, device="cpu")
-    src = dist.recv(header, src=None, tag=_TAG_HEADER)
+    src = dist.recv(header, src=None, tag=TAG_HEADER)
     kind, h = int(header[0]), int(header[1])
-    if kind == _TOKEN:
+    if kind == TOKEN:
         theta = torch.empty_like(template)
-        dist.recv(theta, src=src, tag=_TAG_PAYLOAD)
+        dist.recv(theta, src=src, tag=TAG_PAYLOAD)
         net.log.add("token", "recv", src, net.rank, h, theta.numel() * theta.element_size() + 16)
         return kind, h, theta
-    net.log.add("stop" if kind == _STOP else "checkpoint", "recv", src, net.rank, h, 16)
+    net.log.add("stop" if kind == STOP else "checkpoint", "recv", src, net.rank, h, 16)
     return kind, h, None
 
 
@@ -163,7 +163,7 @@ def resumable_walk(net: ProcessGroupNetwork, route: Sequence[int], theta0: Tenso
     while True:
         if not holding:
             kind, h, received = _receive(net, template)
-            if kind == _STOP:
+            if kind == STOP:
                 return WalkResult(net.rank, None, hops, False, time.perf_counter() - start)
             if kind == _CHECKPOINT:
                 _checkpoint(net, folder, h, who, None, hops, hop)

@@ -20,13 +20,20 @@ With ``--out DIR`` every rank writes ``DIR/rank<r>.pt`` (its result and message 
 JSON line: ranks, task, median ms per gossip round (the slowest rank's median), or for the walk ms per hop
 and per move (hops where the token changed hands; hop computation included), messages and bytes sent,
 the largest peak resident memory of a rank (MB).
+
+A rank that cannot reach its peers ends with one line on stderr and exit code 1, not a traceback: a process
+group that does not form within ``--timeout`` says how many ranks joined and where; a peer lost during the
+task (its process ended, or it sent nothing within ``--timeout``) is named by rank and host, with the
+operation (:class:`~unlearnkit.distributed.network.PeerLostError`).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
+import socket
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -39,9 +46,9 @@ from .._io import json_text
 from ..graphs.dynamic import DYNAMIC_TOPOLOGIES, make_schedule
 from ..graphs.topology import TOPOLOGIES, make_graph
 from ..graphs.walks import rrdu_route, uniform_route
-from .network import BACKENDS, ProcessGroupNetwork, init_process_group
+from .network import BACKENDS, PeerLostError, ProcessGroupNetwork, comm_failure, init_process_group
 from .resume import resumable_walk_task
-from .tasks import DTYPES, QuadraticHop, _median_ms, flood_task, gossip_averaging, walk_task
+from .tasks import DTYPES, QuadraticHop, median_ms, flood_task, gossip_averaging, walk_task
 
 __all__ = ["parse_args", "worker_main"]
 
@@ -141,59 +148,103 @@ def _route(a: argparse.Namespace, n: int) -> np.ndarray:
     return uniform_route(n, a.hops, rng=rng)
 
 
+def _join(a: argparse.Namespace) -> Optional[str]:
+    """Join the process group; ``None``, or the reason it did not form, in words naming the ranks and flag."""
+    rank, world = os.environ.get("RANK", "?"), os.environ.get("WORLD_SIZE", "?")
+    where = f"{os.environ.get('MASTER_ADDR', '?')}:{os.environ.get('MASTER_PORT', '?')}"
+    try:
+        init_process_group(backend=a.backend, timeout_s=a.timeout)
+    except RuntimeError as exc:   # torch's DistStoreError / DistNetworkError, or the missing variables
+        if "environment variables" in str(exc):
+            return str(exc)
+        joined = re.search(r"(\d+)/(\d+) clients joined", str(exc))
+        who = (f"only {joined.group(1)} of {joined.group(2)} ranks joined" if joined else
+               f"rank {rank} could not reach rank 0's rendezvous" if rank != "0" else "the ranks did not all join")
+        return (f"rank {rank} of {world} (host {socket.gethostname()}): the process group at {where} did not form "
+                f"within --timeout={a.timeout:g} s: {who} ({(str(exc).strip().splitlines() or [''])[0]}); start "
+                f"every rank (RANK 0 to "
+                f"{world if world == '?' else int(world) - 1}) with the same MASTER_ADDR and MASTER_PORT")
+    return None
+
+
 def worker_main(argv: Optional[Sequence[str]] = None) -> int:
-    """Join the process group from the environment, run the task, write results, print rank 0's summary."""
+    """Join the process group from the environment, run the task, write results, print rank 0's summary.
+
+    Returns 0; 1 (after one line on stderr) when the group does not form or a peer is lost.
+    """
     a = parse_args(argv)
     torch.set_num_threads(1)
-    init_process_group(backend=a.backend, timeout_s=a.timeout)
-    local = int(os.environ.get("LOCAL_RANK", "0"))
+    problem = _join(a)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr, flush=True)
+        return 1
     try:
-        net = ProcessGroupNetwork(seed=a.seed, device=f"cuda:{local}" if a.backend == "nccl" else "cpu")
-        n = net.n_clients
-        if a.task == "gossip":
-            network = (make_schedule(a.schedule, n, seed=a.seed) if a.schedule
-                       else make_graph(a.topology, n, seed=a.seed))
-            res = gossip_averaging(net, network, a.rounds, a.dim, rule=a.rule, dtype=a.dtype)
-            mine = {"ms_per_round": _median_ms(res["round_seconds"])}
-        elif a.task == "flood":
-            sources = None if a.sources is None else _clients("sources", a.sources)
-            res = flood_task(net, make_graph(a.topology, n, seed=a.seed), a.dim, sources=sources, reduce=a.reduce,
-                             dtype=a.dtype)
-            mine = {"seconds": res["seconds"]}
-        else:
-            route = _route(a, n)
-            hop = QuadraticHop(seed=a.seed, dim=a.dim, lr=a.lr, sigma=a.sigma, noisy=(a.u,))
-            if a.checkpoint_dir is None:
-                res = walk_task(net, route, hop, dtype=a.dtype)
-            else:
-                res = resumable_walk_task(net, route, hop, str(a.checkpoint_dir), a.every, a.resume,
-                                          DTYPES[a.dtype])
-            mine = {"seconds": res["seconds"], "hops": len(route)}
-        mine.update(messages=len(net.log.sent()), bytes=net.log.bytes_sent(), moves=len(net.log.sent("token")),
-                    rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-        if a.out is not None:
-            a.out.mkdir(parents=True, exist_ok=True)
-            torch.save(res, a.out / f"rank{net.rank}.pt")
-        gathered: list = [None] * n if net.rank == 0 else None  # type: ignore[assignment]
-        dist.gather_object(mine, gathered, dst=0)
-        if net.rank == 0:
-            summary = {"task": a.task, "ranks": n, "backend": a.backend, "dim": a.dim,
-                       "messages": sum(g["messages"] for g in gathered), "bytes": sum(g["bytes"] for g in gathered),
-                       "peak_rss_mb_per_rank": max(g["rss_mb"] for g in gathered)}
-            if a.task == "gossip":
-                summary.update(rounds=a.rounds, topology=a.schedule or a.topology,
-                               ms_per_round=max(g["ms_per_round"] for g in gathered))
-            elif a.task == "flood":
-                summary.update(topology=a.topology, reduce=a.reduce,
-                               ms_per_flood=1e3 * max(g["seconds"] for g in gathered))
-            else:
-                wall = max(g["seconds"] for g in gathered)
-                moves = sum(g["moves"] for g in gathered)
-                summary.update(hops=mine["hops"], moves=moves, ms_per_hop=1e3 * wall / max(mine["hops"], 1),
-                               ms_per_move=1e3 * wall / max(moves, 1))
-            print(json_text(summary, indent=None), flush=True)
+        return _work(a)
+    except PeerLostError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 1
     finally:
         dist.destroy_process_group()
+
+
+def _work(a: argparse.Namespace) -> int:
+    """The task on a joined process group (see :func:`worker_main`)."""
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    hosts: Optional[list] = None
+    if a.backend == "gloo":   # every rank's host, for naming a lost peer (NCCL would need each rank's device set)
+        hosts = [None] * dist.get_world_size()
+        try:
+            dist.all_gather_object(hosts, socket.gethostname())
+        except RuntimeError as exc:
+            raise PeerLostError(f"rank {dist.get_rank()} (host {socket.gethostname()}) lost a peer during the "
+                                f"exchange of host names: {comm_failure(exc)}") from None
+    net = ProcessGroupNetwork(seed=a.seed, device=f"cuda:{local}" if a.backend == "nccl" else "cpu", hosts=hosts)
+    n = net.n_clients
+    if a.task == "gossip":
+        network = (make_schedule(a.schedule, n, seed=a.seed) if a.schedule
+                   else make_graph(a.topology, n, seed=a.seed))
+        res = gossip_averaging(net, network, a.rounds, a.dim, rule=a.rule, dtype=a.dtype)
+        mine = {"ms_per_round": median_ms(res["round_seconds"])}
+    elif a.task == "flood":
+        sources = None if a.sources is None else _clients("sources", a.sources)
+        res = flood_task(net, make_graph(a.topology, n, seed=a.seed), a.dim, sources=sources, reduce=a.reduce,
+                         dtype=a.dtype)
+        mine = {"seconds": res["seconds"]}
+    else:
+        route = _route(a, n)
+        hop = QuadraticHop(seed=a.seed, dim=a.dim, lr=a.lr, sigma=a.sigma, noisy=(a.u,))
+        if a.checkpoint_dir is None:
+            res = walk_task(net, route, hop, dtype=a.dtype)
+        else:
+            res = resumable_walk_task(net, route, hop, str(a.checkpoint_dir), a.every, a.resume,
+                                      DTYPES[a.dtype])
+        mine = {"seconds": res["seconds"], "hops": len(route)}
+    mine.update(messages=len(net.log.sent()), bytes=net.log.bytes_sent(), moves=len(net.log.sent("token")),
+                rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    if a.out is not None:
+        a.out.mkdir(parents=True, exist_ok=True)
+        torch.save(res, a.out / f"rank{net.rank}.pt")
+    gathered: list = [None] * n if net.rank == 0 else None  # type: ignore[assignment]
+    try:
+        dist.gather_object(mine, gathered, dst=0)
+    except RuntimeError as exc:
+        raise net.lost(0 if net.rank else None, "gather of the ranks' summaries", exc) from None
+    if net.rank == 0:
+        summary = {"task": a.task, "ranks": n, "backend": a.backend, "dim": a.dim,
+                   "messages": sum(g["messages"] for g in gathered), "bytes": sum(g["bytes"] for g in gathered),
+                   "peak_rss_mb_per_rank": max(g["rss_mb"] for g in gathered)}
+        if a.task == "gossip":
+            summary.update(rounds=a.rounds, topology=a.schedule or a.topology,
+                           ms_per_round=max(g["ms_per_round"] for g in gathered))
+        elif a.task == "flood":
+            summary.update(topology=a.topology, reduce=a.reduce,
+                           ms_per_flood=1e3 * max(g["seconds"] for g in gathered))
+        else:
+            wall = max(g["seconds"] for g in gathered)
+            moves = sum(g["moves"] for g in gathered)
+            summary.update(hops=mine["hops"], moves=moves, ms_per_hop=1e3 * wall / max(mine["hops"], 1),
+                           ms_per_move=1e3 * wall / max(moves, 1))
+        print(json_text(summary, indent=None), flush=True)
     return 0
 
 

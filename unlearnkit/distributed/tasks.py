@@ -143,6 +143,6 @@ def run_sequence(net: ProcessGroupNetwork, calls: Sequence[tuple[Any, tuple, dic
     return out
 
 
-def _median_ms(seconds: Sequence[float]) -> float:
+def median_ms(seconds: Sequence[float]) -> float:
     """Median of a list of durations, in milliseconds (``nan`` when empty)."""
     return float(np.median(seconds) * 1e3) if len(seconds) else math.nan

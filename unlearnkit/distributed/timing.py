@@ -28,7 +28,7 @@ from ..graphs.topology import make_graph
 from .launch import spawn
 from .network import BACKENDS, ProcessGroupNetwork
 from .seeds import initial_vector, rank_generator
-from .tasks import QuadraticHop, _median_ms
+from .tasks import QuadraticHop, median_ms
 
 __all__ = ["pick_backend", "ring_route", "timing_task", "simulator_times", "compare_runtimes", "message_table"]
 
@@ -77,7 +77,7 @@ def timing_task(net: ProcessGroupNetwork, dims: Sequence[int], rounds: int, hops
                                       QuadraticHop(seed=net.seed, dim=int(d))).seconds)
             walk_s = min(walks)
         net.reset()
-        per_dim.append({"d": int(d), "round_ms": _median_ms(seconds), "x": x.cpu(), "walk_s": walk_s})
+        per_dim.append({"d": int(d), "round_ms": median_ms(seconds), "x": x.cpu(), "walk_s": walk_s})
     return {"rank": net.rank, "rss_start_mb": rss_start, "rss_mb": _rss_mb(), "per_dim": per_dim}
 
 
@@ -101,7 +101,7 @@ def simulator_times(n_clients: int, d: int, rounds: int, hops: int, *, seed: int
     for t, v in enumerate(ring_route(n_clients, hops)):
         theta = hop(t, v, theta, gens[v])
     hop_s = time.perf_counter() - start
-    return {"round_ms": _median_ms(seconds), "X": X.cpu(), "hop_ms": 1e3 * hop_s / hops}
+    return {"round_ms": median_ms(seconds), "X": X.cpu(), "hop_ms": 1e3 * hop_s / hops}
 
 
 def compare_runtimes(n_ranks: int, dims: Sequence[int] = (1_000, 10_000), *, rounds: int = 10, hops: int = 20,

@@ -6,19 +6,19 @@ import math
 from typing import Any, Optional
 
 
-def _verdict(ok: bool, text: str) -> bool:
+def verdict(ok: bool, text: str) -> bool:
     print(("Correct. " if ok else "Not yet. ") + text)
     return ok
 
 
-def _needs_answer(answer: Any) -> bool:
+def needs_answer(answer: Any) -> bool:
     if answer is None:
         print("Write your answer in place of None, then run the cell again.")
         return True
     return False
 
 
-def _number(answer: Any, what: str) -> Optional[float]:
+def as_number(answer: Any, what: str) -> Optional[float]:
     try:
         if isinstance(answer, bool):  # True would read as 1.0: a yes/no is not a number
             raise TypeError
@@ -32,7 +32,7 @@ def _number(answer: Any, what: str) -> Optional[float]:
     return x
 
 
-def _name(answer: Any) -> str:
+def exercise_name(answer: Any) -> str:
     """A name answer, normalised: lower case, spaces, dashes and parentheses folded to one underscore."""
     text = str(answer).strip().lower()
     for ch in " -()/.,":

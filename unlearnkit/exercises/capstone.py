@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import _name, _needs_answer, _verdict
+from ._common import exercise_name, needs_answer, verdict
 
 __all__ = ["check_deployment"]
 
@@ -46,12 +46,12 @@ def check_deployment(answer: Any) -> bool:
     defensible answer (R2D or D2D with aggregation, noisy fine-tuning, RR-DU exact, retraining); the checker
     accepts those, explains the trade-off of each, and gives the measured reason against the others. It
     checks the choice only: your three sentences are yours to defend."""
-    if _needs_answer(answer):
+    if needs_answer(answer):
         return False
-    key = _ALIASES.get(_name(answer))
+    key = _ALIASES.get(exercise_name(answer))
     if key in _DEFENSIBLE:
-        return _verdict(True, f"{answer!s}: {_DEFENSIBLE[key]}")
+        return verdict(True, f"{answer!s}: {_DEFENSIBLE[key]}")
     if key in _WRONG:
-        return _verdict(False, _WRONG[key])
-    return _verdict(False, f"{answer!r} is not a method of the course: one of r2d, d2d, noisy_finetune, "
+        return verdict(False, _WRONG[key])
+    return verdict(False, f"{answer!r} is not a method of the course: one of r2d, d2d, noisy_finetune, "
                            "rrdu_exact, rrdu, newton, pdudt, retrain.")

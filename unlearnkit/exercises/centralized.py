@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._common import _needs_answer, _number, _verdict
+from ._common import needs_answer, as_number, verdict
 
 __all__ = ["check_rewind_depth", "check_small_sigma_settings"]
 
@@ -22,21 +22,21 @@ def check_rewind_depth(answer: Any, *, steps: int = R2D_STEPS) -> bool:
     the contraction per step is 0.996 and the Markov factor ``2/delta`` keeps sigma above 1 until the rewind
     is a full retraining.
     """
-    if _needs_answer(answer):
+    if needs_answer(answer):
         return False
-    k = _number(answer, "K")
+    k = as_number(answer, "K")
     if k is None:
         return False
     if k == steps:
-        return _verdict(True, f"K = {steps} = T: 100% of the training cost. With a contraction of 0.996 per step "
+        return verdict(True, f"K = {steps} = T: 100% of the training cost. With a contraction of 0.996 per step "
                               "and the Markov factor 2/delta = 2e5, R2D saves nothing under this certificate.")
     if 0 < k <= 1:
-        return _verdict(False, f"{k:g} looks like the fraction: answer K, the number of rewound steps "
+        return verdict(False, f"{k:g} looks like the fraction: answer K, the number of rewound steps "
                                f"(the fraction is K / {steps}).")
     if k < steps:
-        return _verdict(False, f"At K = {k:g} the uncapped sigma is still above 1: compute "
+        return verdict(False, f"At K = {k:g} the uncapped sigma is still above 1: compute "
                                "dr.descend_rewind_sigma(d1, 1.0, 1e-5) at your K, and keep the loop going to T.")
-    return _verdict(False, f"K cannot exceed the T = {steps} training steps (rewinding past the start is retraining).")
+    return verdict(False, f"K cannot exceed the T = {steps} training steps (rewinding past the start is retraining).")
 
 
 def check_small_sigma_settings(answer: Any, *, d: int = 2410) -> bool:
@@ -44,7 +44,7 @@ def check_small_sigma_settings(answer: Any, *, d: int = 2410) -> bool:
     is below 0.02 with ``T <= 100``; recomputed with ``calibration_summary``, which also gives the noise norm
     for ``d`` parameters and the surviving signal ``C0 (1 - gamma lam)^T`` that the verdict compares.
     """
-    if _needs_answer(answer):
+    if needs_answer(answer):
         return False
     keys = ("C0", "C1", "gamma", "lam", "T")
     try:
@@ -53,19 +53,19 @@ def check_small_sigma_settings(answer: Any, *, d: int = 2410) -> bool:
         print("Not yet. Pass a dict {'C0': ..., 'C1': ..., 'gamma': ..., 'lam': ..., 'T': ...} of numbers.")
         return False
     if vals["T"] > 100 or vals["T"] < 1 or vals["T"] != int(vals["T"]):
-        return _verdict(False, f"T = {answer['T']!r}: the exercise asks for a whole number of noisy steps, 1 to 100.")
-    from ..experiments.noisy_finetune_lab import calibration_summary
+        return verdict(False, f"T = {answer['T']!r}: the exercise asks for a whole number of noisy steps, 1 to 100.")
+    from ..experiments.noisy_finetune.lab import calibration_summary
 
     try:
         s = calibration_summary(1.0, 1e-5, C0=vals["C0"], C1=vals["C1"], gamma=vals["gamma"], lam=vals["lam"],
                                 T=int(vals["T"]), d=d)
     except (ValueError, ArithmeticError) as err:
-        return _verdict(False, f"These settings are refused: {err}. Keep gamma*lam below 1 and all of them positive.")
+        return verdict(False, f"These settings are refused: {err}. Keep gamma*lam below 1 and all of them positive.")
     sigma = float(s["sigma_sound"])
     if sigma >= 0.02:
-        return _verdict(False, f"sound sigma = {sigma:.4f} >= 0.02. Small C1/lam is the lever: with lam > 0 the C0 "
+        return verdict(False, f"sound sigma = {sigma:.4f} >= 0.02. Small C1/lam is the lever: with lam > 0 the C0 "
                                "term decays like (1 - gamma lam)^T and sigma^2 tends to gamma C1^2 / (lam rho*).")
-    return _verdict(True, f"sound sigma = {sigma:.4f}; the noise norm is {s['noise_norm']:.3g} against a surviving "
+    return verdict(True, f"sound sigma = {sigma:.4f}; the noise norm is {s['noise_norm']:.3g} against a surviving "
                           f"signal of {s['signal_norm']:.3g} (C0 = {vals['C0']:g}): the noise dwarfs what is left "
                           "of the model, which is forgotten entirely, and every noisy step moves it by at most "
                           "gamma*C1.")

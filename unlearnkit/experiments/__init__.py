@@ -3,7 +3,7 @@
 Imports run one way: ``viz -> experiments -> methods -> {privacy, decentral, graphs} -> core``. The methods
 know nothing of experiments; the table of runnable experiments is :data:`registry.METHODS`.
 
-The names below are imported on first use: ``import unlearnkit.experiments.privacy_lab`` (notebook 02's
+The names below are imported on first use: ``import unlearnkit.experiments.labs.privacy`` (notebook 02's
 calculators) must not pay for torch, which ``centralized`` needs as soon as it defines its profiles.
 """
 

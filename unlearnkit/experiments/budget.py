@@ -47,6 +47,7 @@ from .._io import atomic_write_text, json_text
 from .._validate import check_choice, check_int, check_range
 from .contract import RELEASED_KEY, cost_saved, json_safe
 from .registry import METHODS, get_method
+from ..core import MAX_SEED, MAX_STEPS
 
 __all__ = ["BUDGET_PATH", "BUDGET_SEEDS", "FAMILY", "LABELS", "equal_steps", "budget_retrain", "measure_seed",
            "measure_budget", "t_interval", "label", "summarize", "write_budget", "load_budget", "budget_rows",
@@ -77,44 +78,44 @@ LABELS = {"better": "better than retraining with the same budget on this task",
 def equal_steps(grad_evals: float, retrain_grad_evals: float, full_steps: int) -> int:
     """Steps of a procedure whose ``full_steps`` cost ``retrain_grad_evals`` that spend ``grad_evals``
     (rounded to the nearest step, at least one)."""
-    check_int("full_steps", full_steps, low=1)
+    check_int("full_steps", full_steps, low=1, high=MAX_STEPS)
     if not retrain_grad_evals or retrain_grad_evals <= 0:
         raise ValueError(f"retrain_grad_evals={retrain_grad_evals!r} is out of range: expected > 0")
     check_range("grad_evals", float(grad_evals), 0.0, math.inf)
     return max(1, int(round(full_steps * float(grad_evals) / float(retrain_grad_evals))))
 
 
-def _train_config(name: str):
+def _train_config(name: str, profile: str = "quick"):
     """The SGD config of a centralized method's profile (what its full retraining runs)."""
     from .centralized import CENTRAL_PROFILES
-    from .descend_rewind_lab import central_profile
-    from .noisy_finetune_lab import nf_profile
+    from .descend_rewind.lab import central_profile
+    from .noisy_finetune.lab import nf_profile
 
     fam = FAMILY[name]
     if fam == "central":
-        return CENTRAL_PROFILES["quick"].train
+        return CENTRAL_PROFILES[profile].train
     if fam == "descend_rewind":
-        return central_profile("quick").train
-    return nf_profile("quick").train
+        return central_profile(profile).train
+    return nf_profile(profile).train
 
 
-def _central_budget(name: str, released: Any, grad_evals: int, seed: int) -> dict[str, Any]:
+def _central_budget(name: str, released: Any, grad_evals: int, seed: int, profile: str = "quick") -> dict[str, Any]:
     """SGD from a fresh initialisation on the retained rows of the released run's dataset."""
     import numpy as np
 
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..evaluate import accuracy
-    from ..models import _init_from_generator
+    from ..models import init_from_generator
     from ..train import run_sgd
 
     ds, request = released.dataset, released.request
     x, y = ds.train_subset(request.retain(np.arange(ds.n_train)))
-    cfg = _train_config(name)
+    cfg = _train_config(name, profile)
     per_step = x.shape[0] if cfg.sampling == "full" else cfg.batch_size
     steps = max(1, int(round(grad_evals / per_step)))
     flat = copy.deepcopy(released.flat)  # a fresh draw of the same family; the run's own flat stays as it is
     gen = make_generator(seed + 3)
-    _init_from_generator(flat.module, gen)
+    init_from_generator(flat.module, gen)
     init = flat.init().to(x.device)
     theta, cost, _ = run_sgd(flat, init, x, y, replace(cfg, steps=steps, checkpoint_every=0), generator=gen)
     return {"procedure": f"SGD from a fresh init ({'full batch' if cfg.sampling == 'full' else f'batch {per_step}'}"
@@ -124,9 +125,9 @@ def _central_budget(name: str, released: Any, grad_evals: int, seed: int) -> dic
 
 
 def _walk_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[str, Any]:
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..methods.rrdu.baselines import RetrainWalk
-    from .rrdu_lab import RRDU_PROFILES, build_world
+    from .rrdu.lab import RRDU_PROFILES, build_world
 
     setup = RRDU_PROFILES["quick"]
     world = build_world(setup, seed=seed, retrain=False)
@@ -139,11 +140,11 @@ def _walk_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[st
 
 
 def _newton_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[str, Any]:
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..evaluate import accuracy, consensus
     from ..methods.newton.training import GossipRetrain, GossipRetrainConfig
-    from .newton_frontier import frontier_world
-    from .newton_lab import NEWTON_PROFILES
+    from .newton.frontier import frontier_world
+    from .newton.lab import NEWTON_PROFILES
 
     prof = NEWTON_PROFILES["quick"]
     s = replace(prof.sound_setting, n_clients=prof.n_clients, seed=seed)
@@ -157,13 +158,14 @@ def _newton_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[
             "test_acc": accuracy(w["flat"], consensus(res.params), ds.x_test, ds.y_test)}
 
 
-def _pdudt_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[str, Any]:
-    from .. import make_generator
+def _pdudt_budget(grad_evals: int, retrain_grad_evals: int, seed: int, profile: str = "quick",
+                  overrides: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+    from ..runtime import make_generator
     from ..decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
     from ..evaluate import accuracy
-    from .pdudt_frontier import CERTIFIED_PROFILES, CertifiedPDUDT, certified_world
+    from .pdudt.frontier import CERTIFIED_PROFILES, CertifiedPDUDT, certified_world
 
-    exp = CertifiedPDUDT(**{**CERTIFIED_PROFILES["quick"], "seed": seed})
+    exp = CertifiedPDUDT(**{**CERTIFIED_PROFILES[profile], "seed": seed, **dict(overrides or {})})
     w = certified_world(exp)
     rounds = equal_steps(grad_evals, retrain_grad_evals, exp.t1)
     cfg = GradientGossipConfig(rounds=rounds, lr=exp.lr, batch_size=exp.batch_size, local_steps=exp.local_steps,
@@ -177,30 +179,37 @@ def _pdudt_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[s
             "test_acc": accuracy(w["flat"], st.params[keep].mean(0), ds.x_test, ds.y_test)}
 
 
-def budget_retrain(name: str, seed: int, result: Mapping[str, Any]) -> dict[str, Any]:
-    """The equal-budget retraining of one run ``result`` of method ``name`` (run with ``return_released=True``):
-    ``{"procedure", "steps", "full_steps", "grad_evals", "test_acc"}``."""
+def budget_retrain(name: str, seed: int, result: Mapping[str, Any], *, profile: str = "quick",
+                   overrides: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
+    """The equal-budget retraining of one run ``result`` of method ``name`` (run with ``return_released=True``
+    on ``profile``; ``overrides``: the settings PDUDT's run changed): ``{"procedure", "steps", "full_steps",
+    "grad_evals", "test_acc"}``. The walks and Newton use their quick profile."""
     check_choice("name", name, tuple(FAMILY))
     cost = result["cost"]
     ge, rge = int(cost["grad_evals"]), int(cost["retrain_grad_evals"])
     fam = FAMILY[name]
     if fam in ("central", "descend_rewind", "noisy_finetune"):
-        return _central_budget(name, result[RELEASED_KEY], ge, seed)
+        return _central_budget(name, result[RELEASED_KEY], ge, seed, profile)
     if fam == "walk":
         return _walk_budget(ge, rge, seed)
     if fam == "newton":
         return _newton_budget(ge, rge, seed)
-    return _pdudt_budget(ge, rge, seed)
+    return _pdudt_budget(ge, rge, seed, profile, overrides)
 
 
-def measure_seed(name: str, seed: int) -> dict[str, Any]:
-    """One method on one seed: the released model against its equal-budget retraining (module docstring)."""
+def measure_seed(name: str, seed: int, *, profile: str = "quick", **overrides: Any) -> dict[str, Any]:
+    """One method on one seed: the released model against its equal-budget retraining (module docstring).
+    ``profile`` and ``overrides`` (keyword settings of PDUDT's runner) choose another regime."""
     check_choice("name", name, tuple(FAMILY))
-    check_int("seed", seed, low=0)
+    check_int("seed", seed, low=0, high=MAX_SEED)
+    if overrides and FAMILY[name] != "pdudt":
+        raise ValueError(f"overrides={sorted(overrides)!r}: only PDUDT's runner takes settings here")
+    if profile != "quick" and FAMILY[name] in ("walk", "newton"):
+        raise ValueError(f"profile={profile!r}: the walks' and Newton's equal-budget retraining runs 'quick'")
     t0 = time.perf_counter()
-    res = get_method(name).run("quick", seed=seed, progress=False, return_released=True)
+    res = get_method(name).run(profile, seed=seed, progress=False, return_released=True, **overrides)
     run_seconds = time.perf_counter() - t0
-    ref = budget_retrain(name, seed, res)
+    ref = budget_retrain(name, seed, res, profile=profile, overrides=overrides)
     m, cost = res["metrics"], res["cost"]
     row = {"method": name, "seed": seed, "test_acc": float(m["test_acc"]),
            "retrain_test_acc": float(m["retrain_test_acc"]), "budget_test_acc": float(ref["test_acc"]),
@@ -225,7 +234,7 @@ def measure_budget(methods: Optional[Sequence[str]] = None, *, seeds: Sequence[i
     names = tuple(s.name for s in METHODS) if methods is None else tuple(methods)
     for n in names:
         check_choice("methods", n, tuple(FAMILY))
-    seeds = tuple(check_int("seeds", s, low=0) for s in seeds)
+    seeds = tuple(check_int("seeds", s, low=0, high=MAX_SEED) for s in seeds)
     t0 = time.perf_counter()
     per_seed = {n: [measure_seed(n, s) for s in seeds] for n in names}
     try:

@@ -18,7 +18,7 @@ its frontier found; the result contract of :mod:`unlearnkit.experiments.contract
   on the retained data with as many gradient evaluations as the unlearning spent, mean and 95 % t-interval over
   seeds with its label (:mod:`unlearnkit.experiments.budget`, read from ``data/budget_quick.json``);
 - the **audit**: joined on ``(method, mode)`` from rows shaped like
-  ``unlearnkit.experiments.audit_registry.audit_registry`` returns (``method, mode, observer,
+  ``unlearnkit.experiments.audits.registry.audit_registry`` returns (``method, mode, observer,
   certified_epsilon, lower_bound, point_estimate, verdict, n_trials, statistic``); "not audited" when none.
 
 Running all fourteen quick profiles takes about 30 s on a 2-core CPU, too slow for a notebook's Run All, so
@@ -41,9 +41,10 @@ from .._io import atomic_write_text, json_text
 from .._validate import check_choice, check_int
 from .contract import RELEASED_KEY, guarantee, json_safe
 from .registry import METHODS, get_method
+from ..core import MAX_SEED
 
 __all__ = ["SETTING", "FORGET_TOL", "UTILITY_TOL", "MEASURED_PATH", "AUDIT_PATH", "measure", "load_measured",
-           "write_measured", "load_audit_rows", "audit_cell", "advantage_cell", "method_row", "capstone_rows"]
+           "write_measured", "single_draw_label", "load_audit_rows", "audit_cell", "advantage_cell", "method_row", "capstone_rows"]
 
 _DATA = Path(__file__).resolve().parent / "data"
 #: the committed measured results of every quick profile (regenerate with :func:`write_measured`)
@@ -90,7 +91,7 @@ def measure(methods: Optional[Sequence[str]] = None, *, profile: str = "quick", 
     names = tuple(s.name for s in METHODS) if methods is None else tuple(methods)
     for n in names:
         check_choice("methods", n, tuple(s.name for s in METHODS))
-    check_int("seed", seed, low=0)
+    check_int("seed", seed, low=0, high=MAX_SEED)
     t0 = time.perf_counter()
     results = {n: _run(n, profile, seed) for n in names}
     meta = {"profile": profile, "seed": seed, "seconds": time.perf_counter() - t0, "live": True,
@@ -99,10 +100,17 @@ def measure(methods: Optional[Sequence[str]] = None, *, profile: str = "quick", 
     return {"meta": meta, "results": results}
 
 
+def single_draw_label(seed: int) -> str:
+    """What a capstone file of one seed is: a single draw per method, a diagnostic beside the seeded advantage."""
+    return (f"seed {seed}, single draw per method (a diagnostic of each shipped profile); the means over seeds "
+            "with intervals are in data/budget_quick.json")
+
+
 def write_measured(path: str | Path = MEASURED_PATH, *, seed: int = 0, note: str = "") -> Path:
     """Measure every quick profile and write the committed JSON the notebook loads (indent 1, sorted)."""
     data = measure(seed=seed)
-    data["meta"].update(live=False, note=note or "measured by unlearnkit.experiments.capstone_table.write_measured")
+    data["meta"].update(live=False, note=note or "measured by unlearnkit.experiments.capstone_table.write_measured",
+                        draws=single_draw_label(seed))
     return atomic_write_text(path, json_text(data, indent=1, ensure_ascii=False) + "\n")
 
 
@@ -185,10 +193,12 @@ def advantage_cell(budget: Optional[Mapping[str, Any]]) -> dict[str, Any]:
     """The advantage columns of a row from one summary row of :func:`unlearnkit.experiments.budget.summarize`
     (None: "not measured"): ``advantage`` (mean over seeds), ``advantage_low``/``advantage_high`` (its 95 %
     t-interval), ``advantage_label`` (``better``, ``same``, ``worse``), ``advantage_text``,
-    ``advantage_n_seeds`` and ``budget_test_acc`` (equal-budget retraining's mean test accuracy)."""
+    ``advantage_n_seeds``, ``budget_test_acc`` (equal-budget retraining's mean test accuracy) and
+    ``seeded_test_acc`` (the released test accuracy's ``{"mean", "low", "high"}`` over the same seeds)."""
     if not budget or "advantage" not in budget:
         return {"advantage": None, "advantage_low": None, "advantage_high": None, "advantage_label": "not measured",
-                "advantage_text": "not measured", "advantage_n_seeds": 0, "budget_test_acc": None}
+                "advantage_text": "not measured", "advantage_n_seeds": 0, "budget_test_acc": None,
+                "seeded_test_acc": None}
     adv = budget["advantage"]
     lab = budget.get("label", "same")
     words = {"better": "better than", "same": "no better than", "worse": "worse than"}.get(lab, lab)
@@ -196,7 +206,8 @@ def advantage_cell(budget: Optional[Mapping[str, Any]]) -> dict[str, Any]:
             "advantage_label": lab, "advantage_n_seeds": int(budget.get("n_seeds", 0)),
             "advantage_text": f"{adv['mean']:+.3f} [{adv['low']:+.3f}, {adv['high']:+.3f}]: {words} equal-budget "
                               f"retraining ({budget.get('n_seeds', 0)} seeds)",
-            "budget_test_acc": (budget.get("budget_test_acc") or {}).get("mean")}
+            "budget_test_acc": (budget.get("budget_test_acc") or {}).get("mean"),
+            "seeded_test_acc": budget.get("test_acc")}
 
 
 def method_row(name: str, result: Mapping[str, Any], audit_rows: Optional[Iterable[Mapping[str, Any]]] = None,

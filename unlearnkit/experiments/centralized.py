@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 from .._validate import check_choice
 from .contract import Released, finish_result
+from ..core import MAX_DIM, MAX_SAMPLES
 
 __all__ = ["CentralProfile", "CENTRAL_PROFILES", "centralized_setup", "centralized_backdoor_setup", "preprocess", "raw_world", "fit_world", "describe_request",
            "run_centralized", "run_retrain", "run_finetune", "run_gradient_ascent"]
@@ -53,8 +54,8 @@ class CentralProfile:
         from .._validate import check_int
 
         check_choice("request", self.request, ("class", "samples", "backdoor"))
-        check_int("m", self.m, low=1)
-        check_int("patch", self.patch, low=1)
+        check_int("m", self.m, low=1, high=MAX_SAMPLES)
+        check_int("patch", self.patch, low=1, high=MAX_DIM)
         check_int("target", self.target, low=0)
         if self.train is None:
             from ..train import SGDConfig
@@ -81,7 +82,7 @@ def centralized_setup(profile: "str | CentralProfile" = "quick", *, seed: int = 
         else profile
     if callback is not None:  # a callback expects training's events: train afresh for it
         return _train_setup(prof, seed=seed, progress=progress, device=device, callback=callback)
-    from .. import device as default_device
+    from ..runtime import device as default_device
     from .memo import memoized
 
     where = str(device) if device is not None else f"default:{default_device()}"
@@ -125,7 +126,7 @@ def fit_world(prof: CentralProfile, ds, backdoor, *, seed: int, progress: bool =
 
     ``cached=True`` reads and writes the disk cache of :mod:`.world_cache` (when ``UNLEARNKIT_CACHE`` is set).
     """
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..models import FlatParams, make_model
     from ..train import train_sgd
     from .world_cache import train_sgd_cached
@@ -204,7 +205,7 @@ def run_centralized(method, config, *, profile: "str | CentralProfile" = "quick"
     ``setup`` may pass a precomputed ``(state, request)`` (e.g. to compare several methods on one
     trained model).
     """
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..evaluate import report
     from ..methods.baselines import Retrain, RetrainConfig
 

@@ -14,6 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._validate import check_int
+from ..core import MAX_REPEATS
+from ..graphs.sparse import MAX_SPARSE_CLIENTS
+from ..graphs.walks import MAX_HOPS
 
 __all__ = ["DemoLimits", "demo_limits"]
 
@@ -43,9 +46,9 @@ class DemoLimits:
     dataset: str
 
     def __post_init__(self) -> None:
-        check_int("max_clients", self.max_clients, low=3)
-        check_int("max_seeds", self.max_seeds, low=1)
-        check_int("max_hops", self.max_hops, low=10)
+        check_int("max_clients", self.max_clients, low=3, high=MAX_SPARSE_CLIENTS)
+        check_int("max_seeds", self.max_seeds, low=1, high=MAX_REPEATS)
+        check_int("max_hops", self.max_hops, low=10, high=MAX_HOPS)
         if self.dataset not in ("digits", "mnist"):
             raise ValueError(f"dataset={self.dataset!r} is out of range: expected 'digits' or 'mnist'")
 
@@ -59,7 +62,7 @@ def demo_limits(device: Any = None) -> DemoLimits:
     :func:`unlearnkit.device` (which honours ``UNLEARNKIT_DEVICE``). Any CUDA device gets the GPU limits; every
     other device the CPU's (the 2-core defaults the course is timed on)."""
     if device is None:
-        from .. import device as default_device
+        from ..runtime import device as default_device
 
         device = default_device()
     kind = getattr(device, "type", None) or str(device).split(":", 1)[0]

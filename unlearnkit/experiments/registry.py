@@ -120,36 +120,36 @@ METHODS: tuple[MethodSpec, ...] = (
     MethodSpec("gradient_ascent", _LAB + "centralized:run_gradient_ascent", ("quick",),
                "gradient ascent on the forget set with a stopping rule (uncertified)"),
     # Descend or Rewind?
-    MethodSpec("d2d", _LAB + "descend_rewind_lab:run_d2d", ("quick", "class", "psgd", "synthetic", "mlp", "paper"),
+    MethodSpec("d2d", _LAB + "descend_rewind.lab:run_d2d", ("quick", "class", "psgd", "synthetic", "mlp", "paper"),
                "K gradient steps on the retain set from the final model, then noise (epsilon=None: the fine-tuning "
                "baseline)", _R2D),
-    MethodSpec("r2d", _LAB + "descend_rewind_lab:run_r2d", ("quick", "class", "psgd", "synthetic", "mlp", "paper"),
+    MethodSpec("r2d", _LAB + "descend_rewind.lab:run_r2d", ("quick", "class", "psgd", "synthetic", "mlp", "paper"),
                "rewind to checkpoint T-K, replay K (projected) gradient steps on the retain set, add noise", _R2D),
     # Certified Unlearning for Neural Networks
-    MethodSpec("gradient_clipping", _LAB + "noisy_finetune_lab:run_gradient_clipping", ("quick", "logistic", "paper"),
+    MethodSpec("gradient_clipping", _LAB + "noisy_finetune.lab:run_gradient_clipping", ("quick", "logistic", "paper"),
                "noisy clipped-gradient fine-tuning on the retain set, then clean fine-tuning", _NF),
-    MethodSpec("model_clipping", _LAB + "noisy_finetune_lab:run_model_clipping", ("quick", "logistic", "paper"),
+    MethodSpec("model_clipping", _LAB + "noisy_finetune.lab:run_model_clipping", ("quick", "logistic", "paper"),
                "noisy projected fine-tuning (contraction), then clean fine-tuning", _NF),
-    MethodSpec("output_perturbation", _LAB + "noisy_finetune_lab:run_output_perturbation",
+    MethodSpec("output_perturbation", _LAB + "noisy_finetune.lab:run_output_perturbation",
               ("quick", "logistic", "paper"),
                "clip the model to C0, add Gaussian noise once, then clean fine-tuning", _NF),
-    MethodSpec("dp_sgd", _LAB + "noisy_finetune_lab:run_dp_sgd", ("quick", "logistic"),
+    MethodSpec("dp_sgd", _LAB + "noisy_finetune.lab:run_dp_sgd", ("quick", "logistic"),
                "DP-SGD training with group privacy over the forget set, then clean fine-tuning", _NF),
     # RR-DU
-    MethodSpec("rrdu", _LAB + "rrdu_frontier:run_rrdu_certified", ("quick", "paper"),
+    MethodSpec("rrdu", _LAB + "rrdu.frontier:run_rrdu_certified", ("quick", "paper"),
                "RR-DU random-walk unlearning of a BadNets backdoor (quick: certified; paper: Figure 1)", _RRDU),
-    MethodSpec("ddp", _LAB + "rrdu_lab:run_ddp", ("quick", "paper"),
+    MethodSpec("ddp", _LAB + "rrdu.lab:run_ddp", ("quick", "paper"),
                "decentralized-DP token SGD (NetDP) continued on D minus D_f: RR-DU's DDP baseline",
                "Lamri & Maniatakos, Algorithm 3 (NetDP)"),
-    MethodSpec("dp_sgd_walk", _LAB + "rrdu_lab:run_dp_sgd_walk", ("quick", "paper"),
+    MethodSpec("dp_sgd_walk", _LAB + "rrdu.lab:run_dp_sgd_walk", ("quick", "paper"),
                "DP-SGD (clip C, sampled-Gaussian noise) on the token walk: RR-DU's DP-SGD baseline",
                "Lamri & Maniatakos, section 6 baseline"),
     # Newton/Fisher
-    MethodSpec("newton", _LAB + "newton_lab:run_newton", ("quick", "grid", "paper"),
+    MethodSpec("newton", _LAB + "newton.lab:run_newton", ("quick", "grid", "paper"),
                "Newton/Fisher certified decentralized unlearning vs D-PSGD retraining (quick: sound, lam 0.5; "
                "grid: 10 clients; ring, Erdos-Renyi; IID, Dirichlet; samples, class, client)", _NEWTON),
     # PDUDT
-    MethodSpec("pdudt", _LAB + "pdudt_frontier:run_pdudt", ("quick", "timing", "demo", "paper"),
+    MethodSpec("pdudt", _LAB + "pdudt.frontier:run_pdudt", ("quick", "timing", "demo", "paper"),
                "PDUDT: a client leaves a gradient-gossip network over a dynamic topology (quick: sound certificate)",
                "Qiao et al., PDUDT, ICML 2025 (digest 002)"),
 )

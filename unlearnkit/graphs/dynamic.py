@@ -36,7 +36,7 @@ import numpy as np
 
 from .._validate import check_choice, check_int, check_probability
 from .mixing import MIXING_RULES, mixing_matrix, spectral_gap
-from .topology import _circle, validate_graph
+from .topology import circle_layout, validate_graph
 
 __all__ = [
     "DynamicTopology",
@@ -67,7 +67,7 @@ class DynamicTopology:
         self.n = n
         self.seed = int(seed)
         self._cache: dict[int, nx.Graph] = {}
-        self.pos = _circle(n)
+        self.pos = circle_layout(n)
 
     def _round_rng(self, t: int) -> np.random.Generator:
         return np.random.default_rng([self.seed, int(t)])

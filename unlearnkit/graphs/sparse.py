@@ -30,21 +30,22 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .._validate import check_choice, check_int, check_probability
+from .._validate import Limit, check_choice, check_int, check_probability
 
 __all__ = ["MAX_SPARSE_CLIENTS", "DENSE_EIG_MAX", "EDGE_FAMILIES", "edge_list", "graph_edges",
            "sparse_mixing_matrix", "validate_sparse_mixing", "sparse_slem"]
 
 #: The largest network the sparse path builds (a ring of 10^7 clients is about 1 GB of CSR arrays); the
 #: memory it would need is also checked against the memory available before anything is allocated.
-MAX_SPARSE_CLIENTS = 10_000_000
+MAX_SPARSE_CLIENTS = Limit("MAX_SPARSE_CLIENTS", 10_000_000)
 #: Up to this size :func:`sparse_slem` densifies and uses the exact dense eigensolver (same number as
 #: :func:`~unlearnkit.graphs.slem`); above it, ARPACK.
 DENSE_EIG_MAX = 2_000
 _RULES = ("metropolis", "max_degree", "lazy")
 
 
-def _check_sparse_n(n: int) -> int:
+def check_sparse_n(n: int) -> int:
+    """``n`` as an int, if it is a client count the sparse path takes (2 to ``MAX_SPARSE_CLIENTS``)."""
     n = check_int("n", n)
     if not 2 <= n <= MAX_SPARSE_CLIENTS:
         raise ValueError(f"n={n} is out of range: expected n in [2, {MAX_SPARSE_CLIENTS}] clients for the sparse path")
@@ -64,7 +65,7 @@ def _check_memory(n: int, n_edges: int) -> None:
                          f"matrix but {avail / 2**30:.1f} GiB are available: choose a smaller n")
 
 
-def _canonical(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
+def canonical_edges(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
     """Edges as a sorted ``(E, 2)`` int64 array with ``i < j``, self-loops and duplicates removed."""
     i, j = np.asarray(i, dtype=np.int64), np.asarray(j, dtype=np.int64)
     lo, hi = np.minimum(i, j), np.maximum(i, j)
@@ -74,9 +75,9 @@ def _canonical(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
 
 
 def _grid_edges(n: int, rows: int | None, periodic: bool) -> np.ndarray:
-    from .topology import _grid_shape
+    from .topology import grid_shape
 
-    r, c = _grid_shape(n, rows)
+    r, c = grid_shape(n, rows)
     v = np.arange(n, dtype=np.int64)
     col, row = v % c, v // c
     parts = []
@@ -84,7 +85,7 @@ def _grid_edges(n: int, rows: int | None, periodic: bool) -> np.ndarray:
     parts.append((v[right], row[right] * c + (col[right] + 1) % c))
     down = row + 1 < r if not (periodic and r > 2) else np.ones(n, dtype=bool)
     parts.append((v[down], ((row[down] + 1) % r) * c + col[down]))
-    return _canonical(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), n)
+    return canonical_edges(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), n)
 
 
 def _regular_edges(n: int, degree: int, rng: np.random.Generator) -> np.ndarray:
@@ -101,7 +102,7 @@ def _regular_edges(n: int, degree: int, rng: np.random.Generator) -> np.ndarray:
         bad = (lo == hi) | dup
         nb = int(bad.sum())
         if nb == 0:
-            return _canonical(lo, hi, n)
+            return canonical_edges(lo, hi, n)
         good = np.flatnonzero(~bad)
         extra = rng.choice(good, size=min(len(good), max(nb, 4)), replace=False) if len(good) else good
         redo = np.concatenate([np.flatnonzero(bad), extra])
@@ -147,13 +148,13 @@ def _small_world_edges(n: int, k: int, p: float, rng: np.random.Generator) -> np
         move = move & clash
         if not move.any():
             break
-    return _canonical(u, w, n)
+    return canonical_edges(u, w, n)
 
 
 def _exponential_edges(n: int) -> np.ndarray:
     v = np.arange(n, dtype=np.int64)
     shifts = [1 << s for s in range(max(1, (n - 1).bit_length()))]
-    return _canonical(np.tile(v, len(shifts)), (np.tile(v, len(shifts)) + np.repeat(shifts, n)) % n, n)
+    return canonical_edges(np.tile(v, len(shifts)), (np.tile(v, len(shifts)) + np.repeat(shifts, n)) % n, n)
 
 
 EDGE_FAMILIES = ("ring", "path", "star", "grid", "torus", "exponential", "random_regular", "erdos_renyi",
@@ -183,11 +184,11 @@ def edge_list(name: str, n: int, *, seed: int = 0, tries: int = 100, **kwargs: A
         exactly the edges of the ``networkx`` builder of the same name.
     """
     check_choice("topology", name, EDGE_FAMILIES)
-    n = _check_sparse_n(n)
+    n = check_sparse_n(n)
     v = np.arange(n, dtype=np.int64)
     if name in ("ring", "path"):
-        e = _canonical(v[:-1], v[1:], n)
-        return _canonical(np.r_[e[:, 0], 0], np.r_[e[:, 1], n - 1], n) if name == "ring" and n >= 3 else e
+        e = canonical_edges(v[:-1], v[1:], n)
+        return canonical_edges(np.r_[e[:, 0], 0], np.r_[e[:, 1], n - 1], n) if name == "ring" and n >= 3 else e
     if name == "star":
         return np.column_stack([np.zeros(n - 1, dtype=np.int64), v[1:]])
     if name in ("grid", "torus"):
@@ -221,7 +222,7 @@ def edge_list(name: str, n: int, *, seed: int = 0, tries: int = 100, **kwargs: A
 def graph_edges(G: nx.Graph) -> np.ndarray:
     """The edges of a ``networkx`` graph on nodes ``0 .. N-1`` in :func:`edge_list`'s format."""
     e = np.array(list(G.edges), dtype=np.int64).reshape(-1, 2)
-    return _canonical(e[:, 0], e[:, 1], max(G.number_of_nodes(), 1))
+    return canonical_edges(e[:, 0], e[:, 1], max(G.number_of_nodes(), 1))
 
 
 def _components(A: Any) -> tuple[int, np.ndarray]:
@@ -257,11 +258,11 @@ def sparse_mixing_matrix(edges: Any, n: int | None = None, rule: str = "metropol
         n, edges = edges.number_of_nodes(), graph_edges(edges)
     if n is None:
         raise ValueError("n is required when edges is an array: pass the number of clients")
-    n = _check_sparse_n(n)
+    n = check_sparse_n(n)
     e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     if e.size and (e.min() < 0 or e.max() >= n):
         raise ValueError(f"edges name clients outside [0, {n - 1}]")
-    e = _canonical(e[:, 0], e[:, 1], n)
+    e = canonical_edges(e[:, 0], e[:, 1], n)
     _check_memory(n, len(e))
     i, j = e[:, 0], e[:, 1]
     deg = (np.bincount(i, minlength=n) + np.bincount(j, minlength=n)).astype(float)
@@ -351,10 +352,10 @@ def sparse_slem(W: Any, *, tol: float = 1e-10, maxiter: int | None = None) -> fl
 
     W = validate_sparse_mixing(W, atol=1e-6, require_connected=False)
     n = W.shape[0]
-    if n <= DENSE_EIG_MAX:
-        from .mixing import slem
-
-        return slem(W.toarray())
+    if n <= DENSE_EIG_MAX:  # the dense eigenvalues, as graphs.mixing.slem computes them
+        A = W.toarray()
+        lam = np.sort(np.linalg.eigvalsh(0.5 * (A + A.T)))[::-1]
+        return float(max(abs(lam[1]), abs(lam[-1])))
     op = LinearOperator((n, n), dtype=float, matvec=lambda x: W @ x - x.sum(axis=0) / n)
     try:
         lam = eigsh(op, k=1, which="LM", tol=tol, maxiter=maxiter, return_eigenvectors=False)

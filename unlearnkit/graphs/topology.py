@@ -137,7 +137,7 @@ def _finish(G: nx.Graph, name: str, *, seed: int = 0, pos: np.ndarray | None = N
 # Deterministic topologies
 # ----------------------------------------------------------------------------------------------------------
 
-def _circle(n: int, radius: float = 1.0, center: tuple[float, float] = (0.0, 0.0), phase: float = 0.0) -> np.ndarray:
+def circle_layout(n: int, radius: float = 1.0, center: tuple[float, float] = (0.0, 0.0), phase: float = 0.0) -> np.ndarray:
     a = phase + 2 * np.pi * np.arange(n) / n
     return np.column_stack([center[0] + radius * np.cos(a), center[1] + radius * np.sin(a)])
 
@@ -146,7 +146,7 @@ def ring(n: int) -> nx.Graph:
     """The cycle ``0 - 1 - ... - (N-1) - 0`` (N >= 3; N = 2 gives the single edge)."""
     n = _check_n(n)
     G = nx.cycle_graph(n) if n >= 3 else nx.path_graph(n)
-    return _finish(G, "ring", pos=_circle(n))
+    return _finish(G, "ring", pos=circle_layout(n))
 
 
 def path(n: int) -> nx.Graph:
@@ -158,17 +158,17 @@ def path(n: int) -> nx.Graph:
 def star(n: int) -> nx.Graph:
     """Hub ``0`` joined to every other client (a server in disguise: every path has length <= 2)."""
     n = _check_n(n)
-    pos = np.vstack([[0.0, 0.0], _circle(n - 1)])
+    pos = np.vstack([[0.0, 0.0], circle_layout(n - 1)])
     return _finish(nx.star_graph(n - 1), "star", pos=pos)
 
 
 def complete(n: int) -> nx.Graph:
     """Everyone talks to everyone: the graph RR-DU's analysis assumes (digest 000, section 1.1)."""
     n = _check_n(n, pairs=1.0, what="complete")
-    return _finish(nx.complete_graph(n), "complete", pos=_circle(n))
+    return _finish(nx.complete_graph(n), "complete", pos=circle_layout(n))
 
 
-def _grid_shape(n: int, rows: int | None) -> tuple[int, int]:
+def grid_shape(n: int, rows: int | None) -> tuple[int, int]:
     if rows is None:
         rows = max(r for r in range(1, math.isqrt(n) + 1) if n % r == 0)
     rows = check_int("rows", rows, low=1)
@@ -179,7 +179,7 @@ def _grid_shape(n: int, rows: int | None) -> tuple[int, int]:
 
 def _grid_graph(n: int, rows: int | None, periodic: bool, name: str) -> nx.Graph:
     n = _check_n(n)
-    r, c = _grid_shape(n, rows)
+    r, c = grid_shape(n, rows)
     G = nx.Graph()
     G.add_nodes_from(range(n))
     for i in range(r):
@@ -219,7 +219,7 @@ def exponential(n: int) -> nx.Graph:
             if j != i:
                 G.add_edge(i, j)
         k *= 2
-    return _finish(G, "exponential", pos=_circle(n))
+    return _finish(G, "exponential", pos=circle_layout(n))
 
 
 def two_clusters(n: int) -> nx.Graph:
@@ -237,8 +237,8 @@ def two_clusters(n: int) -> nx.Graph:
     G.add_edges_from((i, j) for i in range(a) for j in range(i + 1, a))
     G.add_edges_from((i, j) for i in range(a, n) for j in range(i + 1, n))
     G.add_edge(a - 1, a)  # the bridge
-    left = _circle(a, 0.8, (-1.2, 0.0), phase=0.0)
-    right = _circle(n - a, 0.8, (1.2, 0.0), phase=np.pi)
+    left = circle_layout(a, 0.8, (-1.2, 0.0), phase=0.0)
+    right = circle_layout(n - a, 0.8, (1.2, 0.0), phase=np.pi)
     return _finish(G, "two_clusters", pos=np.vstack([left, right]), bridge=(a - 1, a))
 
 
@@ -287,7 +287,7 @@ def small_world(n: int, k: int = 4, p_rewire: float = 0.1, *, seed: int = 0, tri
     p_rewire = check_probability("p_rewire", p_rewire)
     G = _resample(lambda r: nx.watts_strogatz_graph(n, k, p_rewire, seed=int(r.integers(2**31))), seed, tries,
                   f"small_world(n={n}, k={k}, p_rewire={p_rewire})")
-    return _finish(G, "small_world", pos=_circle(n), k=k, p_rewire=p_rewire)
+    return _finish(G, "small_world", pos=circle_layout(n), k=k, p_rewire=p_rewire)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -333,7 +333,7 @@ def positions(G: nx.Graph, *, seed: int = 0) -> np.ndarray:
     if n == 0:
         return np.zeros((0, 2))
     if n > _SPRING_MAX:
-        return _circle(n)
+        return circle_layout(n)
     layout = nx.spring_layout(G, seed=seed, iterations=100)
     pos = np.array([layout[v] for v in range(n)], dtype=float)
     span = np.abs(pos).max()

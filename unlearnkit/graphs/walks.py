@@ -21,12 +21,14 @@ Statistics: :func:`visit_counts`, :func:`first_observation_delays` (the geometri
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 import numpy as np
 
-from .._validate import check_int, check_probability
+from .._validate import Limit, check_int, check_probability
 from .sparse import MAX_SPARSE_CLIENTS
 from .topology import MAX_CLIENTS, validate_graph
 
@@ -55,37 +57,82 @@ def _rng(rng: np.random.Generator) -> np.random.Generator:
 
 
 #: The longest route built in one call (80 MB of client ids): longer walks are refused up front.
-MAX_HOPS = 10_000_000
+MAX_HOPS = Limit("MAX_HOPS", 10_000_000)
 
 
 def _check_node(name: str, v: int, n: int) -> int:
     return check_int(name, v, low=0, high=n - 1)
 
 
-def _csr(G: nx.Graph) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    n = G.number_of_nodes()
-    nbrs = [sorted(G.neighbors(v)) for v in range(n)]
-    deg = np.array([len(a) for a in nbrs], dtype=np.int64)
-    indptr = np.concatenate([[0], np.cumsum(deg)])
-    flat = np.array([w for a in nbrs for w in a], dtype=np.int64)
-    return indptr, flat, deg
+def _csr(G: Any, n: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(indptr, neighbours, degree)`` of a connected network given as a ``networkx.Graph`` or as an ``(E, 2)``
+    edge array with ``n`` clients: each client's neighbours sorted, in ``O(N + E)`` (no ``N x N`` array)."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    from .sparse import canonical_edges, check_sparse_n, graph_edges
+
+    if isinstance(G, nx.Graph):
+        validate_graph(G)
+        n, e = G.number_of_nodes(), graph_edges(G)
+    else:
+        if n is None:
+            raise ValueError("n is required when the network is an edge array: pass the number of clients")
+        n = check_sparse_n(n)
+        e = np.asarray(G, dtype=np.int64).reshape(-1, 2)
+        if e.size and (e.min() < 0 or e.max() >= n):
+            raise ValueError(f"edges name clients outside [0, {n - 1}]")
+        e = canonical_edges(e[:, 0], e[:, 1], n)
+    A = sp.csr_matrix((np.ones(2 * len(e), dtype=np.int8), (np.r_[e[:, 0], e[:, 1]], np.r_[e[:, 1], e[:, 0]])),
+                      shape=(n, n))
+    A.sort_indices()
+    k = connected_components(A, directed=False)[0]
+    if k > 1:
+        raise ValueError(f"the network is disconnected ({k} components): random walks need a connected graph")
+    indptr = A.indptr.astype(np.int64)
+    return indptr, A.indices.astype(np.int64), np.diff(indptr)
 
 
-def simple_walk(G: nx.Graph, hops: int, *, start: int | None = None, rng: np.random.Generator) -> np.ndarray:
+def _starts(rng: np.random.Generator, n: int, start: int | None, walks: int | None) -> np.ndarray:
+    if start is not None:
+        return np.full(1 if walks is None else walks, _check_node("start", start, n), dtype=np.int64)
+    return np.array([int(rng.integers(n))] if walks is None else rng.integers(0, n, size=walks), dtype=np.int64)
+
+
+def _check_walks(walks: int | None, hops: int) -> int | None:
+    if walks is None:
+        return None
+    walks = check_int("walks", walks, low=1)
+    if walks * hops > MAX_HOPS:
+        raise ValueError(f"walks * hops = {walks * hops} is too large: expected at most {MAX_HOPS} hops in all")
+    return walks
+
+
+def simple_walk(G: Any, hops: int, *, start: int | None = None, rng: np.random.Generator,
+                n: int | None = None, walks: int | None = None) -> np.ndarray:
     """The simple random walk on ``G``: ``route[0] = start`` (uniform when ``None``), then each hop moves to
-    a uniformly random neighbour of the current client. Returns ``hops`` client ids."""
-    validate_graph(G)
+    a uniformly random neighbour of the current client. Returns ``hops`` client ids.
+
+    ``G`` is a ``networkx.Graph`` or an ``(E, 2)`` edge array (:func:`~unlearnkit.graphs.edge_list`) with ``n``
+    clients; the walk reads a CSR neighbour list, ``O(N + E)`` memory. With ``walks = K`` it returns ``(K, hops)``
+    independent walks, all advanced together one hop at a time (array operations over the ``K`` walks)."""
     rng = _rng(rng)
     hops = check_int("hops", hops, low=0, high=MAX_HOPS)
-    n = G.number_of_nodes()
-    cur = int(rng.integers(n)) if start is None else _check_node("start", start, n)
-    indptr, flat, deg = _csr(G)
-    u = rng.random(hops)
-    route = np.empty(hops, dtype=np.int64)
+    walks = _check_walks(walks, hops)
+    indptr, flat, deg = _csr(G, n)
+    cur = _starts(rng, len(deg), start, walks)
+    u = rng.random(hops if walks is None else (hops, walks))
+    if walks is None:  # one walk: Python scalars are faster than arrays of one
+        c, uu, ip, fl, dg, out = int(cur[0]), u.tolist(), indptr.tolist(), flat.tolist(), deg.tolist(), [0] * hops
+        for t in range(hops):
+            out[t] = c
+            c = fl[ip[c] + int(uu[t] * dg[c])]
+        return np.array(out, dtype=np.int64)
+    route = np.empty((hops, walks), dtype=np.int64)
     for t in range(hops):
         route[t] = cur
-        cur = flat[indptr[cur] + int(u[t] * deg[cur])]
-    return route
+        cur = flat[indptr[cur] + (u[t] * deg[cur]).astype(np.int64)]
+    return route.T.copy()
 
 
 def rrdu_route(n: int, u: int, p: float, hops: int, *, rng: np.random.Generator) -> np.ndarray:
@@ -167,8 +214,30 @@ def stationary_distribution(P: np.ndarray) -> np.ndarray:
     return v / v.sum()
 
 
-def rrdu_graph_walk(G: nx.Graph, u: int, p: float, hops: int, *, start: int | None = None,
-                    rng: np.random.Generator) -> np.ndarray:
+def _rrdu_graph_rows(indptr: np.ndarray, nbrs: np.ndarray, deg: np.ndarray, u: int, p: float
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The Metropolis-Hastings walk's transition rows in CSR form, each row's entries (neighbours and the stay)
+    in column order: ``(indptr, columns, cumulative probabilities)``, the last of each row set to 1."""
+    n = len(deg)
+    pi = _rrdu_pi(n, u, p)
+    rows = np.repeat(np.arange(n, dtype=np.int64), deg)
+    degf = deg.astype(float)
+    # the dense matrix's arithmetic entry by entry (A / deg * min(1, pi_j deg_i / (pi_i deg_j)))
+    prob = 1.0 / degf[rows] * np.minimum(1.0, (pi[nbrs] * degf[rows]) / (pi[rows] * degf[nbrs]))
+    stay = 1.0 - np.bincount(rows, weights=prob, minlength=n)
+    cols = np.concatenate([nbrs, np.arange(n, dtype=np.int64)])
+    owner = np.concatenate([rows, np.arange(n, dtype=np.int64)])
+    order = np.lexsort((cols, owner))
+    cols, vals = cols[order], np.concatenate([prob, stay])[order]
+    ptr = indptr + np.arange(n + 1, dtype=np.int64)  # one more entry per row: the stay
+    cum = np.cumsum(vals)
+    cum -= np.repeat(np.r_[0.0, cum[ptr[1:-1] - 1]], np.diff(ptr))  # restart the sum at each row
+    cum[ptr[1:] - 1] = 1.0
+    return ptr, cols, cum
+
+
+def rrdu_graph_walk(G: Any, u: int, p: float, hops: int, *, start: int | None = None,
+                    rng: np.random.Generator, n: int | None = None, walks: int | None = None) -> np.ndarray:
     """RR-DU routing that respects ``G``'s edges (our variant, not in the paper).
 
     A Metropolis-Hastings walk: propose a uniform neighbour ``j`` of the current client ``i``, move with
@@ -176,20 +245,45 @@ def rrdu_graph_walk(G: nx.Graph, u: int, p: float, hops: int, *, start: int | No
     stationary distribution is RR-DU's (``pi_u = p``, others ``(1 - p)/(N - 1)``), so in the long run a
     fraction ``p`` of hops are at ``u``; on the complete graph it is *not* identical to :func:`rrdu_route`
     (it never jumps twice into the same non-``u`` client by proposal, only by rejection).
+
+    ``G`` is a ``networkx.Graph`` or an ``(E, 2)`` edge array (:func:`~unlearnkit.graphs.edge_list`) with ``n``
+    clients. The transition rows are kept sparse (``O(N + E)`` memory, never ``N x N``); each hop draws one
+    uniform ``r`` and takes the first entry of the current row whose cumulative probability exceeds it, the
+    route :func:`transition_matrix` (``kind="rrdu_graph"``) would give. With ``walks = K`` it returns
+    ``(K, hops)`` independent walks advanced together (one vectorised binary search per hop for all of them).
     """
-    P = transition_matrix(G, kind="rrdu_graph", u=u, p=p)
     rng = _rng(rng)
     hops = check_int("hops", hops, low=0, high=MAX_HOPS)
-    n = P.shape[0]
-    cum = np.cumsum(P, axis=1)
-    cum[:, -1] = 1.0
-    cur = int(rng.integers(n)) if start is None else _check_node("start", start, n)
-    r = rng.random(hops)
-    route = np.empty(hops, dtype=np.int64)
+    walks = _check_walks(walks, hops)
+    indptr, nbrs, deg = _csr(G, n)
+    n = len(deg)
+    u = _check_node("u", u, n)
+    p = check_probability("p", p, allow_zero=False, allow_one=False)
+    ptr, cols, cum = _rrdu_graph_rows(indptr, nbrs, deg, u, p)
+    cur = _starts(rng, n, start, walks)
+    r = rng.random(hops if walks is None else (hops, walks))
+    if walks is None:  # one walk: a bisection of the current row per hop, on Python lists (no array per hop)
+        c, out, rr = int(cur[0]), [0] * hops, r.tolist()
+        ptr_l, cols_l, cum_l = ptr.tolist(), cols.tolist(), cum.tolist()
+        for t in range(hops):
+            out[t] = c
+            c = cols_l[bisect_right(cum_l, rr[t], ptr_l[c], ptr_l[c + 1])]
+        return np.array(out, dtype=np.int64)
+    route = np.empty((hops, walks), dtype=np.int64)
     for t in range(hops):
         route[t] = cur
-        cur = int(np.searchsorted(cum[cur], r[t], side="right"))
-    return route
+        # binary search in every walk's row at once: the first entry whose cumulative probability exceeds r
+        lo, hi = ptr[cur], ptr[cur + 1] - 1
+        while True:
+            open_ = lo < hi
+            if not open_.any():
+                break
+            mid = (lo + hi) // 2
+            right = open_ & (cum[mid] <= r[t])
+            lo = np.where(right, mid + 1, lo)
+            hi = np.where(open_ & ~right, mid, hi)
+        cur = cols[lo]
+    return route.T.copy()
 
 
 def crosses_only_edges(route: np.ndarray, G: nx.Graph, *, allow_stay: bool = False) -> bool:

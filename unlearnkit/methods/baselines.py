@@ -96,9 +96,9 @@ class Retrain:
         if config.same_init and "init" in state.extras:
             init = state.extras["init"]
         else:
-            from ..models import _init_from_generator
+            from ..models import init_from_generator
 
-            _init_from_generator(state.flat.module, generator)
+            init_from_generator(state.flat.module, generator)
             init = state.flat.init().to(x.device)
         theta, cost, history = run_sgd(state.flat, init, x, y, cfg, generator=generator, callback=callback,
                                        progress=progress, desc="retraining")

@@ -16,7 +16,11 @@ The public names other modules rely on are imported here eagerly (numpy and scip
   :func:`gaussian_composition_epsilon`, :func:`mixture_delta`, :func:`mixture_epsilon`, :func:`mixture_sigma`;
 - privacy loss distributions (:mod:`.pld`, grid arithmetic in :mod:`.pld_grid`): :class:`PLD`,
   :func:`pld_epsilon`, :func:`pld_delta` and their two-sided :class:`EpsilonBracket`, :class:`DeltaBracket`;
-- trade-off functions (:mod:`.tradeoff`): :func:`gdp_tradeoff`, :func:`gaussian_certificate_mu`;
+  a random, data-independent number of steps as a mixture of PLDs (:mod:`.pld_mixture`):
+  :func:`pld_mixture_epsilon`, :func:`pld_mixture_delta`;
+- trade-off functions (:mod:`.tradeoff`): :func:`gdp_tradeoff`, :func:`dp_tradeoff`, :func:`pld_tradeoff`,
+  :func:`gaussian_certificate_mu`,
+  and an audit's operating points with joint boxes, :func:`tradeoff_operating_points`;
 - the last-iterate heuristic for DP-SGD (:mod:`.last_iterate`, a heuristic, not a bound):
   :func:`last_iterate_epsilon`, :func:`last_iterate_delta`;
 - :class:`Certificate` (:mod:`.certificate`).
@@ -69,8 +73,10 @@ from .mixture import (
     mixture_epsilon,
     mixture_sigma,
 )
-from .pld import PLD, PLD_DIRECTIONS, PLD_ESTIMATES, DeltaBracket, EpsilonBracket, pld_delta, pld_epsilon
-from .tradeoff import gaussian_certificate_mu, gdp_tradeoff
+from .pld import PLD, PLD_DIRECTIONS, PLD_ESTIMATES, PLD_RELATIONS, DeltaBracket, EpsilonBracket, pld_delta, pld_epsilon
+from .pld_mixture import pld_mixture_delta, pld_mixture_epsilon
+from .tradeoff import (OperatingPoints, dp_tradeoff, gaussian_certificate_mu, gdp_tradeoff, pld_tradeoff,
+                       tradeoff_operating_points)
 from .last_iterate import last_iterate_delta, last_iterate_epsilon
 from .rdp import (
     CONVERSIONS,
@@ -82,6 +88,7 @@ from .rdp import (
     linear_rdp,
     rdp_to_delta,
     rdp_to_dp,
+    subsampled_gaussian_epsilon,
     subsampled_gaussian_rdp,
     subsampled_gaussian_rdp_mpmath,
 )
@@ -135,13 +142,20 @@ __all__ = [
     "zcdp_gaussian_sigma",
     "PLD",
     "PLD_DIRECTIONS",
+    "PLD_RELATIONS",
     "PLD_ESTIMATES",
     "DeltaBracket",
     "EpsilonBracket",
     "pld_delta",
     "pld_epsilon",
+    "pld_mixture_delta",
+    "pld_mixture_epsilon",
     "gaussian_certificate_mu",
     "gdp_tradeoff",
+    "dp_tradeoff",
+    "pld_tradeoff",
+    "OperatingPoints",
+    "tradeoff_operating_points",
     "last_iterate_epsilon",
     "last_iterate_delta",
     "CONVERSIONS",
@@ -153,6 +167,7 @@ __all__ = [
     "linear_rdp",
     "rdp_to_delta",
     "rdp_to_dp",
+    "subsampled_gaussian_epsilon",
     "subsampled_gaussian_rdp",
     "subsampled_gaussian_rdp_mpmath",
 ]

@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Optional
 import numpy as np
 
 from .._validate import check_choice, check_int, check_positive, check_probability
-from .rdp import CONVERSIONS, DEFAULT_ORDERS, check_orders, rdp_to_dp, subsampled_gaussian_rdp
+from .rdp import CONVERSIONS, DEFAULT_ORDERS, check_orders, rdp_to_dp, subsampled_gaussian_epsilon
 
 __all__ = ["calibrate_sigma", "dpsgd_epsilon", "get_noise_multiplier", "OPACUS_ORDERS"]
 
@@ -138,9 +138,7 @@ def dpsgd_epsilon(sigma: float, sample_rate: float, steps: int, delta: float, *,
     Testing Interpretations and Renyi Differential Privacy", AISTATS 2020, Theorem 21; Canonne, Kamath & Steinke,
     "The Discrete Gaussian for Differential Privacy", NeurIPS 2020, Proposition 12 (the conversions).
     """
-    a = check_orders(orders)
-    rdp = subsampled_gaussian_rdp(sample_rate, sigma, a) * check_int("steps", steps, low=1)
-    return rdp_to_dp(a, rdp, delta, method=method, warn_edge=False)[0]
+    return subsampled_gaussian_epsilon(sample_rate, sigma, steps, delta, orders=orders, method=method)
 
 
 def get_noise_multiplier(

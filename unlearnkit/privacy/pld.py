@@ -21,10 +21,18 @@ a grid of width ``h`` it is read from both sides:
 
 Composition is an FFT convolution; ``T``-fold self-composition is one FFT power on a window chosen by a
 Chernoff bound, with at most ``tail`` (default ``1e-15``) of mass wrapped, added to the ``+inf`` mass of
-the pessimistic estimate (Koskela et al. 2020, Sec. 5). Neighbouring relation: add or remove one record, both
-directions (remove: ``P = (1-q) N(0, s^2) + q N(1, s^2)``, ``Q = N(0, s^2)``; add: the pair swapped), and the
-reported epsilon/delta is the larger of the two (Zhu, Dong & Wang 2022). For ``q = 1`` this is the Gaussian
-mechanism, whose composition is exactly ``mu``-GDP (Dong, Roth & Su 2019) and is checked against it in the tests.
+the pessimistic estimate (Koskela et al. 2020, Sec. 5). Neighbouring relations (``relation=``):
+
+- ``"add_remove"`` (add or remove one record), both directions (remove: ``P = (1-q) N(0, s^2) + q N(1, s^2)``,
+  ``Q = N(0, s^2)``; add: the pair swapped); the reported epsilon/delta is the larger of the two (Zhu, Dong &
+  Wang 2022). For ``q = 1`` this is the Gaussian mechanism, whose composition is exactly ``mu``-GDP (Dong, Roth
+  & Su 2019) and is checked against it in the tests.
+- ``"substitution"`` (replace one record by another, each contribution of norm at most 1, both in the batch
+  with the same probability ``q``): ``P = (1-q) N(0, s^2) + q N(1, s^2)``, ``Q = (1-q) N(0, s^2) + q N(-1, s^2)``,
+  whose loss ``L(x) = log(1-q + q e^{(2x-1)/(2s^2)}) - log(1-q + q e^{(-2x-1)/(2s^2)})`` is increasing and odd,
+  so one direction is enough (the pair is its own mirror image). For ``q = 1`` it is the Gaussian mechanism
+  of sensitivity 2 (exactly ``(2/s)``-GDP per step). This is the pair of dp_accounting's ``REPLACE_ONE``
+  relation (its ``AdjacencyType.REPLACE``, Google's "Privacy loss distributions" supplement).
 
 References
 ----------
@@ -47,10 +55,14 @@ from scipy import special
 from .._validate import check_choice, check_delta, check_int, check_positive, check_probability, check_range, check_scale
 from .pld_grid import GridPmf
 
-__all__ = ["EpsilonBracket", "DeltaBracket", "PLD", "pld_epsilon", "pld_delta", "PLD_DIRECTIONS", "PLD_ESTIMATES"]
+__all__ = ["EpsilonBracket", "DeltaBracket", "PLD", "pld_epsilon", "pld_delta", "PLD_DIRECTIONS", "PLD_ESTIMATES",
+           "PLD_RELATIONS"]
 
 #: the two directions of the add-or-remove-one relation
 PLD_DIRECTIONS = ("remove", "add")
+#: the neighbouring relations: add or remove one record, or substitute one (both directions in one pair)
+PLD_RELATIONS = ("add_remove", "substitution")
+_RELATION_PARTS = {"add_remove": PLD_DIRECTIONS, "substitution": ("replace",)}
 #: the pessimistic discretisations: connect-the-dots (default) or plain rounding up (privacy buckets)
 PLD_ESTIMATES = ("connect_dots", "round_up")
 
@@ -93,11 +105,27 @@ def _mass(lo: np.ndarray, hi: np.ndarray, mean: float, s: float) -> np.ndarray:
                       0.0)
 
 
+def _x_of_replace_loss(eps: np.ndarray, q: float, s: float) -> np.ndarray:
+    """The ``x`` with substitution loss ``eps``: the positive root ``a = e^{x/s^2}`` of
+    ``q c a^2 + (1-q)(1-e^eps) a - e^eps q c = 0`` (``c = e^{-1/(2 s^2)}``), in logs for ``eps >= 0`` and by
+    the loss's oddness (``L(-x) = -L(x)``) below."""
+    e = np.abs(eps)
+    with np.errstate(divide="ignore"):
+        log_a = np.log((1.0 - q) * -np.expm1(-e)) if q < 1 else np.full(e.shape, -np.inf)
+    log_b2 = 2.0 * math.log(2.0 * q) - 1.0 / (s * s) - e  # log(4 q^2 c^2 e^-eps)
+    log_inner = np.logaddexp(log_a, 0.5 * np.logaddexp(2.0 * log_a, log_b2))
+    x = s * s * (e + log_inner - math.log(2.0 * q)) + 0.5
+    return np.sign(eps) * x
+
+
 def _x_of_loss(eps: np.ndarray, q: float, s: float, direction: str) -> np.ndarray:
     """The point ``x`` where the loss equals ``eps`` (``-inf`` beyond the loss's bound).
 
-    remove: ``L(x) = log(1 - q + q e^u)``, add: ``L(x) = -log(1 - q + q e^u)``, ``u = (2x - 1) / (2 s^2)``.
+    remove: ``L(x) = log(1 - q + q e^u)``, add: ``L(x) = -log(1 - q + q e^u)``, ``u = (2x - 1) / (2 s^2)``;
+    replace: the substitution loss of the module docstring.
     """
+    if direction == "replace":
+        return _x_of_replace_loss(eps, q, s)
     sign = 1.0 if direction == "remove" else -1.0
     e = sign * eps
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -109,15 +137,19 @@ def _x_of_loss(eps: np.ndarray, q: float, s: float, direction: str) -> np.ndarra
 
 def _loss_of_x(x: float, q: float, s: float, direction: str) -> float:
     u = (2.0 * x - 1.0) / (2.0 * s * s)
-    val = float(np.logaddexp(math.log1p(-q) if q < 1 else -math.inf, math.log(q) + u))
+    l1q = math.log1p(-q) if q < 1 else -math.inf
+    val = float(np.logaddexp(l1q, math.log(q) + u))
+    if direction == "replace":
+        return val - float(np.logaddexp(l1q, math.log(q) + (-2.0 * x - 1.0) / (2.0 * s * s)))
     return val if direction == "remove" else -val
 
 
 def _direction_pmfs(q: float, s: float, h: float, direction: str,
                     estimate: str = "connect_dots") -> tuple[GridPmf, GridPmf]:
     """Pessimistic (connect-the-dots or rounded-up) and optimistic (rounded-down) pmfs of one direction."""
-    p_comp = [(1.0 - q, 0.0), (q, 1.0)] if direction == "remove" else [(1.0, 0.0)]
-    q_comp = [(1.0, 0.0)] if direction == "remove" else [(1.0 - q, 0.0), (q, 1.0)]
+    p_comp = [(1.0 - q, 0.0), (q, 1.0)] if direction in ("remove", "replace") else [(1.0, 0.0)]
+    q_comp = {"remove": [(1.0, 0.0)], "add": [(1.0 - q, 0.0), (q, 1.0)],
+              "replace": [(1.0 - q, 0.0), (q, -1.0)]}[direction]
     x_lo, x_hi = -_Z * s, 1.0 + _Z * s
     ends = sorted([_loss_of_x(x_lo, q, s, direction), _loss_of_x(x_hi, q, s, direction)])
     k0, k1 = math.floor(ends[0] / h), max(math.ceil(ends[1] / h), math.floor(ends[0] / h) + 1)
@@ -126,7 +158,7 @@ def _direction_pmfs(q: float, s: float, h: float, direction: str,
                          f"needs {k1 - k0} grid points; expected grid >= {(ends[1] - ends[0]) / _MAX_POINTS:.3g}")
     eps = np.arange(k0, k1 + 1) * h
     x = _x_of_loss(eps, q, s, direction)
-    if direction == "remove":
+    if direction in ("remove", "replace"):
         lo, hi = x[:-1], x[1:]                           # losses (eps_i, eps_i+1]  <->  x in (x_i, x_i+1]
         below, above = (-np.inf, x[0]), (x[-1], np.inf)
     else:
@@ -163,7 +195,7 @@ def _direction_pmfs(q: float, s: float, h: float, direction: str,
 
 
 class PLD:
-    """Privacy loss distributions of the add-or-remove relation, each kept pessimistic and optimistic.
+    """Privacy loss distributions of one neighbouring relation, each kept pessimistic and optimistic.
 
     Build with :meth:`gaussian` or :meth:`subsampled_gaussian`; combine with :meth:`compose` and
     :meth:`self_compose`; read with :meth:`epsilon` and :meth:`delta`, which return brackets whose ``upper``
@@ -174,10 +206,15 @@ class PLD:
         self._parts = dict(parts)
         self.grid = float(grid)
 
+    @property
+    def relation(self) -> str:
+        """The neighbouring relation, one of :data:`PLD_RELATIONS`."""
+        return "substitution" if "replace" in self._parts else "add_remove"
+
     @classmethod
     def subsampled_gaussian(cls, q: float, sigma: float, *, grid: float = 1e-3,
-                            estimate: str = "connect_dots") -> "PLD":
-        """One step of the Poisson-subsampled Gaussian mechanism (sensitivity 1, noise multiplier ``sigma``).
+                            estimate: str = "connect_dots", relation: str = "add_remove") -> "PLD":
+        """One step of the Poisson-subsampled Gaussian mechanism (contribution norm 1, noise multiplier ``sigma``).
 
         Parameters
         ----------
@@ -190,12 +227,21 @@ class PLD:
         estimate : {"connect_dots", "round_up"}
             The pessimistic discretisation (see the module docstring); ``"round_up"`` is there to show the
             ``T h / 2`` drift that connect-the-dots avoids.
+        relation : {"add_remove", "substitution"}
+            The neighbouring relation (module docstring); ``"substitution"`` with ``q = 1`` is the Gaussian
+            mechanism of sensitivity 2.
+
+        Returns
+        -------
+        PLD
+            One step, pessimistic and optimistic.
         """
         q = check_probability("q", q, allow_zero=False)
         sigma = check_scale("sigma", sigma, low=1e-3, high=1e6)
         grid = check_range("grid", grid, _GRID_MIN, _GRID_MAX)
         check_choice("estimate", estimate, PLD_ESTIMATES)
-        return cls({d: _direction_pmfs(q, sigma, grid, d, estimate) for d in PLD_DIRECTIONS}, grid)
+        check_choice("relation", relation, PLD_RELATIONS)
+        return cls({d: _direction_pmfs(q, sigma, grid, d, estimate) for d in _RELATION_PARTS[relation]}, grid)
 
     @classmethod
     def gaussian(cls, sigma: float, *, sensitivity: float = 1.0, grid: float = 1e-3,
@@ -213,6 +259,9 @@ class PLD:
             raise TypeError(f"other={other!r} is not a PLD")
         if other.grid != self.grid:
             raise ValueError(f"other.grid={other.grid!r} differs from grid={self.grid!r}: build both on one grid")
+        if other.relation != self.relation:
+            raise ValueError(f"other.relation={other.relation!r} differs from relation={self.relation!r}: compose "
+                             "mechanisms analysed under one neighbouring relation")
 
     def compose(self, other: "PLD", *, tail: float = 1e-15) -> "PLD":
         """The PLD of running this mechanism and then ``other`` (any order; adaptive composition).
@@ -244,22 +293,25 @@ class PLD:
                             max(p.delta(epsilon) for p, _ in self._parts.values()))
 
     def pmf(self, direction: str = "remove", *, pessimistic: bool = True) -> GridPmf:
-        """The discretised loss distribution of one direction (for plots and teaching)."""
+        """The discretised loss distribution of one direction (for plots and teaching); ``"replace"`` is the one
+        direction of the substitution relation."""
         if direction not in self._parts:
-            raise ValueError(f"direction={direction!r} is not one of {PLD_DIRECTIONS}")
+            raise ValueError(f"direction={direction!r} is not one of {tuple(self._parts)} (relation "
+                             f"{self.relation!r})")
         return self._parts[direction][0 if pessimistic else 1]
 
     def __repr__(self) -> str:
         sizes = {d: p.probs.size for d, (p, _) in self._parts.items()}
-        return f"PLD(grid={self.grid:g}, sizes={sizes})"
+        return f"PLD(grid={self.grid:g}, relation={self.relation!r}, sizes={sizes})"
 
 
-def _dpsgd_pld(q: float, sigma: float, steps: int, grid: float) -> PLD:
+def _dpsgd_pld(q: float, sigma: float, steps: int, grid: float, relation: str = "add_remove") -> PLD:
     steps = check_int("steps", steps, low=1, high=10**8)
-    return PLD.subsampled_gaussian(q, sigma, grid=grid).self_compose(steps)
+    return PLD.subsampled_gaussian(q, sigma, grid=grid, relation=relation).self_compose(steps)
 
 
-def pld_epsilon(q: float, sigma: float, steps: int, delta: float, *, grid: float = 1e-3) -> EpsilonBracket:
+def pld_epsilon(q: float, sigma: float, steps: int, delta: float, *, grid: float = 1e-3,
+                relation: str = "add_remove") -> EpsilonBracket:
     """Epsilon of ``steps`` Poisson-subsampled Gaussian steps (DP-SGD) at ``delta``, from both sides.
 
     Parameters
@@ -272,6 +324,8 @@ def pld_epsilon(q: float, sigma: float, steps: int, delta: float, *, grid: float
     delta : float in (0, 1)
     grid : float in [1e-6, 1]
         Width of the loss grid; the bracket narrows as it shrinks.
+    relation : {"add_remove", "substitution"}
+        The neighbouring relation (module docstring).
 
     Returns
     -------
@@ -285,10 +339,11 @@ def pld_epsilon(q: float, sigma: float, steps: int, delta: float, *, grid: float
     privacy loss distributions", PoPETs 2022, Algorithm 1 (the pessimistic estimate).
     """
     delta = check_delta("delta", delta)
-    return _dpsgd_pld(q, sigma, steps, grid).epsilon(delta)
+    return _dpsgd_pld(q, sigma, steps, grid, relation).epsilon(delta)
 
 
-def pld_delta(q: float, sigma: float, steps: int, epsilon: float, *, grid: float = 1e-3) -> DeltaBracket:
+def pld_delta(q: float, sigma: float, steps: int, epsilon: float, *, grid: float = 1e-3,
+              relation: str = "add_remove") -> DeltaBracket:
     """Delta of ``steps`` Poisson-subsampled Gaussian steps at ``epsilon``, from both sides (see
     :func:`pld_epsilon`).
 
@@ -304,6 +359,8 @@ def pld_delta(q: float, sigma: float, steps: int, epsilon: float, *, grid: float
         ``>= 0``, finite.
     grid : float in [1e-6, 1]
         Width of the loss grid; the bracket narrows as it shrinks.
+    relation : {"add_remove", "substitution"}
+        The neighbouring relation (module docstring).
 
     Returns
     -------
@@ -318,4 +375,4 @@ def pld_delta(q: float, sigma: float, steps: int, epsilon: float, *, grid: float
     privacy loss distributions", PoPETs 2022, Algorithm 1 (the pessimistic estimate).
     """
     epsilon = check_positive("epsilon", epsilon, allow_zero=True)
-    return _dpsgd_pld(q, sigma, steps, grid).delta(epsilon)
+    return _dpsgd_pld(q, sigma, steps, grid, relation).delta(epsilon)

@@ -198,7 +198,8 @@ class GridPmf:
         """The smallest ``eps >= floor`` with ``_raw_delta(eps) <= delta``, exact for the discrete pmf.
 
         Between two neighbouring losses ``delta(eps) = m + A - e^eps B`` with ``A``, ``B`` the sums of ``p`` and
-        ``p e^{-l}`` over the losses above; the interval is found from the values at the losses.
+        ``p e^{-l}`` over the losses above; the interval is found from the values at the losses. ``B`` is kept
+        as a logarithm, so losses beyond ``e^709`` (large epsilons) neither underflow nor overflow.
         """
         if self.inf_mass >= delta:
             return math.inf
@@ -208,15 +209,15 @@ class GridPmf:
         if lp.size == 0:
             return floor
         a = np.cumsum(pp[::-1])[::-1]
-        b = np.cumsum((pp * np.exp(floor - lp))[::-1])[::-1]  # scaled by e^floor
-        if self.inf_mass + a[0] - b[0] <= delta:
+        with np.errstate(divide="ignore"):
+            log_b = np.logaddexp.accumulate((np.log(pp) - lp)[::-1])[::-1]  # log sum_{i >= j} p_i e^{-l_i}
+        if self.inf_mass + a[0] - math.exp(floor + log_b[0]) <= delta:
             return floor
-        a1, b1 = np.append(a[1:], 0.0), np.append(b[1:], 0.0)
-        with np.errstate(over="ignore", invalid="ignore"):
-            d_at = self.inf_mass + a1 - np.exp(lp - floor) * b1  # delta at eps = l_j (non-increasing in j)
+        a1, log_b1 = np.append(a[1:], 0.0), np.append(log_b[1:], -np.inf)
+        d_at = self.inf_mass + a1 - np.exp(lp + log_b1)  # delta at eps = l_j (non-increasing in j); exponent <= 0
         j = int(np.argmax(d_at <= delta))
         low = floor if j == 0 else float(lp[j - 1])
-        eps = floor + math.log(max(self.inf_mass + a[j] - delta, 1e-300) / b[j])
+        eps = math.log(max(self.inf_mass + a[j] - delta, 1e-300)) - float(log_b[j])
         return float(min(max(eps, low), lp[j]))
 
     def _shifts(self, beta: float) -> float:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 from scipy import special
@@ -58,6 +58,7 @@ __all__ = [
     "epsilons_per_order",
     "CONVERSIONS",
     "subsampled_gaussian_rdp_mpmath",
+    "subsampled_gaussian_epsilon",
 ]
 
 #: orders above this get RDP inf from :func:`subsampled_gaussian_rdp` (sound: the conversion takes the best
@@ -243,9 +244,45 @@ def _log_a_minus_1_int(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(8)
 _MAX_NODES = 400_000
 _WIDTH = 0.5  # panel width in units of min(sigma, sigma^2)
+#: the most integrand evaluations (quadrature nodes times orders) one curve's fractional orders may take: about
+#: 10-20 s on one core; a curve that needs more (thousands of fractional orders at a tiny sigma) is refused
+MAX_QUADRATURE_WORK = 200_000_000
 
 
-def _log_a_minus_1_frac(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
+def _frac_batches(sigma: float, alphas: np.ndarray, order: np.ndarray) -> list[tuple[int, int, float, int]]:
+    """The batches ``(i, j, hi, n_panels)`` of sorted orders ``order[i:j]`` that share one grid on ``[lo, hi]``."""
+    width = _WIDTH * min(sigma, sigma * sigma)
+    lo = -14.0 * sigma
+    batches = []
+    i = 0
+    while i < order.size:
+        hi = max(float(alphas[order[i]]), 1.0) + 14.0 * sigma
+        n_panels = int(min(max(math.ceil((hi - lo) / width), 64), _MAX_NODES // len(_GL_X)))
+        # batch the following orders onto this grid while the grid stays small enough for them
+        j = i + 1
+        while j < order.size:
+            hj = max(float(alphas[order[j]]), 1.0) + 14.0 * sigma
+            nj = int(min(max(math.ceil((hj - lo) / width), 64), _MAX_NODES // len(_GL_X)))
+            if nj * len(_GL_X) * (j - i + 1) > 2_000_000 or hj > 2 * hi:
+                break
+            hi, n_panels = hj, nj
+            j += 1
+        batches.append((i, j, hi, n_panels))
+        i = j
+    return batches
+
+
+def _check_work(work: int, alphas: np.ndarray, sigma: float, per_order: int) -> None:
+    """Refuse a fractional-order integration of more than :data:`MAX_QUADRATURE_WORK` evaluations."""
+    if work > MAX_QUADRATURE_WORK:
+        raise ValueError(f"orders has {alphas.size} fractional orders (up to {float(alphas.max()):g}); at "
+                         f"sigma={sigma:g} each takes up to {per_order} integrand evaluations, more than "
+                         f"MAX_QUADRATURE_WORK={MAX_QUADRATURE_WORK:.0e} in all: expected at most "
+                         f"{max(MAX_QUADRATURE_WORK // per_order, 1)} fractional orders at this sigma (integer "
+                         "orders use a closed form and are not limited)")
+
+
+def _log_a_minus_1_frac(q: float, sigma: float, alphas: np.ndarray, prune: Any = None) -> np.ndarray:
     """log(A_alpha - 1) for orders alpha > 1 (any, typically fractional) by exact numerical integration.
 
     ``A_alpha = E_{z ~ N(0, sigma^2)} [(1 - q + q exp((2z - 1)/(2 sigma^2)))^alpha]`` (Mironov et al. 2019,
@@ -257,25 +294,26 @@ def _log_a_minus_1_frac(q: float, sigma: float, alphas: np.ndarray) -> np.ndarra
     (beyond, it is below e^-90 of its peak). Composite 8-point Gauss-Legendre on panels half of that
     scale integrates it to about machine precision (checked against mpmath at 40 digits in the tests).
     Orders are processed in batches that share one grid, so a whole curve costs a few array passes.
+    ``prune`` (optional) is asked ``prune.hopeless(batch)`` before each batch, which is then left at ``inf``
+    without integrating, and told ``prune.record(batch, values)`` after; the batches are formed the same
+    way with or without it, so every integrated value is the same.
     """
     s2 = sigma * sigma
-    width = _WIDTH * min(sigma, s2)
+    lo = -14.0 * sigma
     out = np.empty(alphas.shape)
     order = np.argsort(alphas)
-    i = 0
-    while i < order.size:
-        hi = max(float(alphas[order[i]]), 1.0) + 14.0 * sigma
-        lo = -14.0 * sigma
-        n_panels = int(min(max(math.ceil((hi - lo) / width), 64), _MAX_NODES // len(_GL_X)))
-        # batch the following orders onto this grid while the grid stays small enough for them
-        j = i + 1
-        while j < order.size:
-            hj = max(float(alphas[order[j]]), 1.0) + 14.0 * sigma
-            nj = int(min(max(math.ceil((hj - lo) / width), 64), _MAX_NODES // len(_GL_X)))
-            if nj * len(_GL_X) * (j - i + 1) > 2_000_000 or hj > 2 * hi:
-                break
-            hi, n_panels = hj, nj
-            j += 1
+    batches = _frac_batches(sigma, alphas, order)
+    work = [n_panels * len(_GL_X) * (j - i) for i, j, _, n_panels in batches]
+    per_order = max(n_panels for *_, n_panels in batches) * len(_GL_X)
+    if prune is None:
+        _check_work(sum(work), alphas, sigma, per_order)
+    done = 0
+    for (i, j, hi, n_panels), cost in zip(batches, work):
+        if prune is not None and prune.hopeless(alphas[order[i:j]]):
+            out[order[i:j]] = np.inf
+            continue
+        done += cost
+        _check_work(done, alphas, sigma, per_order)
         edges = np.linspace(lo, hi, n_panels + 1)
         half = 0.5 * np.diff(edges)
         mid = 0.5 * (edges[1:] + edges[:-1])
@@ -303,11 +341,12 @@ def _log_a_minus_1_frac(q: float, sigma: float, alphas: np.ndarray) -> np.ndarra
             log_g = np.where(big, a_l + np.log(-np.expm1(np.minimum(log_1ay - a_l, -1e-300))), log_g)
         log_int = log_g + (np.log(w) - z * z / (2.0 * s2) - math.log(sigma * math.sqrt(2.0 * math.pi)))
         out[order[i:j]] = special.logsumexp(log_int, axis=1)
-        i = j
+        if prune is not None:
+            prune.record(alphas[order[i:j]], out[order[i:j]])
     return out
 
 
-def _rdp_curve(q: float, sigma: float, a: np.ndarray) -> np.ndarray:
+def _rdp_curve(q: float, sigma: float, a: np.ndarray, prune: Any = None) -> np.ndarray:
     out = np.full(a.shape, math.inf)
     finite = np.isfinite(a)
     if q == 1.0:
@@ -317,9 +356,11 @@ def _rdp_curve(q: float, sigma: float, a: np.ndarray) -> np.ndarray:
     log_am1 = np.empty(a.shape)
     if np.any(is_int):
         log_am1[is_int] = _log_a_minus_1_int(q, sigma, a[is_int])
+        if prune is not None:
+            prune.record(a[is_int], log_am1[is_int])
     frac = finite & ~is_int
     if np.any(frac):
-        log_am1[frac] = _log_a_minus_1_frac(q, sigma, a[frac])
+        log_am1[frac] = _log_a_minus_1_frac(q, sigma, a[frac], prune)
     out[finite] = np.logaddexp(0.0, log_am1[finite]) / (a[finite] - 1.0)  # log A = log(1 + (A - 1))
     return out
 
@@ -353,16 +394,98 @@ def subsampled_gaussian_rdp(q: float, sigma: float, orders: Iterable[float] | fl
     Mironov, Talwar & Zhang, "Renyi Differential Privacy of the Sampled Gaussian Mechanism", 2019, Sections 3.2
     (fractional orders, the defining integral) and 3.3 (integer orders).
     """
+    return _sampled_curve(q, sigma, orders)
+
+
+def _sampled_curve(q: float, sigma: float, orders: Iterable[float] | float, prune: Any = None) -> np.ndarray:
+    """:func:`subsampled_gaussian_rdp`, with ``prune`` passed to the fractional orders' integration."""
     q = check_probability("q", q, allow_zero=False)
     sigma = check_scale("sigma", sigma)
     a = check_orders(orders)
     big = a > MAX_ORDER  # the series overflows there: inf is a sound (if useless) value at such an order
     if not np.any(big):
-        return _rdp_curve(q, sigma, a)
+        return _rdp_curve(q, sigma, a, prune)
     out = np.full(a.shape, np.inf)
     if np.any(~big):
-        out[~big] = _rdp_curve(q, sigma, a[~big])
+        out[~big] = _rdp_curve(q, sigma, a[~big], prune)
     return out
+
+
+class _HopelessOrders:
+    """Which batches of fractional orders cannot give the smallest epsilon, so need no integration.
+
+    The Renyi divergence of a fixed pair of distributions does not decrease with the order, and each conversion
+    of :func:`~unlearnkit.privacy.rdp.rdp_to_dp` does not decrease with the RDP value at a fixed order. So an
+    order ``alpha`` has epsilon at least the conversion, at ``alpha``, of the largest RDP value already computed
+    at an order ``<= alpha``; a batch whose every order has that lower bound above the best epsilon so far
+    (by more than the integration's relative error of 1e-7) cannot change the minimum. At a tiny noise
+    multiplier the best order is the smallest, and all but the first batches are skipped.
+    """
+
+    def __init__(self, steps: int, delta: float, method: str) -> None:
+        self.steps, self.delta, self.method = float(steps), delta, method
+        self.orders, self.values = np.empty(0), np.empty(0)     # orders computed so far and steps * rdp there
+        self.best, self.best_value = math.inf, 0.0
+
+    def record(self, alphas: np.ndarray, log_a_minus_1: np.ndarray) -> None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = np.logaddexp(0.0, log_a_minus_1) / (alphas - 1.0) * self.steps
+        keep = np.isfinite(values)
+        self.orders = np.concatenate([self.orders, alphas[keep]])
+        self.values = np.concatenate([self.values, values[keep]])
+        eps = _epsilons(alphas[keep], values[keep], self.delta, self.method)
+        if eps.size and float(eps.min()) < self.best:
+            self.best, self.best_value = float(eps.min()), float(values[keep][int(np.argmin(eps))])
+
+    def hopeless(self, alphas: np.ndarray) -> bool:
+        if not math.isfinite(self.best):
+            return False
+        below = self.orders[None, :] <= alphas[:, None]
+        low = np.max(np.where(below, self.values[None, :], 0.0), axis=1, initial=0.0)
+        margin = 1e-7 * (low + self.best_value) + 1e-12
+        return bool(np.all(_epsilons(alphas, low, self.delta, self.method) > self.best + margin))
+
+
+def subsampled_gaussian_epsilon(q: float, sigma: float, steps: int, delta: float, *,
+                                orders: Iterable[float] | float = DEFAULT_ORDERS, method: str = "cks") -> float:
+    """Epsilon of ``steps`` Poisson-subsampled Gaussian steps: ``rdp_to_dp(orders, steps * curve, delta)[0]``.
+
+    The same number as converting :func:`subsampled_gaussian_rdp` times ``steps`` with :func:`rdp_to_dp`, bit for
+    bit, but fractional orders that cannot give the minimum are not integrated (:class:`_HopelessOrders`): at a
+    tiny ``sigma`` the best order is the smallest, and the rest of the curve is skipped.
+
+    Parameters
+    ----------
+    q : float
+        Sampling rate, in (0, 1].
+    sigma : float
+        Noise multiplier, ``> 0``.
+    steps : int
+        Number of steps, ``>= 1``.
+    delta : float
+        In (0, 1).
+    orders : iterable of float
+        Renyi orders, each in ``(1, inf]``.
+    method : {"cks", "balle", "mironov"}
+        The conversion of :func:`rdp_to_dp`.
+
+    Returns
+    -------
+    float
+        The smallest epsilon ``>= 0`` over the orders (``inf`` if every order gives ``inf``).
+
+    References
+    ----------
+    Mironov, Talwar & Zhang, "Renyi Differential Privacy of the Sampled Gaussian Mechanism", 2019 (the curve);
+    van Erven & Harremoes, "Renyi Divergence and Kullback-Leibler Divergence", IEEE Trans. Inf. Theory 2014,
+    Theorem 3 (the divergence does not decrease with the order: why skipped orders cannot win).
+    """
+    a = check_orders(orders)
+    steps = check_int("steps", steps, low=1)
+    prune = _HopelessOrders(steps, check_probability("delta", delta, allow_zero=False, allow_one=False),
+                            check_choice("method", method, CONVERSIONS))
+    rdp = _sampled_curve(q, sigma, a, prune) * steps
+    return rdp_to_dp(a, rdp, delta, method=method, warn_edge=False)[0]
 
 
 def subsampled_gaussian_rdp_mpmath(q: float, sigma: float, alpha: float, *, dps: int = 30) -> float:

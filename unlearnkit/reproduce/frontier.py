@@ -19,6 +19,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .._validate import check_choice, check_int, check_positive, check_probability
+from ..core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
 
 __all__ = ["CapstoneTask", "CERTIFIED", "BASELINES", "capstone_points"]
 
@@ -42,20 +43,20 @@ class CapstoneTask:
     data_seed: int = 0
 
     def __post_init__(self) -> None:
-        check_int("n_train", self.n_train, low=10)
-        check_int("n_test", self.n_test, low=10)
-        check_int("dim", self.dim, low=1)
+        check_int("n_train", self.n_train, low=10, high=MAX_SAMPLES)
+        check_int("n_test", self.n_test, low=10, high=MAX_SAMPLES)
+        check_int("dim", self.dim, low=1, high=MAX_DIM)
         check_int("m", self.m, low=1, high=self.n_train // 2)
         check_positive("weight_decay", self.weight_decay)
-        check_int("steps", self.steps, low=2)
+        check_int("steps", self.steps, low=2, high=MAX_STEPS)
         check_positive("lr", self.lr)
-        check_int("batch_size", self.batch_size, low=1)
+        check_int("batch_size", self.batch_size, low=1, high=MAX_SAMPLES)
         check_positive("radius", self.radius)
 
 
 def _setup(task: CapstoneTask, seed: int, progress: bool):
     from .. import data as D
-    from .. import make_generator
+    from ..runtime import make_generator
     from ..constants import logistic_constants
     from ..core import Request
     from ..models import FlatParams, make_model
@@ -103,8 +104,8 @@ def capstone_points(*, epsilons: Sequence[float] = (0.5, 1.0, 2.0, 5.0), delta: 
     "retrain_seconds", "sigma", "delta"}``. Baselines run once (they take no epsilon); retraining is the
     exact reference (epsilon = 0, drawn at the left end of the frontier as a line).
     """
-    from .. import make_generator
-    from ..experiments.audit_methods import METHOD_RECIPES, ModeNotSupported
+    from ..runtime import make_generator
+    from ..experiments.audits.recipes import METHOD_RECIPES, ModeNotSupported
     from ..methods.baselines import (Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain,
                                      RetrainConfig)
 

@@ -78,9 +78,17 @@ def _differences(ref: RefValue, res: Mapping[str, Any]) -> list[str]:
         out.append(f"profile {res.get('profile')!r}, not the paper's setting")
     if not ref.same_metric:
         out.append(f"metric: ours {ref.ours}, paper {ref.metric}")
+    return out + _setting_differences(ref, res)
+
+
+def _setting_differences(ref: RefValue, res: Mapping[str, Any]) -> list[str]:
+    """The setting conditions of ``ref`` (``RefValue.requires``) that our run ``res`` does not meet."""
+    out = []
     for path, want in ref.requires.items():
         got = _lookup(res, path)
         allowed = want if isinstance(want, tuple) else (want,)
+        if got is _MISSING and None in allowed and "." in path:  # an absent noise parameter: no noise
+            got = None
         if got is _MISSING or got not in allowed:
             shown = "not recorded" if got is _MISSING else f"{got:.4g}" if isinstance(got, float) else repr(got)
             out.append(f"{path}: ours {shown}, paper {' or '.join('none' if a is None else repr(a) for a in allowed)}")
@@ -111,6 +119,27 @@ def _get_metric(res: Mapping[str, Any], key: str) -> Optional[float]:
     return float(v) if isinstance(v, (int, float)) and math.isfinite(v) else None
 
 
+def _closest(ref: RefValue, res: Mapping[str, Any], val: Optional[float], diffs: list[str]
+             ) -> tuple[Optional[float], str]:
+    """The closest column of a run that is not the paper's setting: its number only when it measures the paper's
+    quantity in the paper's setting on the offline stand-in data (same metric, every ``requires`` condition met,
+    a comparable request); otherwise none, and what a comparable run would need."""
+    request = str(res.get("request") or "")
+    excluded = [s for s in ref.closest_excludes if s in request]
+    other_setting = bool(_setting_differences(ref, res))
+    if not ref.same_metric or not ref.comparable_offline or excluded or other_setting or val is None:
+        if not ref.same_metric or not ref.comparable_offline or excluded:
+            why = "not comparable: our run measures another quantity" + (f" (its request: {request})"
+                                                                        if excluded else "")
+        elif other_setting:
+            why = "not comparable: our run is another setting"
+        else:
+            why = "our run records no such number"
+        needs = ref.needs or f"{ref.dataset}, {ref.setting}"
+        return None, f"{why}; " + "; ".join(diffs) + f"; a comparable run needs: {needs}"
+    return val, "; ".join(diffs)
+
+
 def compare(paper: str, runs: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One row per reference number; ours next to it only where one of our runs is the same setting and metric.
 
@@ -119,7 +148,11 @@ def compare(paper: str, runs: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
     measuring the paper's metric (``RefValue.same_metric``) in the paper's setting (``RefValue.requires``);
     ``same_data`` is then True. Otherwise a run on that dataset or its stand-in
     (:data:`~unlearnkit.reproduce.reference.ANALOG`: digits for MNIST, ...) goes to ``closest``, and
-    ``closest_differs`` lists what differs (for an MIA row, also when the released model is destroyed).
+    ``closest_differs`` lists what differs (for an MIA row, also when the released model is destroyed). A run
+    that measures another quantity (``RefValue.same_metric`` or ``comparable_offline`` False, a request
+    ``RefValue.closest_excludes`` names), misses a setting condition (``RefValue.requires``) or records nothing
+    leaves ``closest`` empty, and ``closest_differs``
+    says so with what a comparable run needs (``RefValue.needs``).
     Methods of the paper that no reference row covers get rows of their own (paper column empty).
     """
     ok = {n: r["result"] for n, r in runs.items() if r.get("status") == "ok"}
@@ -148,7 +181,7 @@ def compare(paper: str, runs: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
                     if what and (warn := _destroyed(res, what)):
                         diffs.append(warn)
                     if diffs:
-                        row["closest"], row["closest_differs"] = val, "; ".join(diffs)
+                        row["closest"], row["closest_differs"] = _closest(ref, res, val, diffs)
                     else:
                         row["ours"], row["same_data"] = val, True
                     placed.add((name, ref.ours))
@@ -237,7 +270,7 @@ def _data_note(profile: str) -> str:
 
 def _offers(spec: Any, profile: str) -> bool:
     """Whether ``spec`` runs ``profile``: listed in its registry row, or (for a lab that defines its profiles
-    itself, e.g. ``descend_rewind_lab.central_profile``) known to its lab's profile function."""
+    itself, e.g. ``descend_rewind.lab.central_profile``) known to its lab's profile function."""
     if profile in spec.profiles:
         return True
     target = getattr(spec, "target", "")
@@ -272,7 +305,8 @@ def run_reproduction(paper: str, *, profile: str = "quick", out: str | Path | No
     out:
         Folder for ``PAPER_reproduction.json``, ``PAPER_comparison.md`` and the interactive
         ``PAPER_comparison.html`` / ``PAPER_comparison_table.html`` (plotly; ``plotly.min.js`` is written once
-        next to them, so the pages work offline). ``None`` writes nothing.
+        next to them, so the pages work offline). ``None`` writes nothing. Checked and locked before any method
+        runs (:func:`unlearnkit._io.output_lock`: another process on it gets an error naming this pid).
 
     Returns
     -------
@@ -285,6 +319,17 @@ def run_reproduction(paper: str, *, profile: str = "quick", out: str | Path | No
     """
     check_choice("paper", paper, tuple(PAPERS))
     check_choice("profile", profile, REPRODUCE_PROFILES)
+    if out is None:
+        return _reproduce(paper, profile, None, seed, progress, echo)
+    from .._io import ensure_writable_dir, output_lock
+    folder = ensure_writable_dir(out, name="out")  # before any work; held until the last file is written
+    with output_lock(folder, name="out"):
+        return _reproduce(paper, profile, folder, seed, progress, echo)
+
+
+def _reproduce(paper: str, profile: str, out: Optional[Path], seed: int, progress: bool,
+               echo: Callable[[str], None]) -> dict[str, Any]:
+    """:func:`run_reproduction` once its arguments are checked and ``out`` (when given) is locked."""
     info = PAPERS[paper]
     messages = [f"{info.title} ({info.venue})", _data_note(profile)]
     specs = methods_for_paper(paper)
@@ -331,7 +376,7 @@ def run_reproduction(paper: str, *, profile: str = "quick", out: str | Path | No
                               "seed": seed, "status": status, "messages": messages, "methods": runs, "rows": rows,
                               "files": []}
     if out is not None:
-        report["files"] = _write(report, Path(out))
+        report["files"] = _write(report, out)
         echo(f"\nwrote {', '.join(report['files'])}")
     return report
 

@@ -1,6 +1,8 @@
 """Every registered method at its working point: the capstone's comparison table, its frontier, an explorer.
 
-- :func:`method_table_html`: one HTML table, grouped by setting and forget task, with the audit column;
+- :func:`method_table_html`: one HTML table, grouped by setting and forget task, with the advantage over
+  retraining with the same budget (:func:`advantage_html`: mean, 95 % interval over seeds, label) and the audit
+  column;
 - :func:`certified_frontier_figure`: released test accuracy against certified epsilon, uncertified methods in
   an "inf" column;
 - :class:`AllMethodsExplorer`: both over the rows of
@@ -18,7 +20,7 @@ import plotly.graph_objects as go
 from .._validate import check_choice
 from ._explorer import Explorer
 
-__all__ = ["method_table_html", "certified_frontier_figure", "AllMethodsExplorer", "SETTINGS_SHOWN"]
+__all__ = ["advantage_html", "method_table_html", "certified_frontier_figure", "AllMethodsExplorer", "SETTINGS_SHOWN"]
 
 
 _SETTING_COLOR = {"centralized": "#1f77b4", "decentralized": "#ff7f0e"}
@@ -36,6 +38,25 @@ def _cell_color(row: Mapping[str, Any]) -> str:
     return "#fde8e8" if "NOT" in text else "#f3f3f3"
 
 
+_ADVANTAGE_WORDS = {"better": "better", "same": "no better", "worse": "worse"}
+_ADVANTAGE_COLOR = {"better": "#1a7f37", "same": "#555", "worse": "#b42318"}
+
+
+def advantage_html(row: Mapping[str, Any]) -> str:
+    """A row's advantage over retraining with the same budget: mean, 95 % interval over seeds, the number of
+    seeds and the label (better, no better, worse than equal-budget retraining), or "not measured"."""
+    import html
+
+    if row.get("advantage") is None:
+        return "not measured"
+    lab = str(row.get("advantage_label", "same"))
+    words = _ADVANTAGE_WORDS.get(lab, lab)
+    return (f'<span title="{html.escape(str(row.get("advantage_text", "")))}">'
+            f'{row["advantage"]:+.3f} [{row["advantage_low"]:+.3f}, {row["advantage_high"]:+.3f}], '
+            f'{int(row.get("advantage_n_seeds") or 0)} seeds: '
+            f'<b style="color:{_ADVANTAGE_COLOR.get(lab, "#555")}">{html.escape(words)}</b></span>')
+
+
 def method_table_html(rows: Sequence[Mapping[str, Any]], *, max_width: int = 1400) -> str:
     """Every method in one HTML table, grouped by setting and forget task (one header row per group).
 
@@ -45,9 +66,10 @@ def method_table_html(rows: Sequence[Mapping[str, Any]], *, max_width: int = 140
     """
     import html
 
-    cols = (("method", 9), ("guarantee", 15), ("test accuracy: released vs retraining", 11),
-            ("forget metric: released vs retraining (original)", 15), ("cost / retraining", 7),
-            ("audit (lower bound on epsilon)", 21), ("what it shows", 22))
+    cols = (("method", 8), ("guarantee", 13), ("test accuracy: released vs retraining (one draw)", 10),
+            ("forget metric: released vs retraining (original)", 13), ("cost / retraining", 6),
+            ("advantage over equal-budget retraining [95 % CI over seeds]", 14),
+            ("audit (lower bound on epsilon)", 18), ("what it shows", 18))
     esc = html.escape
     head = "".join(f'<th style="text-align:left;padding:4px 6px">{esc(c)}</th>' for c, _ in cols)
     colgroup = "".join(f'<col style="width:{w}%">' for _, w in cols)
@@ -64,7 +86,7 @@ def method_table_html(rows: Sequence[Mapping[str, Any]], *, max_width: int = 140
                  f"{_acc(r.get('test_acc'))} vs {_acc(r.get('retrain_test_acc'))}",
                  f"{esc(r['forget_metric'])} {_acc(r.get('forget'))} vs {_acc(r.get('retrain_forget'))} "
                  f"({_acc(r.get('original_forget'))})",
-                 "-" if ratio is None else f"{ratio:.2f}",
+                 "-" if ratio is None else f"{ratio:.2f}", advantage_html(r),
                  f'<span title="{tip}">{esc(r["audit"])}</span>', esc(r["reading"]))
         tds = "".join(f'<td style="text-align:left;vertical-align:top;padding:3px 6px">{c}</td>' for c in cells)
         body.append(f'<tr style="background:{_cell_color(r)}">{tds}</tr>')
@@ -76,6 +98,8 @@ def method_table_html(rows: Sequence[Mapping[str, Any]], *, max_width: int = 140
 def certified_frontier_figure(rows: Sequence[Mapping[str, Any]], *, title: str = "") -> go.Figure:
     """Released test accuracy against certified epsilon, every method at its working point.
 
+    Each point is one draw (the committed seed); a translucent bar beside it is the released accuracy's 95 %
+    interval over the seeds of the equal-budget measurements, where the row carries one (``seeded_test_acc``).
     Certified methods sit at their epsilon (log axis); uncertified ones (paper-mode claims and heuristics) in
     an "inf" column on the right, exact retraining in a "0" column on the left. Each point is linked to its
     own run's retraining accuracy (a dash), since the tasks differ; colour is the setting, a filled marker a
@@ -107,6 +131,13 @@ def certified_frontier_figure(rows: Sequence[Mapping[str, Any]], *, title: str =
                                          line=dict(color=color, width=1), showlegend=False, hoverinfo="skip",
                                          marker=dict(symbol=["line-ew-open", "circle"], size=[12, 0],
                                                      line=dict(width=2, color=color))))
+            band = r.get("seeded_test_acc")
+            if band:  # the released accuracy's 95 % interval over seeds, beside the single draw
+                fig.add_trace(go.Scatter(x=[xi * 1.06] * 2, y=[band["low"], band["high"]], mode="lines",
+                                         line=dict(color=color, width=5), opacity=0.35, showlegend=False,
+                                         hovertext=[f"{r['method']}: {band['mean']:.3f} [{band['low']:.3f}, "
+                                                    f"{band['high']:.3f}] over {r.get('advantage_n_seeds')} seeds"] * 2,
+                                         hoverinfo="text"))
             if r.get("test_acc") is not None:  # a log axis takes an annotation's x as log10
                 fig.add_annotation(x=math.log10(xi), y=r["test_acc"], text=r["method"], showarrow=True,
                                    arrowwidth=0.6, arrowcolor="#999", ax=0, ay=(-18, 18, -34, 34)[i % 4],
@@ -120,6 +151,8 @@ def certified_frontier_figure(rows: Sequence[Mapping[str, Any]], *, title: str =
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, marker=dict(size=11, color=color)))
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="does not forget (or cannot show it)",
                              marker=dict(size=11, color="white", line=dict(width=2, color="#555"))))
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="95 % interval over seeds 0-4",
+                             line=dict(color="#555", width=5), opacity=0.35))
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="its run's retraining accuracy",
                              marker=dict(symbol="line-ew-open", size=12, color="#555",
                                          line=dict(width=2, color="#555"))))

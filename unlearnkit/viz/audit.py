@@ -141,7 +141,7 @@ class AuditCeilingExplorer(Explorer):
 def forgetting_figure(rows: Sequence[dict[str, Any]], *, title: str = "") -> go.Figure:
     """Forgetting scores (NeurIPS 2023 competition metric) of each run against its certificate.
 
-    ``rows`` are :func:`unlearnkit.experiments.audit_forgetting.forgetting_scores` rows: one group of bars per
+    ``rows`` are :func:`unlearnkit.experiments.audits.forgetting.forgetting_scores` rows: one group of bars per
     run labelled with its certified epsilon ("none" when not certified), the score against plain retraining
     and against the certifier's output, each with its interval.
     """

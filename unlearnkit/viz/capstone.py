@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -78,25 +78,49 @@ def reproduction_figure(rows: Sequence[Mapping[str, Any]], *, title: str = "") -
     return fig
 
 
+def _seed_band(fig: go.Figure, method: str, pts: Sequence[Mapping[str, Any]], metric: str, n_seeds: int) -> None:
+    """A translucent band from the lowest to the highest value over seeds at each requested epsilon."""
+    by_eps: dict[float, list[float]] = {}
+    for p in pts:
+        e = p.get("requested_epsilon", p.get("epsilon"))
+        if e is not None and math.isfinite(float(e)) and float(e) > 0 and p.get(metric) is not None:
+            by_eps.setdefault(float(e), []).append(float(p[metric]))
+    xs = sorted(e for e, v in by_eps.items() if len(v) >= 2)
+    if not xs:
+        return
+    lo, hi = [min(by_eps[e]) for e in xs], [max(by_eps[e]) for e in xs]
+    fig.add_trace(go.Scatter(x=xs + xs[::-1], y=hi + lo[::-1], fill="toself", mode="lines", line=dict(width=0),
+                             opacity=0.2, name=f"{method}: range over {n_seeds} seeds", hoverinfo="name",
+                             legendgroup=method))
+
+
 @styled
 def frontier_figure(points: Iterable[Mapping[str, Any]], *, metric: str = "test_acc",
-                    retrain: float | None = None, title: str = "") -> go.Figure:
+                    retrain: float | None = None, title: str = "",
+                    seed_points: Optional[Sequence[Mapping[str, Any]]] = None) -> go.Figure:
     """Privacy-utility frontier: ``metric`` against epsilon, one line per method (log-x).
 
     ``points`` are dicts with ``method``, ``epsilon`` and the metric; points without a finite epsilon
-    (heuristics with no certificate) are drawn as horizontal dashed lines labelled "no certificate".
+    (heuristics with no certificate) are drawn as horizontal dashed lines, legend entries named "no certificate".
+    ``seed_points``: the same runs on several seeds (each point with a ``seed`` key, ``points``' seed included);
+    each certified method then gets a translucent band from its lowest to its highest value over the seeds, in
+    its legend group (so in its colour).
     """
     check_choice("metric", metric, tuple(METRICS))
     points = list(points)
     fig = go.Figure()
     levels: list[tuple[str, float, dict]] = []  # horizontal lines: (legend name, y, line style)
+    if seed_points:
+        n_seeds = len({p.get("seed") for p in seed_points})
+        for method in dict.fromkeys(p["method"] for p in seed_points):
+            _seed_band(fig, method, [p for p in seed_points if p["method"] == method], metric, n_seeds)
     for method in dict.fromkeys(p["method"] for p in points):
         pts = [p for p in points if p["method"] == method and p.get(metric) is not None]
         cert = sorted((p for p in pts if p.get("epsilon") is not None and math.isfinite(p["epsilon"])
                        and p["epsilon"] > 0), key=lambda p: p["epsilon"])
         if cert:
             fig.add_trace(go.Scatter(x=[p["epsilon"] for p in cert], y=[p[metric] for p in cert],
-                                     mode="lines+markers", name=method))
+                                     mode="lines+markers", name=method, legendgroup=method))
         elif pts and all(p.get("epsilon") is None for p in pts):  # exact retraining (eps = 0) is ``retrain``
             levels.append((f"{method} (no certificate)", float(np.mean([p[metric] for p in pts])), {"dash": "dash"}))
     if retrain is not None:
@@ -140,7 +164,7 @@ def audit_figure(results: Iterable[Any], *, title: str = "") -> go.Figure:
 
     ``results`` are :class:`unlearnkit.audit.AuditResult` objects (or their ``to_dict()``). A red bar is a
     violation: the certificate is refuted at the audit's confidence. Results of one
-    :func:`~unlearnkit.experiments.audit_methods.audit_methods` call carry their family-wise confidence
+    :func:`~unlearnkit.experiments.audits.methods.audit_methods` call carry their family-wise confidence
     (Bonferroni over the audits shown), which the legend reports.
     """
     res = [r.to_dict() if hasattr(r, "to_dict") else dict(r) for r in results]
@@ -177,11 +201,13 @@ class CapstoneExplorer(Explorer):
 
     ``points`` are dicts ``{"method", "epsilon", "test_acc", "forget_acc", "mia_auc", "dist_to_retrain",
     "grad_evals", "retrain_grad_evals", ...}`` (one per method and epsilon; heuristics have epsilon None).
+    ``seed_points`` (optional): the same runs on several seeds, drawn as bands (:func:`frontier_figure`).
     The epsilon slider picks the budget shown in the table and marked on the frontier; the metric dropdown
     changes the frontier's y-axis. Nothing is recomputed, so it responds instantly.
     """
 
-    def __init__(self, points: Sequence[Mapping[str, Any]], *, retrain: Mapping[str, float] | None = None):
+    def __init__(self, points: Sequence[Mapping[str, Any]], *, retrain: Mapping[str, float] | None = None,
+                 seed_points: Optional[Sequence[Mapping[str, Any]]] = None):
         import ipywidgets as W
 
         super().__init__()
@@ -189,12 +215,14 @@ class CapstoneExplorer(Explorer):
             raise ValueError("points is empty: run at least one method before exploring")
         self.points = [dict(p) for p in points]
         self.retrain = dict(retrain or {})
+        self.seed_points = [dict(p) for p in seed_points] if seed_points else None
         eps = sorted({self._budget(p) for p in self.points if self._budget(p) is not None})
         self.epsilons = eps or [1.0]
         self.slider = W.SelectionSlider(options=[(f"{e:g}", e) for e in self.epsilons],
                                         value=self.epsilons[len(self.epsilons) // 2], description="epsilon")
         self.metric = W.Dropdown(options=[(v, k) for k, v in METRICS.items()], value="test_acc", description="metric")
-        self.fig = go.FigureWidget(frontier_figure(self.points, metric="test_acc", retrain=self.retrain.get("test_acc")))
+        self.fig = go.FigureWidget(frontier_figure(self.points, metric="test_acc", retrain=self.retrain.get("test_acc"),
+                                                   seed_points=self.seed_points))
         self.table = W.HTML()
         self.observe(self.slider)
         self.observe(self.metric)
@@ -229,7 +257,8 @@ class CapstoneExplorer(Explorer):
         if not (eps > 0):
             raise ValueError(f"epsilon={eps!r} is out of range: expected epsilon in (0, inf)")
         check_choice("metric", metric, tuple(METRICS))
-        new = frontier_figure(self.points, metric=metric, retrain=self.retrain.get(metric))
+        new = frontier_figure(self.points, metric=metric, retrain=self.retrain.get(metric),
+                              seed_points=self.seed_points)
         with self.fig.batch_update():
             self.fig.data = ()
             for tr in new.data:

@@ -5,7 +5,7 @@
 - :class:`ForgettingDashboard`: choose a baseline (retrain, fine-tune, gradient ascent) and a forget request,
   press Run, and watch forget accuracy, test accuracy and membership-inference AUC move towards (or away from)
   retraining's, chunk by chunk, on a gradient-evaluation axis. The runs themselves are
-  :func:`unlearnkit.experiments.baselines_lab.run_baseline_in_chunks`.
+  :func:`unlearnkit.experiments.labs.baselines.run_baseline_in_chunks`.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import data as D
-from .. import make_generator
+from ..runtime import make_generator
 from ..core import DivergenceError, Request
 from ..evaluate import report
 from ..experiments import CentralProfile, centralized_setup
-from ..experiments.baselines_lab import retrain_reference, run_baseline_in_chunks
+from ..experiments.labs.baselines import retrain_reference, run_baseline_in_chunks
 from ._explorer import Explorer
 from .figures import forgetting_curves, label_histogram, metrics_bars
 

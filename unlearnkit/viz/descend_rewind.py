@@ -4,7 +4,7 @@ Pure figure builders (data -> ``go.Figure``) and two explorers:
 
 - :class:`TrajectoryExplorer`: a regime toggle (strongly convex / convex / nonconvex) on the 2-D toy losses of
   :mod:`unlearnkit.toy`, contours of the loss on ``D``, and training, retraining, R2D and D2D trajectories
-  drawn on the *same coupled batches* (:func:`unlearnkit.coupled.simulate`); a slider scrubs time; a second
+  drawn on the *same coupled batches* (:func:`unlearnkit.experiments.descend_rewind.coupled.simulate`); a slider scrubs time; a second
   panel shows the distance to retraining on a log axis (shrinks, stays or grows).
 - :class:`SigmaExplorer`: sigma against K for all three regimes (PSGD-R2D, Lemma 4.4) with the
   diameter cap, for the chosen epsilon, delta and deletion size.
@@ -19,7 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .._validate import check_int
-from ..coupled import CoupledRun, simulate
+from ..experiments.descend_rewind.coupled import CoupledRun, simulate
 from ..methods.descend_rewind import descend_rewind_sigma, diameter_cap_sigma, psgd_r2d_sensitivity
 from ..toy import TOY_REGIMES, make_toy
 from ._explorer import Explorer
@@ -150,12 +150,12 @@ def digits_k_sweep(state, request, Ks: Sequence[int], *, epsilon: float | None =
                    seed: int = 0) -> tuple[list[dict[str, float]], Any]:
     """Noise-free R2D and D2D for each K, on batches coupled to training (digest 003 Algorithm 6 on real data).
 
-    Draws the retraining batches with :func:`~unlearnkit.coupled.coupled_retrain_batches` and runs
-    :func:`~unlearnkit.experiments.descend_rewind_lab.coupled_k_sweep` on them: R2D replays their last K batches
+    Draws the retraining batches with :func:`~unlearnkit.experiments.descend_rewind.coupled.coupled_retrain_batches` and runs
+    :func:`~unlearnkit.experiments.descend_rewind.lab.coupled_k_sweep` on them: R2D replays their last K batches
     from the checkpoint ``T - K`` and D2D runs the same K batches from ``w_T``. Returns ``(rows, retrained_params)``.
     """
-    from ..coupled import coupled_retrain_batches
-    from ..experiments.descend_rewind_lab import coupled_k_sweep
+    from ..experiments.descend_rewind.coupled import coupled_retrain_batches
+    from ..experiments.descend_rewind.lab import coupled_k_sweep
 
     batches = coupled_retrain_batches(state, request, rng=np.random.default_rng(seed))
     return coupled_k_sweep(state, request, Ks, batches=batches, epsilon=epsilon, constants=constants, seed=seed)

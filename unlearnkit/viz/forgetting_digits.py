@@ -1,8 +1,8 @@
 """Per-example forgetting scores on digits plotted against each method's certificate (a pure figure builder).
 
-Rows come from :func:`unlearnkit.experiments.audit_forgetting_digits.digits_epsilon_sweep` (one method at several
+Rows come from :func:`unlearnkit.experiments.audits.forgetting_digits.digits_epsilon_sweep` (one method at several
 certified epsilons) and, for the reference band, the exact-retraining row of
-:func:`~unlearnkit.experiments.audit_forgetting_digits.digits_forgetting_scores`.
+:func:`~unlearnkit.experiments.audits.forgetting_digits.digits_forgetting_scores`.
 """
 
 from __future__ import annotations

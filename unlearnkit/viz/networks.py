@@ -4,7 +4,7 @@ gap, gossip averaging round by round, a token's random walk with visit counts, a
 Figure builders are pure (graph/matrix/arrays in, ``go.Figure`` out) and keep a fixed list of traces, so an
 explorer redraws by copying arrays into its ``FigureWidget`` inside ``batch_update``. Everything shown is
 computed by :mod:`unlearnkit.graphs` and :mod:`unlearnkit.decentral`; the notebook's tables and training runs
-over several topologies are in :mod:`unlearnkit.experiments.networks_lab`.
+over several topologies are in :mod:`unlearnkit.experiments.labs.networks`.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Pure figure builders (data -> ``go.Figure``):
 
 The small convex lab that computes what the explorers show (``lab_problem``, ``curvature_study``,
 ``noise_study``: binary logistic regression trained and retrained to the exact optimum, digest P9) lives in
-:mod:`unlearnkit.experiments.newton_lab`.
+:mod:`unlearnkit.experiments.newton.lab`.
 
 Explorers: :class:`InfluenceExplorer`, :class:`CurvatureExplorer`, :class:`NewtonNoiseExplorer`.
 """
@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .._validate import check_choice, check_int, check_positive, check_range
-from ..experiments.newton_lab import LAB_CURVATURES, curvature_study, lab_problem, noise_study
+from ..experiments.newton.lab import LAB_CURVATURES, curvature_study, lab_problem, noise_study
 from ._explorer import Explorer
 from ._style import styled
 

@@ -1,13 +1,13 @@
 """Figures and explorers for certified noisy fine-tuning (Koloskova et al. 2025; notebook 04).
 
 - :class:`CalibrationExplorer`: sliders for epsilon, delta, C0, C1, C2, gamma, lambda, T and d, showing the
-  table of :func:`unlearnkit.experiments.noisy_finetune_lab.calibration_summary`; sigma against T (paper and
+  table of :func:`unlearnkit.experiments.noisy_finetune.lab.calibration_summary`; sigma against T (paper and
   sound, the U-shape of eq. 7) and the model-clipping delta decay (tight against printed recursion).
-- :func:`race_figure`: the curves of :func:`unlearnkit.experiments.noisy_finetune_lab.accuracy_race`
+- :func:`race_figure`: the curves of :func:`unlearnkit.experiments.noisy_finetune.lab.accuracy_race`
   (retraining against the noisy fine-tuning methods, test accuracy per epoch: the paper's Table 2 on our data).
 - :func:`noisy_phase_figure`: a metric through the noisy phase and the clean fine-tuning after it.
 
-The numbers come from the experiments (:mod:`unlearnkit.experiments.noisy_finetune_lab`) and the public
+The numbers come from the experiments (:mod:`unlearnkit.experiments.noisy_finetune.lab`) and the public
 formulas of :mod:`unlearnkit.methods.noisy_finetune`; this module only draws.
 """
 
@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..experiments.noisy_finetune_lab import calibration_summary
+from ..experiments.noisy_finetune.lab import calibration_summary
 from ..methods import noisy_finetune as nf
 from ._explorer import Explorer
 from ._style import styled

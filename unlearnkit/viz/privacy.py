@@ -5,7 +5,7 @@ dp_accounting, and a calibrator.
 The figure builders are pure (numbers in, ``go.Figure`` out); the explorers wire sliders to them and redraw
 their ``FigureWidget``s inside ``batch_update`` (every explorer keeps a fixed set of traces, so a redraw only
 replaces x/y arrays). Everything an explorer shows is computed by :mod:`unlearnkit.privacy`; the sweeps and
-the dp_accounting cross-check are run by :mod:`unlearnkit.experiments.privacy_lab`.
+the dp_accounting cross-check are run by :mod:`unlearnkit.experiments.labs.privacy`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .._validate import check_positive, check_probability
-from ..experiments.privacy_lab import CALIBRATION_PLOT_ORDERS, calibration_sweep, renyi_comparison
+from ..experiments.labs.privacy import CALIBRATION_PLOT_ORDERS, calibration_sweep, renyi_comparison
 from ..privacy import DEFAULT_ORDERS, analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, rdp_to_dp
 from ..privacy.rdp import epsilons_per_order, gaussian_rdp
 from ._explorer import Explorer

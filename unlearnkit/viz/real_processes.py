@@ -1,7 +1,7 @@
 """Notebook 05's real-process run, off Run All's critical path.
 
 :class:`RealProcessRun` is a button: pressing it (or :meth:`RealProcessRun.start`) shows progress in place at
-once and runs :func:`unlearnkit.experiments.distributed_lab.side_by_side` in a background thread: a few real
+once and runs :func:`unlearnkit.experiments.labs.distributed.side_by_side` in a background thread: a few real
 processes start (seconds, mostly process start-up), run gossip and an RR-DU walk, and the same computations run
 in this process. When they finish, the comparison (largest gaps, one timing row per runtime) and the walk's
 message view (route, client 0's message log, RR-DU's visit counts from the route and from the messages) are
@@ -40,7 +40,7 @@ class RealProcessRun(Explorer):
     Parameters
     ----------
     n_ranks, dim, rounds, hops, u, p, sigma, seed:
-        Passed to :func:`~unlearnkit.experiments.distributed_lab.side_by_side`.
+        Passed to :func:`~unlearnkit.experiments.labs.distributed.side_by_side`.
     runner:
         The function run in the background (default ``side_by_side``; tests pass a stand-in).
 
@@ -59,7 +59,7 @@ class RealProcessRun(Explorer):
 
         super().__init__()
         if runner is None:
-            from ..experiments.distributed_lab import side_by_side as runner
+            from ..experiments.labs.distributed import side_by_side as runner
         self.runner = runner
         self.kwargs = dict(dim=dim, rounds=rounds, hops=hops, u=u, p=p, sigma=sigma, seed=seed)
         self.n_ranks = n_ranks

@@ -205,7 +205,7 @@ class RRDUExplorer(Explorer):
     Parameters
     ----------
     world:
-        A :class:`unlearnkit.experiments.rrdu_lab.BackdoorWorld` (trained original and retrained models). ``None``
+        A :class:`unlearnkit.experiments.rrdu.lab.BackdoorWorld` (trained original and retrained models). ``None``
         builds the walk, ledger and capacity views only; :meth:`run` then needs one.
     n_clients, u, T_unlearn, L:
         Used when ``world`` is None (else taken from the world's setup).
@@ -322,12 +322,12 @@ class RRDUExplorer(Explorer):
     # -- the expensive part: run RR-DU and DDP on the backdoor task, live -----------------------------------
     def run(self, methods: Sequence[str] = ("rrdu", "ddp")) -> dict:
         """Run RR-DU along the previewed route (and DDP at the same epsilon), streaming hops into the figures."""
-        from .. import make_generator
-        from ..experiments.rrdu_lab import history_curve, run_method
+        from ..runtime import make_generator
+        from ..experiments.rrdu.lab import history_curve, run_method
         from ..methods.rrdu import RRDU
 
         if self.world is None:
-            raise ValueError("world is None: build one with unlearnkit.experiments.rrdu_lab.build_world to run the "
+            raise ValueError("world is None: build one with unlearnkit.experiments.rrdu.lab.build_world to run the "
                              "methods")
         w, cfg = self.world, self.config()
         curves = {"original": history_curve(w.original.history)}

@@ -1,6 +1,6 @@
 """Notebook 06's frontier view: the committed full-grid frontier at once, a live re-run on request.
 
-:func:`rrdu_frontier_figure` draws a frontier dict (:func:`unlearnkit.experiments.rrdu_frontier.rrdu_frontier`):
+:func:`rrdu_frontier_figure` draws a frontier dict (:func:`unlearnkit.experiments.rrdu.frontier.rrdu_frontier`):
 backdoor success and clean accuracy against epsilon, sound runs solid, the paper's calibrations dotted,
 retraining dashed. :class:`FrontierExplorer` shows a precomputed frontier (the package's JSON file, so Run All
 does not spend 20 CPU seconds on it) and a button that recomputes the frontier live at the notebook's budgets,
@@ -47,9 +47,9 @@ class FrontierExplorer(Explorer):
     Parameters
     ----------
     precomputed:
-        A frontier dict (e.g. :func:`~unlearnkit.experiments.rrdu_frontier.load_precomputed_frontier`).
+        A frontier dict (e.g. :func:`~unlearnkit.experiments.rrdu.frontier.load_precomputed_frontier`).
     world:
-        The :class:`~unlearnkit.experiments.rrdu_lab.BackdoorWorld` a live run uses (the one the file was
+        The :class:`~unlearnkit.experiments.rrdu.lab.BackdoorWorld` a live run uses (the one the file was
         computed on, so the live points land on the precomputed ones).
     epsilons:
         The budgets of a live run (a few in quick mode, the whole grid in full mode).
@@ -95,7 +95,7 @@ class FrontierExplorer(Explorer):
 
     def run(self) -> dict:
         """Recompute the frontier at :attr:`epsilons`, one budget at a time, redrawing after each."""
-        from ..experiments.rrdu_frontier import rrdu_frontier
+        from ..experiments.rrdu.frontier import rrdu_frontier
 
         live: Optional[dict] = None
         for i, eps in enumerate(self.epsilons):

@@ -50,7 +50,7 @@ def averaging_on_device(W: Any, values: Any, rounds: int, *, device: Any = None)
     """
     rounds = check_int("rounds", rounds, low=0)
     if device is None:
-        from .. import device as default_device
+        from ..runtime import device as default_device
 
         device = default_device()
     Wt = torch.as_tensor(np.asarray(W, dtype=float), dtype=torch.float64, device=device)

@@ -13,8 +13,8 @@ import math
 
 import pytest
 
-from unlearnkit.experiments.descend_rewind_frontier import descend_rewind_frontier, smallest_working_epsilon
-from unlearnkit.experiments.descend_rewind_lab import PROFILE_K, PROFILES, central_profile, run_d2d, run_r2d
+from unlearnkit.experiments.descend_rewind.frontier import descend_rewind_frontier, smallest_working_epsilon
+from unlearnkit.experiments.descend_rewind.lab import PROFILE_K, PROFILES, central_profile, run_d2d, run_r2d
 
 _CACHE: dict = {}
 
@@ -98,7 +98,7 @@ def test_full_batch_training_couples_to_full_retain_batches():
     import numpy as np
     from dataclasses import replace
 
-    from unlearnkit.coupled import coupled_retrain_batches
+    from unlearnkit.experiments.descend_rewind.coupled import coupled_retrain_batches
     from unlearnkit.experiments import centralized_setup
 
     prof = central_profile("quick")

@@ -16,8 +16,8 @@ from unlearnkit import data
 from unlearnkit.audit import AuditConfig, audit
 from unlearnkit.constants import logistic_constants, softmax_constants
 from unlearnkit.core import Request
-from unlearnkit.experiments.audit_methods import ToyTask, audit_unlearner, toy_setup
-from unlearnkit.experiments.descend_rewind_lab import gd_r2d_worlds
+from unlearnkit.experiments.audits.recipes import ToyTask, audit_unlearner, toy_setup
+from unlearnkit.experiments.descend_rewind.lab import gd_r2d_worlds
 from unlearnkit.methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig, d2d_certificate, psgd_d2d_sensitivity
 from unlearnkit.models import FlatParams, make_model
 from unlearnkit.train import SGDConfig, train_sgd
@@ -107,7 +107,7 @@ def test_projected_training_gets_the_projected_sgd_d2d_bound(problem):
 
 def test_projected_sgd_d2d_bound_holds_by_monte_carlo():
     """Independent projected-SGD runs on a ridge-logistic toy where the diameter cap does not bind."""
-    from unlearnkit.coupled import ArrayLogistic
+    from unlearnkit.experiments.descend_rewind.coupled import ArrayLogistic
 
     rng = np.random.default_rng(0)
     n, m, d, lam, eta, b, T, K, Rb, trials = 40, 4, 2, 0.2, 0.5, 4, 30, 15, 3.0, 400

@@ -11,8 +11,8 @@ import math
 
 import pytest
 
-from unlearnkit.experiments.newton_baselines import baseline_rows, gd_lr, noisy_finetune_rows
-from unlearnkit.experiments.newton_frontier import NEWTON_SOUND_SETTING, frontier_world
+from unlearnkit.experiments.newton.baselines import baseline_rows, gd_lr, noisy_finetune_rows
+from unlearnkit.experiments.newton.frontier import NEWTON_SOUND_SETTING, frontier_world
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def test_baselines_fine_tuning_and_gd_retraining(world):
 
 
 def test_per_example_loss_gap_is_closed_by_the_sound_release(world):
-    from unlearnkit.experiments.newton_baselines import loss_gap_rows
+    from unlearnkit.experiments.newton.baselines import loss_gap_rows
 
     rows = loss_gap_rows((4.0, 16.0), world, draws=6)
     for r in rows:
@@ -65,8 +65,8 @@ def test_per_example_loss_gap_is_closed_by_the_sound_release(world):
 
 @pytest.mark.slow
 def test_backdoor_world_noisy_finetune_forgets_under_a_sound_certificate():
-    from unlearnkit.experiments.newton_baselines import NEWTON_BACKDOOR_SETTING
-    from unlearnkit.experiments.newton_frontier import newton_frontier
+    from unlearnkit.experiments.newton.baselines import NEWTON_BACKDOOR_SETTING
+    from unlearnkit.experiments.newton.frontier import newton_frontier
 
     w = frontier_world(NEWTON_BACKDOOR_SETTING)
     rows = noisy_finetune_rows((1.0,), w, T=1, clean_steps=19, draws=2)

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from unlearnkit.experiments.newton_frontier import (NEWTON_SOUND_SETTING, FrontierSetting, frontier_world,
+from unlearnkit.experiments.newton.frontier import (NEWTON_SOUND_SETTING, FrontierSetting, frontier_world,
                                                      newton_frontier, smallest_epsilon)
 
 

@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings, strategies as st
 
 from unlearnkit import data
-from unlearnkit.experiments.newton_audit import NewtonAuditTask, _setup, newton_audit, tau_zero_sigma
+from unlearnkit.experiments.newton.audit import NewtonAuditTask, _setup, newton_audit, tau_zero_sigma
 from unlearnkit.methods.newton import Newton, NewtonConfig, newton_certificate, train_dpsgd
 
 EXACT = dict(scope="global", center_gradient=True)

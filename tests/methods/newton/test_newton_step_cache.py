@@ -86,7 +86,7 @@ def test_the_key_separates_worlds_requests_and_step_settings(problem):
 
 def test_newton_frontier_rows_are_unchanged_by_the_cache(monkeypatch):
     """The notebook's frontier (one solve per mode now) reports exactly the rows of the uncached loop."""
-    from unlearnkit.experiments.newton_frontier import FrontierSetting, frontier_world, newton_frontier
+    from unlearnkit.experiments.newton.frontier import FrontierSetting, frontier_world, newton_frontier
 
     w = frontier_world(FrontierSetting(rounds=5, n_clients=4))
     monkeypatch.setenv("UNLEARNKIT_MEMO", "0")

@@ -4,7 +4,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from unlearnkit.experiments.newton_lab import curvature_study, lab_problem
+from unlearnkit.experiments.newton.lab import curvature_study, lab_problem
 from unlearnkit.graphs import make_graph, mixing_matrix
 from unlearnkit.viz import newton as vn
 

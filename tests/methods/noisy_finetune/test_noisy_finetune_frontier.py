@@ -4,7 +4,7 @@ frontier against epsilon. The pinned numbers were measured on a 2-core CPU box (
 import pytest
 
 from unlearnkit.experiments import get_method
-from unlearnkit.experiments import noisy_finetune_lab as L
+from unlearnkit.experiments.noisy_finetune import lab as L
 
 QUICK_EPS = (0.25, 1.0, 4.0, 16.0, 64.0)
 

@@ -15,7 +15,7 @@ from unlearnkit.core import Request
 from unlearnkit.data import load, partition
 from unlearnkit.decentral.correction import CORRECTION_SCALES, RETRAIN_RULES
 from unlearnkit.decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
-from unlearnkit.experiments.pdudt_gap import lemma_gap_check
+from unlearnkit.experiments.pdudt.gap import lemma_gap_check
 from unlearnkit.graphs.dynamic import ErdosRenyiSchedule
 from unlearnkit.methods import pdudt as P
 from unlearnkit.methods.pdudt import certify

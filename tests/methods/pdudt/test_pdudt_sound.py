@@ -11,7 +11,7 @@ import torch
 
 import unlearnkit as uk
 from unlearnkit.decentral.correction import retrain_mixing
-from unlearnkit.experiments import pdudt_frontier as F
+from unlearnkit.experiments.pdudt import frontier as F
 from unlearnkit.graphs import dynamic
 from unlearnkit.methods import pdudt as P
 

@@ -10,7 +10,7 @@ import unlearnkit as uk
 from unlearnkit.data import load, partition
 from unlearnkit.decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
 from unlearnkit.evaluate import mia_precision
-from unlearnkit.experiments import pdudt_lab as L
+from unlearnkit.experiments.pdudt import lab as L
 from unlearnkit.graphs.dynamic import ErdosRenyiSchedule
 from unlearnkit.methods import pdudt as P
 from unlearnkit.core import Request

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from unlearnkit.experiments import pdudt_lab as L
+from unlearnkit.experiments.pdudt import lab as L
 from unlearnkit.methods import pdudt as P
 from unlearnkit.viz import pdudt as V
 

@@ -1,6 +1,6 @@
 """Notebook 06 draws RR-DU's full frontier from a committed JSON file: it must be what a live run computes.
 
-The file (:data:`unlearnkit.experiments.rrdu_frontier.PRECOMPUTED_FRONTIER`) is :func:`rrdu_frontier` over the
+The file (:data:`unlearnkit.experiments.rrdu.frontier.PRECOMPUTED_FRONTIER`) is :func:`rrdu_frontier` over the
 whole epsilon grid on the quick world, seed 0. Here one budget is recomputed live on the same world and every
 number of its rows, and the references (retraining, original, fine-tuning), must agree to 1e-9 on the CPU (the
 file was written on a CPU; on another device float reductions may differ in the last bits). A change to
@@ -11,8 +11,8 @@ import math
 
 import pytest
 
-from unlearnkit.experiments import rrdu_lab
-from unlearnkit.experiments.rrdu_frontier import (RRDU_EPSILONS, load_precomputed_frontier, rrdu_frontier)
+from unlearnkit.experiments.rrdu import lab as rrdu_lab
+from unlearnkit.experiments.rrdu.frontier import (RRDU_EPSILONS, load_precomputed_frontier, rrdu_frontier)
 from unlearnkit.viz.rrdu_frontier import FrontierExplorer, rrdu_frontier_figure
 
 

@@ -1,13 +1,13 @@
 """Issue 20, findings 1-2: the audit refutes RR-DU's accountant C and the DDP baseline's group_sound (neither
 is certified any more), and does not refute their sound replacements (noisy training; accountant S).
 
-Fresh training in every trial of both worlds (:mod:`unlearnkit.experiments.rrdu_audit`); small trial counts."""
+Fresh training in every trial of both worlds (:mod:`unlearnkit.experiments.rrdu.audit`); small trial counts."""
 
 import math
 
 import pytest
 
-from unlearnkit.experiments.rrdu_audit import WalkAuditTask, audit_walk
+from unlearnkit.experiments.rrdu.audit import WalkAuditTask, audit_walk
 from unlearnkit.methods.rrdu import sound
 
 
@@ -58,7 +58,7 @@ def test_u_step_sensitivities():
 def test_accountant_s_and_noisy_ddp_need_a_noisy_start():
     import torch
 
-    from unlearnkit.experiments.rrdu_audit import walk_setup
+    from unlearnkit.experiments.rrdu.audit import walk_setup
     from unlearnkit.methods.rrdu import NetworkSGD, RRDU, RRDUConfig, WalkConfig
     from unlearnkit.methods.rrdu.noisy import NoisyDDP, NoisyDDPConfig, NoisyWalkConfig, NoisyWalkTraining
 

@@ -17,7 +17,7 @@ RR-DU eps=1, rho=1             0.936       0.993     0.993      (small trust bal
 
 import pytest
 
-from unlearnkit.experiments.rrdu_lab import RRDU_PROFILES, build_world, run_method
+from unlearnkit.experiments.rrdu.lab import RRDU_PROFILES, build_world, run_method
 
 
 @pytest.fixture(scope="module")

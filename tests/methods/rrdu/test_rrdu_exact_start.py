@@ -58,7 +58,7 @@ def test_edges_and_errors():
 def test_rrdu_uses_the_exact_calibration_by_default():
     import torch
 
-    from unlearnkit.experiments.rrdu_audit import WalkAuditTask, walk_setup
+    from unlearnkit.experiments.rrdu.audit import WalkAuditTask, walk_setup
     from unlearnkit.methods.rrdu import RRDU, RRDUConfig
     from unlearnkit.methods.rrdu.noisy import NoisyWalkConfig, NoisyWalkTraining
 

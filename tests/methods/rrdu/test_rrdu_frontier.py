@@ -18,8 +18,8 @@ DDP (noisy training, sound)     4.0              0.191       0.911
 import numpy as np
 import pytest
 
-from unlearnkit.experiments.rrdu_frontier import rrdu_frontier, sound_run, split_train_sigma
-from unlearnkit.experiments.rrdu_lab import RRDU_PROFILES, build_world
+from unlearnkit.experiments.rrdu.frontier import rrdu_frontier, sound_run, split_train_sigma
+from unlearnkit.experiments.rrdu.lab import RRDU_PROFILES, build_world
 
 
 @pytest.fixture(scope="module")

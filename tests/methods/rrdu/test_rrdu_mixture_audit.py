@@ -1,12 +1,12 @@
 """Accountant "M" (the certified quick profile's accountant) under the walk audit: RR-DU's exact variant from a start
 trained with noise calibrated on its realised, data-independent route (exact Gaussian composition), the observer's
-first received model, fresh training in both worlds (:mod:`unlearnkit.experiments.rrdu_audit`)."""
+first received model, fresh training in both worlds (:mod:`unlearnkit.experiments.rrdu.audit`)."""
 
 import math
 
 import pytest
 
-from unlearnkit.experiments.rrdu_audit import WalkAuditTask, audit_walk, rrdu_worlds
+from unlearnkit.experiments.rrdu.audit import WalkAuditTask, audit_walk, rrdu_worlds
 
 
 def _check(res):

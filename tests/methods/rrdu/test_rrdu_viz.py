@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from unlearnkit.experiments.rrdu_lab import BackdoorSetup, build_world
+from unlearnkit.experiments.rrdu.lab import BackdoorSetup, build_world
 from unlearnkit.viz.rrdu import (RRDUExplorer, capacity_figure, curves_figure, ledger_figure, accountant_sigma_figure,
                                  walk_figure)
 
@@ -58,7 +58,7 @@ def tiny_world():
 def test_continuous_unlearning_collapses_on_a_tiny_world(tiny_world):
     """Table 3's p = 1 row in miniature: ascent at every hop destroys the model, p = 0 fine-tunes it
     (measured: clean 0.13 vs 0.77)."""
-    from unlearnkit.experiments.rrdu_lab import sweep
+    from unlearnkit.experiments.rrdu.lab import sweep
 
     rows = {r["p"]: r for r in sweep(tiny_world, "p", [0.0, 1.0], noise=False, project=False)}
     assert rows[1.0]["clean_acc"] < rows[0.0]["clean_acc"] - 0.3

@@ -8,7 +8,7 @@
   SGD-D2D bound.
 - :mod:`.d2d`: :class:`D2DConfig`, :func:`d2d_certificate`, :class:`D2D` (Algorithm 2b).
 
-The experiments (profiles, sweeps, runners) live in :mod:`unlearnkit.experiments.descend_rewind_lab`.
+The experiments (profiles, sweeps, runners) live in :mod:`unlearnkit.experiments.descend_rewind.lab`.
 """
 
 from .bounds import (

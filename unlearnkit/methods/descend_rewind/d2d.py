@@ -39,24 +39,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Sequence
+from typing import Any, ClassVar, Optional, Sequence
 
 import torch
 
-from ..._validate import check_choice, check_epsilon, check_instance, check_int, check_positive, check_probability
-from ...constants import NOT_CERTIFIED_NOTE, Constants
+from ..._validate import check_choice
+from ...constants import NOT_CERTIFIED_NOTE
 from ...core import Callback, Certificate, Cost, NoisePoint, Plan, Request, Result, Stopwatch, TrainedState, emit
-from ...core import MAX_STEPS, checked_unlearn
+from ...core import checked_unlearn
 from .bounds import PAPER_NEEL, PAPER_SGD, descend_rewind_sigma, diameter_cap_sigma, gd_d2d_contraction, \
     gd_d2d_sensitivity, neel_initial_iterations, neel_sigma, sgd_d2d_sensitivity_derived
 from .coverage import PAPER_PSGD_D2D, classic_range_note, coverage_problems, psgd_d2d_sensitivity
-from .r2d import add_output_noise, declared_sensitivity, initial_norm
+from .r2d import DescendRewindConfig, add_output_noise, declared_sensitivity, initial_norm
 
 __all__ = ["D2DConfig", "D2D", "d2d_certificate", "d2d_plan"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class D2DConfig:
+class D2DConfig(DescendRewindConfig):
     """How to unlearn with D2D.
 
     Attributes
@@ -79,28 +79,14 @@ class D2DConfig:
         Noise that was on the published model (perfect mode); default: the same sigma (fixed point).
     """
 
-    K: int
-    epsilon: Optional[float] = 1.0
-    delta: float = 1e-5
-    constants: Optional[Constants] = None
-    theorem: str = "auto"
-    mode: str = "sound"
+    THEOREMS: ClassVar[tuple[str, ...]] = ("psgd", "sgd_derived", "neel")
+    METHOD: ClassVar[str] = "D2D"
+
     publish: str = "imperfect"
-    sigma: Optional[float] = None
 
     def __post_init__(self) -> None:
-        check_int("K", self.K, low=0, high=MAX_STEPS)
-        check_instance("constants", self.constants, Constants, optional=True)
-        if self.epsilon is not None:
-            check_epsilon("epsilon", self.epsilon)
-        check_probability("delta", self.delta, allow_zero=False, allow_one=False)
-        check_choice("theorem", self.theorem, ("auto", "psgd", "sgd_derived", "neel"))
-        check_choice("mode", self.mode, ("paper", "sound"))
+        super().__post_init__()
         check_choice("publish", self.publish, ("imperfect", "perfect"))
-        if self.sigma is not None:
-            check_positive("sigma", self.sigma, allow_zero=True)
-        if self.epsilon is not None and self.constants is None:
-            raise ValueError("constants=None: a certified D2D run needs the loss constants (unlearnkit.constants)")
 
 
 def _resolve_theorem(theorem: str, train_cfg) -> str:

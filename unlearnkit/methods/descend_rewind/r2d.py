@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Sequence
+from typing import Any, ClassVar, Optional, Sequence
 
 import torch
 
@@ -33,11 +33,48 @@ from .bounds import DESCEND_REWIND_PAPER, R2D_PROVENANCE, descend_rewind_epsilon
     r2d_sensitivity
 from .coverage import classic_range_note, coverage_problems
 
-__all__ = ["R2DConfig", "R2D", "r2d_certificate", "r2d_plan", "add_output_noise", "declared_sensitivity", "initial_norm"]
+__all__ = ["DescendRewindConfig", "R2DConfig", "R2D", "r2d_certificate", "r2d_plan", "add_output_noise", "declared_sensitivity", "initial_norm"]
 
 
 @dataclass(frozen=True, kw_only=True)
-class R2DConfig:
+class DescendRewindConfig:
+    """The fields and checks R2D's and D2D's configs share: ``K`` unlearning steps, the target, the loss
+    constants, the theorem, the mode and an optional fixed ``sigma``.
+
+    A subclass names its theorems (``THEOREMS``, besides ``"auto"``), its method (``METHOD``, for messages) and
+    whether a fixed ``sigma`` replaces the constants (``SIGMA_REPLACES_CONSTANTS``).
+    """
+
+    THEOREMS: ClassVar[tuple[str, ...]] = ()
+    METHOD: ClassVar[str] = ""
+    SIGMA_REPLACES_CONSTANTS: ClassVar[bool] = False
+
+    K: int
+    epsilon: Optional[float] = 1.0
+    delta: float = 1e-5
+    constants: Optional[Constants] = None
+    theorem: str = "auto"
+    mode: str = "sound"
+    sigma: Optional[float] = None
+
+    def __post_init__(self) -> None:
+        check_int("K", self.K, low=0, high=MAX_STEPS)
+        check_instance("constants", self.constants, Constants, optional=True)
+        if self.epsilon is not None:
+            check_epsilon("epsilon", self.epsilon)
+        check_probability("delta", self.delta, allow_zero=False, allow_one=False)
+        check_choice("theorem", self.theorem, ("auto",) + self.THEOREMS)
+        check_choice("mode", self.mode, ("paper", "sound"))
+        if self.sigma is not None:
+            check_positive("sigma", self.sigma, allow_zero=True)
+        if self.epsilon is not None and self.constants is None and not (self.SIGMA_REPLACES_CONSTANTS
+                                                                         and self.sigma is not None):
+            raise ValueError(f"constants=None: a certified {self.METHOD} run needs the loss constants "
+                             "(unlearnkit.constants)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class R2DConfig(DescendRewindConfig):
     """How to unlearn with R2D.
 
     Attributes
@@ -57,26 +94,9 @@ class R2DConfig:
         Use this noise instead of calibrating; the certificate then reports the epsilon it certifies.
     """
 
-    K: int
-    epsilon: Optional[float] = 1.0
-    delta: float = 1e-5
-    constants: Optional[Constants] = None
-    theorem: str = "auto"
-    mode: str = "sound"
-    sigma: Optional[float] = None
-
-    def __post_init__(self) -> None:
-        check_int("K", self.K, low=0, high=MAX_STEPS)
-        check_instance("constants", self.constants, Constants, optional=True)
-        if self.epsilon is not None:
-            check_epsilon("epsilon", self.epsilon)
-        check_probability("delta", self.delta, allow_zero=False, allow_one=False)
-        check_choice("theorem", self.theorem, ("auto", "psgd", "sgd_derived", "gd"))
-        check_choice("mode", self.mode, ("paper", "sound"))
-        if self.sigma is not None:
-            check_positive("sigma", self.sigma, allow_zero=True)
-        if self.epsilon is not None and self.constants is None and self.sigma is None:
-            raise ValueError("constants=None: a certified R2D run needs the loss constants (unlearnkit.constants)")
+    THEOREMS: ClassVar[tuple[str, ...]] = ("psgd", "sgd_derived", "gd")
+    METHOD: ClassVar[str] = "R2D"
+    SIGMA_REPLACES_CONSTANTS: ClassVar[bool] = True
 
 
 def add_output_noise(params: torch.Tensor, sigma: float, generator: torch.Generator, *,
@@ -295,7 +315,7 @@ def _unlearn(state: TrainedState, request: Request, config: R2DConfig, *, genera
 
     The replay uses the training config (step size, batch size, sampling, radius, weight decay), with fresh
     batches drawn from ``generator``, or ``batches`` (positions into the retain set) for a coupled simulation
-    (:func:`unlearnkit.coupled.coupled_retrain_batches`). ``result.extras["noiseless"]`` holds ``u_T``.
+    (:func:`unlearnkit.experiments.descend_rewind.coupled.coupled_retrain_batches`). ``result.extras["noiseless"]`` holds ``u_T``.
     """
     from ...train import run_sgd
 
@@ -337,7 +357,7 @@ class R2D:
     ----------
     batches:
         For a coupled simulation (digest 003 Algorithm 6): the K minibatches to replay, positions into the
-        retain set (the last K of :func:`unlearnkit.coupled.coupled_retrain_batches`), instead of batches drawn
+        retain set (the last K of :func:`unlearnkit.experiments.descend_rewind.coupled.coupled_retrain_batches`), instead of batches drawn
         from ``generator``. ``None`` (default) draws them, as a real unlearning run does.
 
     Requests: samples or a class (centralized); the certificate covers any forget set of m samples (group size m).

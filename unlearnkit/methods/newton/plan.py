@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import Mapping, Optional
 
 import networkx as nx
 import numpy as np
 
 from ...core import NoisePoint, Plan, Request, TrainedState
 from ...graphs.flood import check_flood_network
-from .steps import _is_linear, _requesters, newton_model_constants
-from .training import _train_config
+from .steps import is_linear_model, requesters_of, newton_model_constants
+from .training import training_config
+from .config import NewtonConfig
 
-if TYPE_CHECKING:
-    from .algorithm import NewtonConfig
 
 __all__ = ["newton_plan"]
 
@@ -37,7 +36,7 @@ def _x_norm(ds) -> tuple[float, bool]:
     return float(ds.x_train.reshape(ds.n_train, -1).norm(dim=1).max()), False
 
 
-def _unverified_constants(analytic: Mapping[str, float], config: "NewtonConfig", x_norm: float,
+def _unverified_constants(analytic: Mapping[str, float], config: NewtonConfig, x_norm: float,
                           public: bool) -> list[str]:
     """Why the constants a sound certificate would use are not bounds derived from public quantities."""
     why = []
@@ -52,7 +51,7 @@ def _unverified_constants(analytic: Mapping[str, float], config: "NewtonConfig",
 
 
 @dataclass(frozen=True)
-class _Terms:
+class NewtonTerms:
     """A request's plan and what :meth:`Newton.unlearn` reuses of it (requesters, constants, noise)."""
 
     plan: Plan
@@ -64,19 +63,19 @@ class _Terms:
     weight_decay: float
 
 
-def _newton_terms(state: TrainedState, request: Request, config: "NewtonConfig", *,
-                  measured_grad: Optional[float] = None, converged: bool = True, clipped: bool = False) -> _Terms:
+def newton_terms(state: TrainedState, request: Request, config: NewtonConfig, *,
+                  measured_grad: Optional[float] = None, converged: bool = True, clipped: bool = False) -> NewtonTerms:
     """Validate the request against the state and compute its certificate; the run checks default to passed."""
     G = state.network
     if not isinstance(G, nx.Graph):
         raise ValueError("state.network must be the networkx graph the clients trained on")
     check_flood_network(G)
-    reqs = _requesters(state, request)
+    reqs = requesters_of(state, request)
     flat, fed, ds, X = state.flat, state.federation, state.dataset, state.params
     if X.dim() != 2 or X.shape[0] != fed.n_clients:
         raise ValueError(f"state.params has shape {tuple(X.shape)}; expected ({fed.n_clients}, d)")
     N = int(X.shape[0])
-    wd = _train_config(state).weight_decay
+    wd = training_config(state).weight_decay
     if config.curvature == "diag_fisher" and wd + config.damping == 0:
         raise ValueError("curvature='diag_fisher' with weight_decay=0 and damping=0 is singular: set damping > 0")
     client_kind = request.kind == "client"
@@ -84,7 +83,7 @@ def _newton_terms(state: TrainedState, request: Request, config: "NewtonConfig",
     # (m_c, n_c) of every requester: a departing client forgets all its n_c samples
     fractions = {c: (int(np.asarray(U).size), int(np.asarray(fed.client_indices[c]).size)) for c, U in reqs.items()}
     constants, unverified = None, []
-    if _is_linear(flat) and wd > 0:
+    if is_linear_model(flat) and wd > 0:
         x_norm, public = _x_norm(ds)
         constants = newton_model_constants(flat, weight_decay=wd, x_norm=x_norm)
         unverified = _unverified_constants(constants, config, x_norm, public)
@@ -103,11 +102,11 @@ def _newton_terms(state: TrainedState, request: Request, config: "NewtonConfig",
     model_sigma = weight * math.sqrt(sum(s ** 2 for s in sigmas.values()))
     sens = cert.constants.get("sensitivity") if cert.mode == "sound" else None
     plan = Plan(cert, (NoisePoint("newton.average", sens, model_sigma),))
-    return _Terms(plan=plan, sigmas=dict(sigmas), constants=constants, fractions=fractions, requesters=reqs,
+    return NewtonTerms(plan=plan, sigmas=dict(sigmas), constants=constants, fractions=fractions, requesters=reqs,
                   weight=weight, weight_decay=wd)
 
 
-def newton_plan(state: TrainedState, request: Request, config: "NewtonConfig") -> Plan:
+def newton_plan(state: TrainedState, request: Request, config: NewtonConfig) -> Plan:
     """Newton's certificate for ``request`` and its noise point, before the Newton step is solved.
 
     The fractions ``(m_c, n_c)`` come from the request and the federation, the constants from the model, the
@@ -131,4 +130,4 @@ def newton_plan(state: TrainedState, request: Request, config: "NewtonConfig") -
         ``"newton.average"``: the released average model, with the certificate's sensitivity (sound mode;
         ``None`` otherwise) and the model's noise std ``weight * sqrt(sum_c sigma_c^2)``.
     """
-    return _newton_terms(state, request, config).plan
+    return newton_terms(state, request, config).plan

@@ -40,7 +40,7 @@ import numpy as np
 from torch import Tensor
 
 from ...graphs.flood import relay_messages
-from .steps import _Curv, _stat_size
+from .steps import CurvatureSolver, statistic_size
 
 __all__ = ["clear_step_cache", "step_cache_stats"]
 
@@ -147,7 +147,7 @@ def _compute(state, request, config, *, reqs: dict[int, np.ndarray], wd: float,
     if request.kind == "client":
         c = request.client
         parts = [(x_bar if use_bar else X[i], *xy(fed.client_indices[i])) for i in range(N) if i != c]
-        curv = _Curv(flat, config, wd, parts)
+        curv = CurvatureSolver(flat, config, wd, parts)
         at = x_bar if use_bar else X[c]
         xc, yc = xy(fed.client_indices[c])
         g = flat.grad(at, xc, yc, weight_decay=wd)  # eq. (6): the full local gradient of client c
@@ -156,13 +156,13 @@ def _compute(state, request, config, *, reqs: dict[int, np.ndarray], wd: float,
         fractions[c] = (xc.shape[0], xc.shape[0])
         relay = relay_messages(G, c)
         messages += (2 * relay * curv.iterations if config.curvature.startswith("cg_")
-                     else relay * _stat_size(config, d))
+                     else relay * statistic_size(config, d))
     else:
         shared = None
         if use_bar:
             parts = [(x_bar, *xy(request.retain(fed.client_indices[i]) if i in reqs
                                  else fed.client_indices[i])) for i in range(N)]
-            shared = _Curv(flat, config, wd, parts)
+            shared = CurvatureSolver(flat, config, wd, parts)
         for c, U in reqs.items():
             t_c = time.perf_counter()
             at = x_bar if use_bar else X[c]
@@ -181,9 +181,9 @@ def _compute(state, request, config, *, reqs: dict[int, np.ndarray], wd: float,
                 z = shared.solve(g)
                 relay = relay_messages(G, c)
                 messages += (2 * relay * (shared.iterations - before) if config.curvature.startswith("cg_")
-                             else relay * _stat_size(config, d))
+                             else relay * statistic_size(config, d))
             else:
-                local = _Curv(flat, config, wd, [(at, xr, yr)])
+                local = CurvatureSolver(flat, config, wd, [(at, xr, yr)])
                 z = local.solve(g)
                 evals += local.evals
                 converged &= local.converged

@@ -1,9 +1,9 @@
 """The pieces every Newton/Fisher request goes through: who requests, the curvature solve, the constants.
 
-- :func:`_requesters` splits a request among the clients that hold its samples (Wu et al. 2026, Algorithm 1:
+- :func:`requesters_of` splits a request among the clients that hold its samples (Wu et al. 2026, Algorithm 1:
   every holder is a requester; class-wise removal is simultaneous sample-wise requests, Remark 2) and
   rejects what no client, or not the named client, holds.
-- :class:`_Curv` solves ``C^{-1} b`` (Algorithm 1, eqs. 2-3; section IV-C, eq. 6) for one client's
+- :class:`CurvatureSolver` solves ``C^{-1} b`` (Algorithm 1, eqs. 2-3; section IV-C, eq. 6) for one client's
   retained-data curvature (``scope="local"``) or the average of several clients' curvatures
   (``scope="global"``, client-wise removal), for every curvature of :data:`unlearnkit.curvature.CURVATURES`
   (dense, diagonal or matrix-free CG), and counts the gradient evaluations.
@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import numpy as np
 from torch import Tensor, nn
@@ -22,14 +22,13 @@ from ... import curvature as cv
 from ..._validate import check_int, check_positive
 from ...core import Request, TrainedState
 from .certify import logistic_newton_constants
+from .config import NewtonConfig
 
-if TYPE_CHECKING:
-    from .algorithm import NewtonConfig
 
 __all__ = ["newton_model_constants"]
 
 
-def _is_linear(flat) -> bool:
+def is_linear_model(flat) -> bool:
     mods = [m for m in flat.module.modules() if len(list(m.parameters(recurse=False)))]
     return len(mods) == 1 and isinstance(mods[0], nn.Linear)
 
@@ -64,7 +63,7 @@ def newton_model_constants(flat, *, weight_decay: float, x_norm: float = 1.0) ->
     ----------
     Wu et al., "Certified Unlearning in Decentralized Federated Learning" (2026, digest 001), Remark 3 and Lemma 4.
     """
-    if not _is_linear(flat):
+    if not is_linear_model(flat):
         raise ValueError("newton_model_constants: the model is not logistic regression (a single Linear "
                          "layer); networks have no certified constants")
     lam = check_positive("weight_decay", weight_decay)
@@ -74,7 +73,7 @@ def newton_model_constants(flat, *, weight_decay: float, x_norm: float = 1.0) ->
                                      n_classes=lin.out_features)
 
 
-def _requesters(state: TrainedState, request: Request) -> dict[int, np.ndarray]:
+def requesters_of(state: TrainedState, request: Request) -> dict[int, np.ndarray]:
     """``{client: forget indices it holds}``; raises ``ValueError`` naming indices nobody (or not ``c``) holds."""
     fed = state.federation
     if fed is None:
@@ -114,7 +113,7 @@ def _requesters(state: TrainedState, request: Request) -> dict[int, np.ndarray]:
     return out
 
 
-class _Curv:
+class CurvatureSolver:
     """Builds ``C^{-1} b`` for one curvature choice over one or several clients' data (averaged)."""
 
     def __init__(self, flat, config: NewtonConfig, weight_decay: float, parts: list[tuple[Tensor, Tensor, Tensor]]):
@@ -156,6 +155,6 @@ class _Curv:
         return cv._dense_solve(self._dense, b)
 
 
-def _stat_size(config: NewtonConfig, d: int) -> int:
+def statistic_size(config: NewtonConfig, d: int) -> int:
     """Model-sized vectors one client's curvature statistic ``T_i`` takes on the wire."""
     return 1 if config.curvature == "diag_fisher" else d

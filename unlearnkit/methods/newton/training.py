@@ -23,7 +23,7 @@ from ...core import MAX_STEPS, Callback, Certificate, Plan, Request, Result, Tra
 from ...data.federated import Federation
 from ...decentral.gossip import GossipConfig, run_gossip
 from ...graphs.flood import check_flood_network, remove_client
-from .steps import _requesters
+from .steps import requesters_of
 
 __all__ = ["train_dpsgd", "GossipRetrain", "GossipRetrainConfig", "exact_minimizer"]
 
@@ -75,7 +75,7 @@ def train_dpsgd(flat, federation, G: nx.Graph, config: GossipConfig, *, generato
     return state
 
 
-def _train_config(state: TrainedState) -> GossipConfig:
+def training_config(state: TrainedState) -> GossipConfig:
     """The ``GossipConfig`` the clients trained with: fine-tuning and retraining reuse it (Remark 1; RT)."""
     if not isinstance(state.config, GossipConfig):
         raise ValueError("state.config must be the GossipConfig the clients trained with (use train_dpsgd)")
@@ -142,9 +142,9 @@ def exact_minimizer(flat, parts: Sequence[tuple[Tensor, Tensor]], *, weight_deca
 
 def _retrain(state: TrainedState, request: Request, *, generator: torch.Generator, rounds: Optional[int] = None,
              callback: Optional[Callback] = None, progress: bool = False) -> TrainedState:
-    reqs = _requesters(state, request)  # validates the request against the federation
+    reqs = requesters_of(state, request)  # validates the request against the federation
     del reqs
-    cfg = _train_config(state)
+    cfg = training_config(state)
     if rounds is not None:
         cfg = replace(cfg, rounds=check_int("rounds", rounds, low=1))
     fed = state.federation
@@ -230,5 +230,5 @@ class GossipRetrain:
         Plan
             No certificate (``mode="none"``) and no noise point.
         """
-        _requesters(state, request)  # the request must be one the federation can serve
+        requesters_of(state, request)  # the request must be one the federation can serve
         return Plan(_NO_CERTIFICATE)

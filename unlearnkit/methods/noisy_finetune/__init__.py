@@ -37,7 +37,7 @@ Paper mode versus sound mode (named, never silently fixed; see digest 004 sectio
 Layout: :mod:`.bounds` (the formulas, no torch), :mod:`.algorithms` (configs and method classes),
 :mod:`.finetune` (the shared noisy and clean loops), :mod:`.dpsgd` (the DP-SGD baseline). The experiments
 (profiles, the ablation, the DP-SGD pipeline, the accuracy race) live in
-:mod:`unlearnkit.experiments.noisy_finetune_lab`.
+:mod:`unlearnkit.experiments.noisy_finetune.lab`.
 """
 
 from .algorithms import (GradientClipping, GradientClippingConfig, ModelClipping, ModelClippingConfig,

@@ -23,13 +23,12 @@ from typing import Callable, Mapping, Optional
 import torch
 
 from ..._validate import check_choice, check_epsilon, check_int, check_number, check_positive, check_probability
-from ...core import Certificate, NoisePoint, Plan, Request, Result, Stopwatch, TrainedState, emit
-from ...core import checked_unlearn
+from ...core import Certificate, NoisePoint, Plan, Request, TrainedState, emit
 from ...privacy.noise import gaussian_noise
 from ...privacy.trace import noisy_release
-from .bounds import (_MODES, SOURCE, _check_gc, gc_epsilon, gc_rdp_slope, gc_sigma, mc_delta_trace, mc_steps,
+from .bounds import (CALIBRATION_MODES, SOURCE, check_gc_constants, gc_epsilon, gc_rdp_slope, gc_sigma, mc_delta_trace, mc_steps,
                      op_sigma, paper_T, theta_eps)
-from .finetune import CleanFinetuneConfig, _clip, _finish, _noisy_loop, _start, at_requested_delta
+from .finetune import CleanFinetuneConfig, NoisyFinetuneMethod, at_requested_delta, clip_to_ball, noisy_loop, start_point
 
 __all__ = ["GradientClippingConfig", "ModelClippingConfig", "OutputPerturbationConfig", "GradientClipping",
            "ModelClipping", "OutputPerturbation"]
@@ -80,8 +79,8 @@ class GradientClippingConfig:
     def __post_init__(self) -> None:
         check_epsilon("epsilon", self.epsilon)
         check_probability("delta", self.delta, allow_zero=False, allow_one=False)
-        _check_gc(self.C0, self.C1, self.gamma, self.lam, self.T)
-        check_choice("mode", self.mode, _MODES)
+        check_gc_constants(self.C0, self.C1, self.gamma, self.lam, self.T)
+        check_choice("mode", self.mode, CALIBRATION_MODES)
         if self.sigma is not None:
             check_positive("sigma", self.sigma)
         check_int("batch_size", self.batch_size, low=1)
@@ -191,7 +190,7 @@ class OutputPerturbationConfig:
         check_epsilon("epsilon", self.epsilon)
         check_probability("delta", self.delta, allow_zero=False, allow_one=False)
         check_positive("C0", self.C0)
-        check_choice("mode", self.mode, _MODES)
+        check_choice("mode", self.mode, CALIBRATION_MODES)
         check_choice("init", self.init, ("model", "zeros"))
 
     def certificate(self) -> Certificate:
@@ -212,17 +211,7 @@ def gc_coupled_distance(t: int, config: GradientClippingConfig) -> float:
     return q ** t * 2 * config.C0 + shift
 
 
-class _NoisyFinetuneMethod:
-    """The shared constructor: ``eval_fn(x) -> dict`` adds metrics to every noisy step's history row."""
-
-    name = ""
-    request_kinds = ("samples", "class")
-
-    def __init__(self, *, eval_fn: Optional[EvalFn] = None) -> None:
-        self.eval_fn = eval_fn
-
-
-class GradientClipping(_NoisyFinetuneMethod):
+class GradientClipping(NoisyFinetuneMethod):
     """Unlearn by gradient clipping (eq. 3), then clean fine-tuning (Theorem 4.1 / Theorem A.9).
 
     Requests: samples or a class (centralized): the noisy phase reads only the retain set, so the certificate
@@ -230,47 +219,22 @@ class GradientClipping(_NoisyFinetuneMethod):
     """
 
     name = "gradient_clipping"
+    config_type = GradientClippingConfig
 
-    @checked_unlearn
-    def unlearn(self, state: TrainedState, request: Request, config: GradientClippingConfig, *,
-                generator: torch.Generator, callback=None, progress: bool = False) -> Result:
+    def noisy_phase(self, state: TrainedState, request: Request, config: GradientClippingConfig, plan: Plan, *,
+                    generator: torch.Generator, callback=None) -> tuple[torch.Tensor, list[dict], int]:
         """``x0 = clip(x_hat, C0)``; ``x <- x - gamma (clip(g, C1) + lam x) + N(0, sigma^2 I)`` for T steps.
 
         Each step draws fresh noise; ``g`` is the mean gradient of a retain minibatch (no per-example clipping
-        needed). Then :func:`~.finetune.clean_finetune` with ``config.finetune``.
-
-        Parameters
-        ----------
-        state : TrainedState
-            The trained model.
-        request : Request
-            What to forget.
-        config : GradientClippingConfig
-            The run's settings.
-        generator : torch.Generator
-            Source of the run's randomness (noise, minibatches, routes).
-        callback : Callback, optional
-            Receives the run's events.
-        progress : bool, default False
-            Show a progress bar.
-
-        Returns
-        -------
-        Result
-            The model after the noisy phase and clean fine-tuning, its certificate, the history and the cost.
+        needed). Same batches and noise in both worlds: the starts differ by at most 2 C0, each step contracts
+        by (1 - gamma lam) and the clipped gradients add at most 2 gamma C1 (:func:`gc_coupled_distance`).
         """
-        cert = self.certify(state, request, config).certificate
-        sigma, T = cert.sigma, config.steps
+        sigma, T = plan.certificate.sigma, config.steps
         gam, lam, C1 = config.gamma, config.lam, config.C1
-        with Stopwatch() as sw:
-            x0 = _clip(_start(state, config.init), config.C0)
-            # same batches and noise in both worlds: the starts differ by <= 2 C0, each step contracts by
-            # (1 - gamma lam) and the clipped gradients add <= 2 gamma C1
-            x, hist, ev = _noisy_loop(state, request, x0, T, lambda x, g: x - gam * (_clip(g, C1) + lam * x),
-                                      config.batch_size, sigma, generator=generator, callback=callback,
-                                      eval_fn=self.eval_fn, tag="gc",
-                                      sensitivity=lambda t: gc_coupled_distance(t + 1, config))
-        return _finish(state, request, x, hist, ev, config, cert, generator, callback, sw.seconds, progress)
+        x0 = clip_to_ball(start_point(state, config.init), config.C0)
+        return noisy_loop(state, request, x0, T, lambda x, g: x - gam * (clip_to_ball(g, C1) + lam * x),
+                          config.batch_size, sigma, generator=generator, callback=callback, eval_fn=self.eval_fn,
+                          tag="gc", sensitivity=lambda t: gc_coupled_distance(t + 1, config))
 
     def certify(self, state: TrainedState, request: Request, config: GradientClippingConfig) -> Plan:
         """The certificate (Theorem 4.1 / A.9 at ``config``) and the T noisy steps, each declared at most
@@ -295,7 +259,7 @@ class GradientClipping(_NoisyFinetuneMethod):
         return Plan(cert, (NoisePoint("noisy step", worst, float(cert.sigma or 0.0), count=config.steps),))
 
 
-class ModelClipping(_NoisyFinetuneMethod):
+class ModelClipping(NoisyFinetuneMethod):
     """Unlearn by model clipping (eq. 4), then clean fine-tuning (Theorem 4.2).
 
     Requests: samples or a class (centralized): the noisy phase reads only the retain set, so the certificate
@@ -303,46 +267,23 @@ class ModelClipping(_NoisyFinetuneMethod):
     """
 
     name = "model_clipping"
+    config_type = ModelClippingConfig
 
-    @checked_unlearn
-    def unlearn(self, state: TrainedState, request: Request, config: ModelClippingConfig, *,
-                generator: torch.Generator, callback=None, progress: bool = False) -> Result:
-        """``x <- clip(x - gamma (g + lam x), C2) + N(0, sigma^2 I)`` for T steps, then fine-tune.
+    def noisy_phase(self, state: TrainedState, request: Request, config: ModelClippingConfig, plan: Plan, *,
+                    generator: torch.Generator, callback=None) -> tuple[torch.Tensor, list[dict], int]:
+        """``x <- clip(x - gamma (g + lam x), C2) + N(0, sigma^2 I)`` for T steps.
 
         ``x0 = clip(x_hat, C0) + N(0, sigma0^2 I)`` (no clip and no noise by default, as in every reported run).
-
-        Parameters
-        ----------
-        state : TrainedState
-            The trained model.
-        request : Request
-            What to forget.
-        config : ModelClippingConfig
-            The run's settings.
-        generator : torch.Generator
-            Source of the run's randomness (noise, minibatches, routes).
-        callback : Callback, optional
-            Receives the run's events.
-        progress : bool, default False
-            Show a progress bar.
-
-        Returns
-        -------
-        Result
-            The model after the noisy phase and clean fine-tuning, its certificate, the history and the cost.
         """
-        cert = self.certify(state, request, config).certificate
         T, gam, lam, C2 = config.steps, config.gamma, config.lam, config.C2
-        with Stopwatch() as sw:
-            x0 = _start(state, config.init)
-            if math.isfinite(config.C0):
-                x0 = _clip(x0, config.C0)
-            if config.sigma0 > 0:  # no draw without initial noise: keeps the random stream of the default runs
-                x0 = x0 + gaussian_noise(x0, config.sigma0, generator)
-            x, hist, ev = _noisy_loop(state, request, x0, T, lambda x, g: _clip(x - gam * (g + lam * x), C2),
-                                      config.batch_size, config.sigma, generator=generator, callback=callback,
-                                      eval_fn=self.eval_fn, tag="mc", sensitivity=lambda t: 2 * C2)
-        return _finish(state, request, x, hist, ev, config, cert, generator, callback, sw.seconds, progress)
+        x0 = start_point(state, config.init)
+        if math.isfinite(config.C0):
+            x0 = clip_to_ball(x0, config.C0)
+        if config.sigma0 > 0:  # no draw without initial noise: keeps the random stream of the default runs
+            x0 = x0 + gaussian_noise(x0, config.sigma0, generator)
+        return noisy_loop(state, request, x0, T, lambda x, g: clip_to_ball(x - gam * (g + lam * x), C2),
+                          config.batch_size, config.sigma, generator=generator, callback=callback,
+                          eval_fn=self.eval_fn, tag="mc", sensitivity=lambda t: 2 * C2)
 
     def certify(self, state: TrainedState, request: Request, config: ModelClippingConfig) -> Plan:
         """The certificate (Theorem 4.2 at ``config``) and the T noisy steps, each inside the ball of radius
@@ -366,7 +307,7 @@ class ModelClipping(_NoisyFinetuneMethod):
         return Plan(cert, (NoisePoint("noisy step", 2 * config.C2, float(config.sigma), count=config.steps),))
 
 
-class OutputPerturbation(_NoisyFinetuneMethod):
+class OutputPerturbation(NoisyFinetuneMethod):
     """Output perturbation (eq. 1), then clean fine-tuning.
 
     Requests: samples or a class (centralized): the noisy phase reads only the retain set, so the certificate
@@ -374,43 +315,20 @@ class OutputPerturbation(_NoisyFinetuneMethod):
     """
 
     name = "output_perturbation"
+    config_type = OutputPerturbationConfig
 
-    @checked_unlearn
-    def unlearn(self, state: TrainedState, request: Request, config: OutputPerturbationConfig, *,
-                generator: torch.Generator, callback=None, progress: bool = False) -> Result:
-        """``clip(x_hat, C0) + N(0, sigma0^2 I)`` with :func:`~.bounds.op_sigma`, then fine-tune.
-
-        Parameters
-        ----------
-        state : TrainedState
-            The trained model.
-        request : Request
-            What to forget.
-        config : OutputPerturbationConfig
-            The run's settings.
-        generator : torch.Generator
-            Source of the run's randomness (noise, minibatches, routes).
-        callback : Callback, optional
-            Receives the run's events.
-        progress : bool, default False
-            Show a progress bar.
-
-        Returns
-        -------
-        Result
-            The model after the noisy release and clean fine-tuning, its certificate, the history and the cost.
-        """
-        plan = self.certify(state, request, config)
-        cert, point = plan.certificate, plan.point("output perturbation")
-        with Stopwatch() as sw:
-            x0 = _clip(_start(state, config.init), config.C0)
-            x = noisy_release(x0, cert.sigma, generator, name=point.name, sensitivity=point.sensitivity)
-            z = x - x0
-            rec = {"step": 1, "phase": 0.0, "noise_norm": float(z.norm()), "param_norm": float(x.norm())}
-            if self.eval_fn is not None:
-                rec.update(self.eval_fn(x))
+    def noisy_phase(self, state: TrainedState, request: Request, config: OutputPerturbationConfig, plan: Plan, *,
+                    generator: torch.Generator, callback=None) -> tuple[torch.Tensor, list[dict], int]:
+        """``clip(x_hat, C0) + N(0, sigma0^2 I)`` with :func:`~.bounds.op_sigma`: one release, no gradient."""
+        point = plan.point("output perturbation")
+        x0 = clip_to_ball(start_point(state, config.init), config.C0)
+        x = noisy_release(x0, plan.certificate.sigma, generator, name=point.name, sensitivity=point.sensitivity)
+        z = x - x0
+        rec = {"step": 1, "phase": 0.0, "noise_norm": float(z.norm()), "param_norm": float(x.norm())}
+        if self.eval_fn is not None:
+            rec.update(self.eval_fn(x))
         emit(callback, "noise", 1, noise_norm=rec["noise_norm"])
-        return _finish(state, request, x, [rec], 0, config, cert, generator, callback, sw.seconds, progress)
+        return x, [rec], 0
 
     def certify(self, state: TrainedState, request: Request, config: OutputPerturbationConfig) -> Plan:
         """The certificate (the analytic Gaussian at ``config``) and the one release: two models clipped to

@@ -35,7 +35,7 @@ __all__ = [
     "dpsgd_group_targets", "dpsgd_group_sigma_formula",
 ]
 
-_MODES = ("paper", "sound")
+CALIBRATION_MODES = ("paper", "sound")
 SOURCE = "Koloskova et al. ICML 2025"
 
 # ----------------------------------------------------------------------------------------------------------
@@ -43,7 +43,7 @@ SOURCE = "Koloskova et al. ICML 2025"
 # ----------------------------------------------------------------------------------------------------------
 
 
-def _check_gc(C0: float, C1: float, gamma: float, lam: float, T: Optional[int] = None) -> None:
+def check_gc_constants(C0: float, C1: float, gamma: float, lam: float, T: Optional[int] = None) -> None:
     check_positive("C0", C0)
     check_positive("C1", C1)
     check_positive("gamma", gamma)
@@ -81,7 +81,7 @@ def paper_T(C0: float, C1: float, gamma: float, lam: float = 0.0) -> int:
     ----------
     Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), eq. (7) and eq. (13).
     """
-    _check_gc(C0, C1, gamma, lam)
+    check_gc_constants(C0, C1, gamma, lam)
     T = int(np.ceil(C0 / (C1 * gamma)))
     if lam:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -125,7 +125,7 @@ def gc_rdp_slope(sigma: float, C0: float, C1: float, gamma: float, lam: float, T
     and Lemma A.8.
     """
     check_positive("sigma", sigma)
-    _check_gc(C0, C1, gamma, lam, T)
+    check_gc_constants(C0, C1, gamma, lam, T)
     return float(gradient_clipping_rho(C0, C1, gamma, lam, T, sigma))
 
 
@@ -169,10 +169,10 @@ def gc_sigma(epsilon: float, delta: float, *, C0: float, C1: float, gamma: float
     Theorem A.9; Balle et al., "Hypothesis testing interpretations and Renyi differential privacy" (AISTATS 2020),
     Theorem 21.
     """
-    check_choice("mode", mode, _MODES)
+    check_choice("mode", mode, CALIBRATION_MODES)
     check_positive("epsilon", epsilon)
     check_probability("delta", delta, allow_zero=False, allow_one=False)
-    _check_gc(C0, C1, gamma, lam, T)
+    check_gc_constants(C0, C1, gamma, lam, T)
     if mode == "paper":
         if lam:
             r = 1 - gamma * lam
@@ -223,7 +223,7 @@ def gc_epsilon(sigma: float, delta: float, *, C0: float, C1: float, gamma: float
     Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), Theorem A.9; Balle et
     al. (AISTATS 2020), Theorem 21.
     """
-    check_choice("mode", mode, _MODES)
+    check_choice("mode", mode, CALIBRATION_MODES)
     check_probability("delta", delta, allow_zero=False, allow_one=False)
     rho = gc_rdp_slope(sigma, C0, C1, gamma, lam, T)
     if mode == "sound":
@@ -269,7 +269,7 @@ def gc_sigma_closed_form(epsilon: float, delta: float, *, C0: float, C1: float, 
     """
     check_positive("epsilon", epsilon)
     check_probability("delta", delta, allow_zero=False, allow_one=False)
-    _check_gc(C0, C1, gamma, lam, T)
+    check_gc_constants(C0, C1, gamma, lam, T)
     if lam == 0:
         return math.sqrt(9 * math.log(1 / delta) / (epsilon**2 * T) * (C0 + C1 * gamma * T) ** 2)
     if not (0.5 < gamma * lam < 1):
@@ -310,7 +310,7 @@ def best_T(epsilon: float, delta: float, *, C0: float, C1: float, gamma: float, 
     ----------
     Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), Theorem A.9 and eq. (7).
     """
-    _check_gc(C0, C1, gamma, lam)
+    check_gc_constants(C0, C1, gamma, lam)
     check_int("T_max", T_max, low=1)
     Ts = np.arange(1, T_max + 1)
     if lam == 0:
@@ -528,7 +528,7 @@ def op_sigma(epsilon: float, delta: float, *, C0: float, mode: str = "sound") ->
     Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025, digest 004), eq. (1); Dwork & Roth
     (2014), Theorem A.1.
     """
-    check_choice("mode", mode, _MODES)
+    check_choice("mode", mode, CALIBRATION_MODES)
     check_positive("epsilon", epsilon)
     check_probability("delta", delta, allow_zero=False, allow_one=False)
     check_positive("C0", C0)
@@ -571,7 +571,7 @@ def dpsgd_group_targets(epsilon: float, delta: float, k: int, *, mode: str = "so
     Vadhan, "The Complexity of Differential Privacy" (2017), Lemma 2.2; Koloskova et al., "Certified Unlearning for
     Neural Networks" (ICML 2025, digest 004), Section 4.2.
     """
-    check_choice("mode", mode, _MODES)
+    check_choice("mode", mode, CALIBRATION_MODES)
     check_positive("epsilon", epsilon)
     check_probability("delta", delta, allow_zero=False, allow_one=False)
     check_int("k", k, low=1)

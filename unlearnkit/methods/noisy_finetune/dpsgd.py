@@ -21,7 +21,7 @@ from ...core import MAX_STEPS, Certificate, Cost, Stopwatch, emit
 from ...privacy.calibrate import calibrate_sigma, dpsgd_epsilon
 from ...privacy.trace import coupled_uniforms, flow, noisy_release, transcript
 from ...privacy.pld import pld_epsilon
-from .bounds import _MODES, SOURCE, dpsgd_group_targets
+from .bounds import CALIBRATION_MODES, SOURCE, dpsgd_group_targets
 
 __all__ = ["DPSGDConfig", "dpsgd_noise_multiplier", "dp_sgd_train", "DPSGD_ACCOUNTANTS"]
 
@@ -63,7 +63,7 @@ class DPSGDConfig:
         check_positive("clip", self.clip)
         if self.noise_multiplier is not None:
             check_positive("noise_multiplier", self.noise_multiplier)
-        check_choice("mode", self.mode, _MODES)
+        check_choice("mode", self.mode, CALIBRATION_MODES)
         check_choice("accountant", self.accountant, DPSGD_ACCOUNTANTS)
         check_range("pld_grid", self.pld_grid, 1e-6, 1.0)
         if self.sampling_rate is not None:

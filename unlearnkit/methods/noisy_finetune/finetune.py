@@ -2,25 +2,26 @@
 
 Every certified variant is "a noisy phase on the retain set, then clean fine-tuning on the retain set":
 
-- :func:`_noisy_loop`: ``T`` steps of ``x <- step(x, g) + N(0, sigma^2 I)`` with ``g`` the mean gradient of a
+- :func:`noisy_loop`: ``T`` steps of ``x <- step(x, g) + N(0, sigma^2 I)`` with ``g`` the mean gradient of a
   retain minibatch (eq. 3 and eq. 4 differ only in ``step``), fresh noise every step;
 - :func:`clean_finetune`: noise-free SGD on the retain set from the noisy model. It never touches the forget
   set, so it is post-processing and keeps the certificate of the noisy phase (digest 004 section 2.6);
-- :func:`_finish`: runs the clean phase and assembles the :class:`~unlearnkit.core.Result`.
+- :class:`NoisyFinetuneMethod`: the shape every method shares: ``certify`` plans the noisy phase, ``unlearn``
+  runs it (:meth:`~NoisyFinetuneMethod.noisy_phase`, the one part a method writes) and the clean phase.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import torch
 
 from ..._validate import check_int, check_positive
-from ...core import MAX_STEPS, Certificate, Cost, Request, Result, Stopwatch, TrainedState, emit
+from ...core import MAX_STEPS, Certificate, Cost, Plan, Request, Result, Stopwatch, TrainedState, checked_unlearn, emit
 from ...privacy.trace import noisy_release
 
-__all__ = ["CleanFinetuneConfig", "clean_finetune"]
+__all__ = ["CleanFinetuneConfig", "clean_finetune", "NoisyFinetuneMethod", "noisy_loop", "clip_to_ball", "start_point"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,21 +46,82 @@ class CleanFinetuneConfig:
         check_int("eval_every", self.eval_every, low=0)
 
 
-def _clip(v: torch.Tensor, C: float) -> torch.Tensor:
+def clip_to_ball(v: torch.Tensor, C: float) -> torch.Tensor:
+    """``v`` scaled onto the L2 ball of radius ``C`` when it lies outside (a new tensor only then).
+
+    Parameters
+    ----------
+    v : torch.Tensor
+        A vector (a model or a gradient).
+    C : float
+        The ball's radius.
+
+    Returns
+    -------
+    torch.Tensor
+        ``v`` itself when ``||v|| <= C``, else ``v * C / ||v||``.
+    """
     n = float(v.norm())
     return v if n <= C else v * (C / n)
 
 
-def _start(state: TrainedState, init: str) -> torch.Tensor:
+def start_point(state: TrainedState, init: str) -> torch.Tensor:
+    """The noisy phase's start: zeros (``init="zeros"``) or a copy of the trained model.
+
+    Parameters
+    ----------
+    state : TrainedState
+        The trained model.
+    init : str
+        ``"zeros"`` or ``"model"``.
+
+    Returns
+    -------
+    torch.Tensor
+        A new tensor shaped like ``state.params``.
+    """
     return torch.zeros_like(state.params) if init == "zeros" else state.params.detach().clone()
 
 
-def _noisy_loop(state: TrainedState, request: Request, x0: torch.Tensor, T: int, step: Callable, batch_size: int,
+def noisy_loop(state: TrainedState, request: Request, x0: torch.Tensor, T: int, step: Callable, batch_size: int,
                 sigma: float, *, generator: torch.Generator, callback, eval_fn, tag: str,
                 sensitivity: Optional[Callable[[int], float]] = None):
     """T noisy steps ``x <- step(x, g) + N(0, sigma^2 I)`` on retain minibatches, each the mechanism
     ``"noisy step"`` of :mod:`unlearnkit.privacy.trace`; ``sensitivity(t)`` is the distance step ``t``'s
-    noise-free value may have from the same run started elsewhere (same batches, same noise)."""
+    noise-free value may have from the same run started elsewhere (same batches, same noise).
+
+    Parameters
+    ----------
+    state : TrainedState
+        The trained model (its data and network).
+    request : Request
+        What to forget: the minibatches come from the rest.
+    x0 : torch.Tensor
+        The start.
+    T : int
+        Number of noisy steps.
+    step : callable
+        ``step(x, g) -> x'``, the noise-free update from the minibatch gradient ``g``.
+    batch_size : int
+        Minibatch size (drawn with replacement).
+    sigma : float
+        Noise std of every step.
+    generator : torch.Generator
+        Source of the minibatches and the noise.
+    callback : Callback, optional
+        Receives a ``"noise"`` event per step.
+    eval_fn : callable, optional
+        ``eval_fn(x) -> dict`` of metrics added to every history row.
+    tag : str
+        The phase's short name.
+    sensitivity : callable, optional
+        ``sensitivity(t)``, the declared sensitivity of step ``t`` (replay check).
+
+    Returns
+    -------
+    tuple
+        ``(x_T, history rows, gradient evaluations)``.
+    """
     retain = request.retain(state.train_indices)
     xr, yr = state.dataset.train_subset(retain)
     n = xr.shape[0]
@@ -147,3 +209,73 @@ def _finish(state, request, x_noisy, hist, noisy_evals, cfg, cert, generator, ca
     return Result(params=x, certificate=cert, history=history,
                   cost=Cost(grad_evals=noisy_evals + cost.grad_evals, seconds=sw_seconds + sw.seconds),
                   extras={"noisy": x_noisy, "noisy_grad_evals": noisy_evals})
+
+
+class NoisyFinetuneMethod:
+    """A noisy phase on the retain set, then clean fine-tuning: the shape of every noisy fine-tuning method.
+
+    A method names itself, plans its noisy phase in ``certify(state, request, config) -> Plan`` and runs it in
+    :meth:`noisy_phase`; :meth:`unlearn` is the same for all. ``eval_fn(x) -> dict`` adds metrics to every
+    noisy step's history row.
+    """
+
+    name = ""
+    request_kinds = ("samples", "class")
+
+    def __init__(self, *, eval_fn: Optional[Callable[[torch.Tensor], dict]] = None) -> None:
+        self.eval_fn = eval_fn
+
+    def certify(self, state: TrainedState, request: Request, config: Any) -> Plan:  # pragma: no cover - abstract
+        """The method's plan: its certificate and the noise points of its noisy phase, before any work.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : Any
+            The method's own config.
+
+        Returns
+        -------
+        Plan
+            The certificate and the noise points.
+        """
+        raise NotImplementedError
+
+    def noisy_phase(self, state: TrainedState, request: Request, config: Any, plan: Plan, *,
+                    generator: torch.Generator, callback=None) -> tuple[torch.Tensor, list[dict], int]:
+        """The method's noisy phase under ``plan``: ``(x_noisy, history rows, gradient evaluations)``."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    @checked_unlearn
+    def unlearn(self, state: TrainedState, request: Request, config: Any, *,
+                generator: torch.Generator, callback=None, progress: bool = False) -> Result:
+        """The noisy phase that ``certify`` plans, then :func:`clean_finetune` with ``config.finetune``.
+
+        Parameters
+        ----------
+        state : TrainedState
+            The trained model.
+        request : Request
+            What to forget.
+        config : GradientClippingConfig, ModelClippingConfig or OutputPerturbationConfig
+            The run's settings (the method's own config).
+        generator : torch.Generator
+            Source of the run's randomness (noise, minibatches).
+        callback : Callback, optional
+            Receives the run's events.
+        progress : bool, default False
+            Show a progress bar.
+
+        Returns
+        -------
+        Result
+            The model after the noisy phase and clean fine-tuning, its certificate, the history and the cost.
+        """
+        plan = self.certify(state, request, config)
+        with Stopwatch() as sw:
+            x, hist, evals = self.noisy_phase(state, request, config, plan, generator=generator, callback=callback)
+        return _finish(state, request, x, hist, evals, config, plan.certificate, generator, callback, sw.seconds,
+                       progress)

@@ -11,7 +11,7 @@ Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies"
 - Eqs. (7) to (9) (residuals, weights, correction, the retrain rules and correction scales) live in
   :mod:`unlearnkit.decentral.correction`, shared with the gradient-gossip caches, and are re-exported here.
 
-Experiments (the paper's pipeline, profiles, sweeps, tables) are in :mod:`unlearnkit.experiments.pdudt_lab`;
+Experiments (the paper's pipeline, profiles, sweeps, tables) are in :mod:`unlearnkit.experiments.pdudt.lab`;
 the membership-inference metric of Table 3 is :func:`unlearnkit.evaluate.mia_precision`.
 """
 

@@ -10,7 +10,7 @@
 - :mod:`.mixture`: accountant ``"M"``, the per-visit Gaussian averaged over the random visit count;
 - :mod:`.ledger`: the sound per-observer ledger of a realised walk (noisy start + u-steps, exact composition).
 
-The backdoor experiment (Figure 1, Tables 3, 14-16) lives in :mod:`unlearnkit.experiments.rrdu_lab`.
+The backdoor experiment (Figure 1, Tables 3, 14-16) lives in :mod:`unlearnkit.experiments.rrdu.lab`.
 """
 
 from .algorithm import RRDU, RRDUConfig

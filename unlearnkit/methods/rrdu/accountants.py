@@ -176,10 +176,10 @@ def rrdu_plan(state: Any, request: Any, config: Any, route: Optional[Any] = None
         variant's per-visit bound (:func:`~.sound.rrdu_u_sensitivity`), count the u-visits of ``route`` (or, with
         no route, the visit cap).
     """
-    return _plan(state, request, config, route)[0]
+    return accountant_plan(state, request, config, route)[0]
 
 
-def _plan(state: Any, request: Any, config: Any, route: Optional[Any] = None) -> tuple[Plan, Any, float]:
+def accountant_plan(state: Any, request: Any, config: Any, route: Optional[Any] = None) -> tuple[Plan, Any, float]:
     """``(plan, walk data, p)`` of :func:`rrdu_plan`."""
     data = WalkData.from_state(state, request)
     p = config.routing_p(data.n_clients)

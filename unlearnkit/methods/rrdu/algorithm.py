@@ -33,7 +33,7 @@ hops; the paper is silent).
 
 The baselines of the paper's section 6 are in :mod:`unlearnkit.methods.rrdu.baselines`, the accountants in
 :mod:`unlearnkit.methods.rrdu.accountants`, and the backdoor experiment (``python -m unlearnkit run rrdu``, ``ddp``,
-``dp_sgd_walk``) in :mod:`unlearnkit.experiments.rrdu_lab`.
+``dp_sgd_walk``) in :mod:`unlearnkit.experiments.rrdu.lab`.
 
 Measured on the quick profile (digits, one seed; ``tests/methods/rrdu/test_rrdu_backdoor.py``): without noise and
 projection (the paper's Table 3 setting) RR-DU at p = 0.1 removes the backdoor (ASR 0.06, retraining 0.00)
@@ -58,7 +58,7 @@ from ...core import MAX_STEPS, checked_unlearn
 from ...decentral.token import TokenConfig, run_token
 from ...models import project_l2_ball
 from ...privacy.trace import record_release, recording_active, transcript
-from .accountants import ACCOUNTANTS, NoisyStartAccountant, _plan, rrdu_plan
+from .accountants import ACCOUNTANTS, NoisyStartAccountant, accountant_plan, rrdu_plan
 from .ledger import SoundObserverLedger
 from .noisy import training_rho
 from .sound import rrdu_u_sensitivity
@@ -418,7 +418,7 @@ class RRDU:
         Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000), Algorithm 4.
         """
         route, monitor = self.route, self.monitor
-        plan, data, p = _plan(state, request, config, route)
+        plan, data, p = accountant_plan(state, request, config, route)
         sigma = plan.point("rrdu.u_step").sigma
         theta, history, cost, path = walk_unlearn(state.flat, state.params, data, config, sigma=sigma,
                                                    generator=generator, federation=state.federation.without(request),
@@ -429,7 +429,7 @@ class RRDU:
         cert = plan.certificate
         if route is None and isinstance(accountant, NoisyStartAccountant):
             # the route was drawn by the walk: the certificate of its realised u-visits replaces the a-priori one
-            cert = _plan(state, request, config, path)[0].certificate
+            cert = accountant_plan(state, request, config, path)[0].certificate
         emit(callback, "done", config.T_unlearn, None, sigma=sigma)
         extras = {"path": path.tolist(), "sigma": sigma, "u": data.u, "p": p}
         if accountant.noisy_start:  # the sound per-observer ledger of this walk (realised route)

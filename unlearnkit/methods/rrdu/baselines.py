@@ -119,19 +119,19 @@ class DPSGDWalkConfig(WalkConfig):
 # Shared walk mechanics
 # ----------------------------------------------------------------------------------------------------------
 
-def _route_rng(config: WalkConfig, generator: torch.Generator) -> np.random.Generator:
+def route_rng(config: WalkConfig, generator: torch.Generator) -> np.random.Generator:
     seed = config.route_seed
     if seed is None:
         seed = int(torch.randint(2**62, (), generator=generator, device=generator.device).item())
     return np.random.default_rng(seed)
 
 
-def _repeat(route: np.ndarray, k: int) -> np.ndarray:
+def repeat_route(route: np.ndarray, k: int) -> np.ndarray:
     """``k`` consecutive local steps per hop (digest P2): the token stays ``k`` steps at each client."""
     return np.repeat(np.asarray(route, dtype=np.int64), k)
 
 
-def _monitored_default(monitor: Monitor, every: int, k: int, total: int):
+def monitored_default(monitor: Monitor, every: int, k: int, total: int):
     """A hop rule that takes the default step and evaluates ``monitor`` every ``every`` hops (of ``k`` steps)."""
     def rule(ctx: Any) -> Tensor:
         new = ctx.default()
@@ -144,7 +144,7 @@ def _monitored_default(monitor: Monitor, every: int, k: int, total: int):
     return rule
 
 
-def _hop_rows(history: list[dict], k: int) -> list[dict]:
+def hop_rows(history: list[dict], k: int) -> list[dict]:
     """One row per hop (the last local step of each) with the hop number."""
     rows = []
     for i in range(k - 1, len(history), k):
@@ -157,11 +157,11 @@ def _hop_rows(history: list[dict], k: int) -> list[dict]:
 def _walk(flat: Any, federation: Any, route: np.ndarray, config: WalkConfig, token: TokenConfig, *,
           generator: torch.Generator, init: Optional[Tensor], monitor: Monitor, callback: Optional[Callback],
           progress: bool) -> TrainedState:
-    route = _repeat(route, config.local_steps)
+    route = repeat_route(route, config.local_steps)
     out = run_token(flat, federation, route, token, generator=generator, init=init, callback=callback,
-                    hop_rule=_monitored_default(monitor, config.eval_every, config.local_steps, len(route)),
+                    hop_rule=monitored_default(monitor, config.eval_every, config.local_steps, len(route)),
                     progress=progress)
-    out.history = _hop_rows(out.history, config.local_steps)
+    out.history = hop_rows(out.history, config.local_steps)
     return out
 
 
@@ -169,7 +169,7 @@ def _simple_walk(flat: Any, federation: Any, config: WalkConfig, token: TokenCon
                  init: Optional[Tensor], monitor: Monitor, callback: Optional[Callback], progress: bool
                  ) -> TrainedState:
     """Algorithm 2's walk: a uniform *other* client each hop on the complete graph."""
-    route = simple_walk(complete(federation.n_clients), config.hops, rng=_route_rng(config, generator))
+    route = simple_walk(complete(federation.n_clients), config.hops, rng=route_rng(config, generator))
     return _walk(flat, federation, route, config, token, generator=generator, init=init, monitor=monitor,
                  callback=callback, progress=progress)
 
@@ -374,7 +374,7 @@ class DDPWalk(_Monitored):
         sigma = plan.point("ddp_walk.step").sigma
         token = dc_replace(config.token, noise_sigma=float(sigma), clip=float(config.L), radius=float(config.R),
                            center="init")
-        route = uniform_route(fed.n_clients, config.hops, rng=_route_rng(config, generator))
+        route = uniform_route(fed.n_clients, config.hops, rng=route_rng(config, generator))
         out = _walk(state.flat, fed, route, config, token, generator=generator, init=state.params, monitor=self.monitor,
                     callback=callback, progress=progress)
         return _result(out, plan.certificate, sigma=sigma)

@@ -38,7 +38,7 @@ certified unlearning compares the observer's view of ``U(D_f, A(D))`` with the c
 token before u's first visit (probability about one half at ``p = 1/N``) sees a noise-free function of the
 start. On the issue's synthetic task (N = 4, 45 of u's 50 points label-flipped, fresh training per trial, the
 observer's first received model) accountant C's ``(1, 1e-5)`` at sigma 26.67 is refuted with epsilon >= 2.37
-at 95 % (:mod:`unlearnkit.experiments.rrdu_audit`). Accountant C's number is therefore reported only as a
+at 95 % (:mod:`unlearnkit.experiments.rrdu.audit`). Accountant C's number is therefore reported only as a
 diagnostic of the per-visit gradient part (``mode="none"``, ``epsilon = inf``,
 ``constants["epsilon_diagnostic"]``).
 

@@ -25,7 +25,7 @@ from ...core import Callback, Certificate, Cost, Plan, Request, Result, TrainedS
 from ...core import MAX_STEPS, checked_unlearn
 from ...decentral.token import TokenConfig
 from ...graphs.walks import uniform_route
-from .baselines import Monitor, _hop_rows, _monitored_default, _repeat, _route_rng
+from .baselines import Monitor, hop_rows, monitored_default, repeat_route, route_rng
 from .sound import noisy_walk_certify, noisy_walk_rho, noisy_walk_sigma
 
 __all__ = ["NoisyWalkConfig", "NoisyWalkTraining", "NoisyDDPConfig", "NoisyDDP", "NOISY_TRAINING_KEY"]
@@ -82,14 +82,14 @@ def _noisy_walk(flat: Any, federation: Any, config: NoisyWalkConfig, sigma: floa
                 ) -> tuple[TrainedState, np.ndarray]:
     from ...decentral.token import run_token
 
-    route = uniform_route(federation.n_clients, config.hops, rng=_route_rng(config, generator))
+    route = uniform_route(federation.n_clients, config.hops, rng=route_rng(config, generator))
     token = dc_replace(config.token, noise_sigma=float(sigma), clip=float(config.L), radius=float(config.R),
                        center="init")
-    steps = _repeat(route, config.local_steps)
+    steps = repeat_route(route, config.local_steps)
     out = run_token(flat, federation, steps, token, generator=generator, init=init, callback=callback,
-                    hop_rule=_monitored_default(monitor, config.eval_every, config.local_steps, len(steps)),
+                    hop_rule=monitored_default(monitor, config.eval_every, config.local_steps, len(steps)),
                     progress=progress)
-    out.history = _hop_rows(out.history, config.local_steps)
+    out.history = hop_rows(out.history, config.local_steps)
     return out, route
 
 

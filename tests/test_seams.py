@@ -1,0 +1,68 @@
+"""The seams between modules: what one module may take from another.
+
+- A private name (``_name``) is private to its module: no other module imports it. A helper two modules need
+  is public in one of them (a private *module*, such as ``_validate`` or ``viz/_payload``, is fine to import
+  from: its public names are the package's internal API).
+- No import ring inside a room: the modules of a sub-package form a DAG too, so each can be read after the
+  ones it imports. Imports under ``if TYPE_CHECKING:`` count: a ring in the types is a ring in the reading.
+
+``tests/test_architecture.py`` checks the floors between rooms; this file checks the seams inside them.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import networkx as nx
+
+from test_architecture import _modules, _resolve, import_edges
+
+
+def private_imports() -> list[tuple[str, str, str]]:
+    """``(importing module, source module, name)`` for every private name imported from another module."""
+    modules = _modules()
+    found = []
+    for mod, path in modules.items():
+        is_pkg = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base_parts = mod.split(".") if is_pkg else mod.split(".")[:-1]
+                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                base = ".".join(base_parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            if not base.startswith("unlearnkit"):
+                continue
+            for alias in node.names:
+                name = alias.name
+                if not name.startswith("_") or name.startswith("__") or f"{base}.{name}" in modules:
+                    continue
+                found.append((mod, _resolve(base, modules) or base, name))
+    return sorted(found)
+
+
+def rings_inside_rooms() -> list[list[str]]:
+    """Strongly connected sets of two or more modules, from the import edges between modules of one package
+    (an edge to the module's own package ``__init__`` does not count: that is importing through)."""
+    modules = _modules()
+    g = nx.DiGraph()
+    for src, dst in import_edges():
+        if dst in modules and modules[dst].name == "__init__.py" and src.startswith(dst + "."):
+            continue
+        if src.rsplit(".", 1)[0] == dst.rsplit(".", 1)[0] or src.startswith(dst + ".") or dst.startswith(src + "."):
+            g.add_edge(src, dst)
+    return sorted(sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1)
+
+
+def test_no_private_name_crosses_modules():
+    bad = private_imports()
+    assert not bad, "private names imported across modules (make the helper public where it lives, or move it):\n" + \
+        "\n".join(f"  {m} imports {n} from {s}" for m, s, n in bad)
+
+
+def test_no_import_ring_inside_a_room():
+    rings = rings_inside_rooms()
+    assert not rings, f"import rings inside a room: {rings}"
+

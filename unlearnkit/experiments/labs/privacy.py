@@ -1,0 +1,83 @@
+"""Experiments of notebook 02 (noise calibration): the Renyi curve of DP-SGD with its three conversions, a
+live cross-check against Google's ``dp_accounting``, and a calibration sweep.
+
+- :func:`dp_accounting_curve`: ``dp_accounting``'s RDP curve of the same subsampled Gaussian (optional
+  dependency; ``None`` when it is missing);
+- :func:`renyi_comparison`: our RDP curve of ``steps`` Poisson-subsampled Gaussian steps (Mironov, Talwar &
+  Zhang 2019), its conversion to (epsilon, delta) by Mironov 2017 (Prop. 3), Balle et al. 2020 (Thm 21) and
+  Canonne, Kamath & Steinke 2020 (Prop. 12), next to ``dp_accounting``'s curve and epsilon;
+- :func:`calibration_sweep`: the smallest noise multiplier meeting a target epsilon under two conversions,
+  and epsilon(sigma) on a grid around them.
+
+Everything is computed by :mod:`unlearnkit.privacy`; the figures and explorers are in
+:mod:`unlearnkit.viz.privacy`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from ...privacy import calibrate_sigma, dpsgd_epsilon, rdp_to_dp, subsampled_gaussian_rdp
+
+__all__ = ["dp_accounting_curve", "renyi_comparison", "calibration_sweep", "CALIBRATION_PLOT_ORDERS"]
+
+CALIBRATION_PLOT_ORDERS = np.array(list(range(2, 65)) + [128, 256], dtype=float)
+"""Integer orders 2..64 (and 128, 256): the fast closed form used to draw epsilon(sigma) curves."""
+
+
+def dp_accounting_curve(q: float, sigma: float, orders: Sequence[float], steps: int = 1) -> Optional[np.ndarray]:
+    """dp_accounting's RDP curve for the same subsampled Gaussian (``None`` if dp_accounting is missing)."""
+    try:
+        import dp_accounting
+        from dp_accounting.rdp import RdpAccountant
+    except ImportError:  # optional dependency
+        return None
+    ev = dp_accounting.GaussianDpEvent(sigma)
+    if q < 1:
+        ev = dp_accounting.PoissonSampledDpEvent(q, ev)
+    acc = RdpAccountant(list(orders))
+    acc.compose(dp_accounting.SelfComposedDpEvent(ev, int(steps)))
+    return np.asarray(acc._rdp, dtype=float)
+
+
+def renyi_comparison(q: float, sigma: float, steps: int, delta: float, orders: np.ndarray) -> dict[str, Any]:
+    """Our RDP curve of ``steps`` subsampled Gaussian steps, its three conversions, and dp_accounting's.
+
+    Returns ``{"q", "sigma", "steps", "delta", "rdp", "rdp_dp_accounting", "mironov", "balle", "cks"[,
+    "dp_accounting"]}``: each conversion is ``(epsilon, best order)``; the ``dp_accounting`` entries are
+    None / absent when the library is not installed.
+    """
+    ours = subsampled_gaussian_rdp(q, sigma, orders) * steps
+    lib = dp_accounting_curve(q, sigma, orders, steps)
+    out = {"q": q, "sigma": sigma, "steps": steps, "delta": delta, "rdp": ours, "rdp_dp_accounting": lib}
+    for m in ("mironov", "balle", "cks"):
+        out[m] = rdp_to_dp(orders, ours, delta, method=m, warn_edge=False)
+    if lib is not None:
+        from dp_accounting.rdp import compute_epsilon
+
+        out["dp_accounting"] = tuple(float(v) for v in compute_epsilon(orders, lib, delta))
+    return out
+
+
+def calibration_sweep(epsilon: float, delta: float, q: float, steps: int, *, n_grid: int = 16,
+                      plot_orders: np.ndarray = CALIBRATION_PLOT_ORDERS) -> dict[str, Any]:
+    """Calibrate DP-SGD's noise multiplier to ``epsilon`` under the CKS and Mironov conversions, and sweep.
+
+    The calibrated sigmas use the full default order grid (:func:`unlearnkit.privacy.calibrate_sigma`, which
+    never overshoots the target); the curves use ``plot_orders`` on ``n_grid`` sigmas from a third of the
+    smaller to three times the larger calibrated sigma.
+
+    Returns ``{"epsilon", "delta", "q", "steps", "sigma": {method: sigma}, "grid", "curves": {method: eps
+    array}, "achieved": {method: epsilon at the calibrated sigma}}``.
+    """
+    chosen = {m: calibrate_sigma(lambda s, m=m: dpsgd_epsilon(s, q, steps, delta, method=m), epsilon, rtol=1e-4)
+              for m in ("cks", "mironov")}
+    lo, hi = min(chosen.values()) / 3.0, max(chosen.values()) * 3.0
+    grid = np.geomspace(lo, hi, n_grid)
+    curves = {m: np.array([dpsgd_epsilon(s, q, steps, delta, orders=plot_orders, method=m) for s in grid])
+              for m in ("cks", "mironov")}
+    return {"epsilon": epsilon, "delta": delta, "q": q, "steps": steps, "sigma": chosen, "grid": grid,
+            "curves": curves,
+            "achieved": {m: dpsgd_epsilon(s, q, steps, delta, method=m) for m, s in chosen.items()}}
