@@ -75,5 +75,5 @@ def test_renyi_explorer_without_dp_accounting_never_shows_our_curve_under_its_na
     monkeypatch.setattr(lab, "dp_accounting_curve", lambda *a, **k: None)
     ex = RenyiExplorer(q=0.04, sigma=1.5, steps=2250)
     names = [t.name for t in ex.curve_fig.data]
-    assert names == ["ours", "dp_accounting (not installed)"]
+    assert names[:2] == ["ours", "dp_accounting (not installed)"]  # then the curve without subsampling
     assert len(ex.curve_fig.data[1].x) == 0 and "not installed" in ex.table.value

@@ -7,6 +7,9 @@ What it guarantees a student:
   ``ValueError`` (our validation messages name the parameter, its value and the valid range) is shown in
   place in a red message box and the explorer keeps working; the last good figure stays on screen.
   Unexpected exceptions are shown the same way, with their type, and logged.
+- **The message appears where the student looks**: right below the row of controls holding the control
+  that caused it (a moved slider, a typed value); a message with no such control (a run button's run) below
+  the last row of controls, above the figures.
 - **Redraws are batched and throttled**: :meth:`Explorer.throttled` lets a live loop redraw at most
   ``max_fps`` times a second, and figure updates happen inside ``FigureWidget.batch_update()``.
 - **Headless testing**: everything is plain Python state, so pytest can set ``explorer.slider.value = 3``
@@ -32,12 +35,13 @@ __all__ = ["Explorer", "ROW_PX", "fit_rows", "driving"]
 log = logging.getLogger("unlearnkit.viz")
 
 #: width budget of one row of figures: a 1400 px JupyterLab window with the file browser open leaves about
-#: 1000 px to a cell's output; rows wrap (rather than clip) in narrower windows
-ROW_PX = 980
+#: 965 px to a cell's output (measured in the browser test's screenshot), two figures and their margins must fit
+#: it; rows wrap (rather than clip) in narrower windows
+ROW_PX = 940
 #: what a row reserves for a box of controls placed beside its figures
 _CONTROLS_PX = 300
 #: below this a figure is unreadable: the row wraps instead
-_MIN_FIG_PX = 320
+_MIN_FIG_PX = 300
 
 
 def fit_rows(widget: W.Widget, budget: int = ROW_PX) -> None:
@@ -88,18 +92,29 @@ class Explorer:
         self._last_draw = 0.0
         self._box: W.Widget | None = None
         self._readouts: dict[str, W.Text] = {}
+        self._slots: dict[int, W.HTML] = {}
+        self._source: W.Widget | None = None
+        self._shown: list[W.HTML] = []
 
     # -- error handling ------------------------------------------------------------------------------------
-    def show_error(self, text: str) -> None:
+    def show_error(self, text: str, source: W.Widget | None = None) -> None:
+        """Show ``text`` in the message box below the row of ``source`` (default: the control whose change is
+        being handled; none: :attr:`message`, below the last row of controls)."""
         self.last_error = text
-        self.message.value = (
+        for slot in self._shown:
+            _set_slot(slot, "")
+        slot = self._slots.get(id(source if source is not None else self._source), self.message)
+        _set_slot(slot, (
             "<div style='color:#a00;background:#fee;border:1px solid #e99;padding:4px 8px;border-radius:4px'>"
             f"&#9888; {html.escape(text)}</div>"
-        )
+        ))
+        self._shown = [slot]
 
     def clear_error(self) -> None:
         self.last_error = None
-        self.message.value = ""
+        for slot in {id(s): s for s in [*self._shown, self.message]}.values():
+            _set_slot(slot, "")
+        self._shown = []
 
     def guard(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run ``fn``; show a ``ValueError`` (or anything else) in place instead of raising."""
@@ -118,7 +133,14 @@ class Explorer:
     def observe(self, widget: W.Widget, fn: Callable[[], Any] | None = None, names: str = "value") -> None:
         """Call ``fn`` (default :meth:`refresh`) whenever ``widget``'s trait ``names`` changes, guarded."""
         fn = fn or self.update
-        widget.observe(lambda _change: self.guard(self._counted, fn), names=names)
+        widget.observe(lambda _change: self._caused_by(widget, fn), names=names)
+
+    def _caused_by(self, widget: W.Widget, fn: Callable[[], Any]) -> Any:
+        before, self._source = self._source, widget
+        try:
+            return self.guard(self._counted, fn)
+        finally:
+            self._source = before
 
     def _counted(self, fn: Callable[[], Any]) -> Any:
         out = fn()
@@ -149,12 +171,15 @@ class Explorer:
     # -- display -------------------------------------------------------------------------------------------
     def _layout(self, *children: W.Widget) -> W.Widget:
         self._defaults = W.HTML(value="", layout=W.Layout(display="none"))
-        self._box = W.VBox([*children, self.message, self.status, self._defaults])
+        self._box = W.VBox([*children, self.status, self._defaults])
         self._box.add_class("uk-explorer")
         names = {id(w): name for name, w in _controls(self)}
         self._readouts = typed_readouts(self._box, names, self.show_error, self.clear_error)
+        self._slots = _message_slots(self._box, _controls_and_buttons(self), self.message)
         for name, w in _controls(self):  # the browser test finds each control by its attribute name
             w.add_class(f"uk-ctl-{name}")
+        _uncut_labels(self)
+        _wrap_control_rows(self._box)
         fit_rows(self._box)
         return self._box
 
@@ -178,6 +203,97 @@ class Explorer:
             self._defaults.value = (f"<div class='uk-defaults' data-defaults='"
                                     f"{html.escape(json.dumps(self.declared_defaults()), quote=True)}'></div>")
         display(self.widget())
+
+
+#: characters of a description that fit ipywidgets' default 80 px label, and of a button's 148 px face
+_LABEL_CHARS, _BUTTON_CHARS = 11, 16
+
+
+def _uncut_labels(ex: "Explorer") -> None:
+    """Widen a control's label, or a button, whose text ipywidgets would cut with an ellipsis
+    ("Dirichlet a...", "run RR-DU and D...")."""
+    for w in vars(ex).values():
+        if isinstance(w, W.Button):
+            if len(w.description or "") + (2 if w.icon else 0) > _BUTTON_CHARS and w.layout.width is None:
+                w.layout.width = "max-content"
+        elif isinstance(w, W.Widget) and len(getattr(w, "description", "") or "") > _LABEL_CHARS:
+            style = getattr(w, "style", None)
+            if style is not None and not getattr(style, "description_width", None):
+                style.description_width = "initial"
+
+
+def _wrap_control_rows(w: W.Widget) -> None:
+    """A row of several controls wraps onto the next line in a narrow window (a 1024 px laptop) instead of
+    shrinking its sliders to a few pixels; a slider and its readout box stay together."""
+    kids = list(getattr(w, "children", ()) or ())
+    if not kids or _is_figure(w):
+        return
+    pair = len(kids) == 2 and isinstance(kids[0], W.ValueWidget) and isinstance(kids[1], W.Text)
+    if isinstance(w, W.HBox) and len(kids) > 1 and not pair and not any(_is_figure(c) for c in kids):
+        w.layout.flex_flow = "row wrap"
+    for c in kids:
+        _wrap_control_rows(c)
+
+
+def _set_slot(slot: W.HTML, value: str) -> None:
+    if slot.value != value:
+        slot.value = value
+    display = None if value else "none"
+    if slot.layout.display != display:
+        slot.layout.display = display
+
+
+def _controls_and_buttons(ex: "Explorer") -> set[int]:
+    return {id(w) for _name, w in _controls(ex)} | {id(w) for w in vars(ex).values() if isinstance(w, W.Button)}
+
+
+def _message_slots(root: W.VBox, controls: set[int], last: W.HTML) -> dict[int, W.HTML]:
+    """Put an (empty, hidden) message box below every row that holds controls; returns ``{id(control): box}``.
+
+    A row is a child of a ``VBox`` (the explorer's own or a column of controls inside it) that contains one of
+    ``controls`` not already served by a deeper column. The last box in document order is ``last`` (the
+    explorer's general message box), so a message from no particular control shows below the last controls;
+    without controls, ``last`` goes at the end of ``root``.
+    """
+    rows: dict[int, tuple[W.Box, int]] = {}  # id(control) -> (column, index of its row in the column)
+    order: list[tuple[W.Box, int]] = []  # the rows, in document order
+
+    def under(w: W.Widget) -> list[int]:
+        found = [id(w)] if id(w) in controls else []
+        if type(w).__name__ != "FigureWidget":
+            for c in getattr(w, "children", ()) or ():
+                found += under(c)
+        return found
+
+    def visit(w: W.Widget) -> None:
+        kids = list(getattr(w, "children", ()) or ())
+        if not kids or type(w).__name__ == "FigureWidget":
+            return
+        for i, c in enumerate(kids):
+            visit(c)
+            if isinstance(w, W.VBox):
+                free = [k for k in under(c) if k not in rows]
+                if free:
+                    order.append((w, i))
+                    rows.update({k: (w, i) for k in free})
+
+    visit(root)
+    boxes: dict[tuple[int, int], W.HTML] = {}
+    for n, (col, i) in enumerate(order):
+        boxes[(id(col), i)] = last if n == len(order) - 1 else W.HTML(
+            value="", layout=W.Layout(min_height="0px", display="none"))
+    _set_slot(last, last.value)
+    by_column: dict[int, tuple[W.Box, list[int]]] = {}
+    for col, i in order:
+        by_column.setdefault(id(col), (col, []))[1].append(i)
+    for col, at in by_column.values():
+        kids = list(col.children)
+        for i in sorted(at, reverse=True):
+            kids.insert(i + 1, boxes[(id(col), i)])
+        col.children = kids
+    if not order:
+        root.children = [*root.children[:-2], last, *root.children[-2:]]
+    return {k: boxes[(id(col), i)] for k, (col, i) in rows.items()}
 
 
 # read-outs, not controls: an update rewrites them anyway

@@ -5,6 +5,11 @@ became 0.01, sigma -5 became 1e-4) and the kernel never sees what was typed, so 
 :func:`typed_readouts` switches every slider's own readout off and puts a text box beside it: the text box
 sends the raw text to the kernel, which sets the slider when the value is in range and otherwise shows a red
 message naming the parameter, the typed value and the valid range, leaving the slider where it was.
+
+A log slider moved in the browser reports ``base ** exponent`` at a point of its exponent grid (1.07152 for
+10^0.03); :func:`round_log_value` replaces it, in the kernel, by the roundest number that the browser still
+draws at the same grid point (1.07 on a grid of 0.01, 1.1 on a grid of 0.05, 3e-8 on a grid of 0.5), so the box
+shows, and the explorer computes with, a value a student can read.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any, Callable
 
 import ipywidgets as W
 
-__all__ = ["typed_readouts", "shown_value", "SLIDERS"]
+__all__ = ["typed_readouts", "shown_value", "SLIDERS", "round_log_value"]
 
 #: sliders whose readout a student can type into
 SLIDERS = (W.IntSlider, W.FloatSlider, W.FloatLogSlider)
@@ -72,6 +77,36 @@ def check_typed(name: str, s: W.Widget, text: str) -> Any:
     return v
 
 
+def round_log_value(s: W.Widget, v: float) -> float:
+    """The roundest number that log slider ``s`` draws at the grid point nearest ``v``.
+
+    The grid point is ``min + k * step`` in the exponent (the browser's handle positions). Candidates are tried
+    from roundest to least round: one significant digit (2, 3e-8), then two ending in 5 (1.5, 25), then two
+    (1.1), then three ending in 5, three, and so on; the first within the slider's range whose exponent lies
+    within 0.45 step of the grid point wins, so the browser draws it at that point and a keyboard step from
+    there reaches the next point (each point gets its own value). ``v`` itself when nothing fits.
+    """
+    if not (v > 0 and math.isfinite(v)) or not s.step or s.step <= 0:
+        return v
+    b = s.base
+    n = math.floor((s.max - s.min) / s.step + 1e-9)
+    k = min(max(round((math.log(v) / math.log(b) - s.min) / s.step), 0), n)
+    g = s.min + k * s.step
+    lo, hi = b ** s.min, b ** s.max
+    target = b ** g
+    e10 = math.floor(math.log10(target))
+    for digits in range(1, 8):
+        for unit in ((5, 1) if digits > 1 else (1,)):
+            q = unit * 10.0 ** (e10 - digits + 1)
+            near = sorted({math.floor(target / q), math.ceil(target / q)},
+                          key=lambda m: abs(math.log(m * q) - math.log(target)))
+            for m in near:
+                c = float(f"{m * q:.{digits + 1}g}")
+                if c > 0 and lo <= c <= hi and abs(math.log(c) / math.log(b) - g) < 0.45 * s.step:
+                    return c
+    return v
+
+
 def _on_grid(s: W.Widget, v: float) -> bool:
     k = (v - s.min) / s.step
     return abs(k - round(k)) < 1e-6
@@ -95,6 +130,7 @@ def settle(s: W.Widget) -> None:
     """
     if isinstance(s, W.FloatLogSlider):
         s.continuous_update = False
+        s._register_validator(_log_validator, ["value"])
         return
     if not s.step:
         return
@@ -108,12 +144,22 @@ def settle(s: W.Widget) -> None:
     s._register_validator(lambda obj, proposal: _snap(obj, proposal["value"]), ["value"])
 
 
-def typed_readouts(root: W.Widget, names: dict[int, str], show_error: Callable[[str], None],
+def _log_validator(obj: W.Widget, proposal: Any) -> float:
+    """A log slider's value: rounded when the browser sent it (the value is then locked while it is set),
+    else kept; clamped to the range either way, as the slider's own validator does."""
+    v = proposal["value"]
+    if "value" in obj._property_lock:
+        v = round_log_value(obj, v)
+    return min(max(v, obj.base ** obj.min), obj.base ** obj.max)
+
+
+def typed_readouts(root: W.Widget, names: dict[int, str], show_error: Callable[[str, W.Widget], None],
                    clear_error: Callable[[], None]) -> dict[str, W.Text]:
     """Pair every slider under ``root`` with a kernel-checked text box (see the module docstring).
 
     ``names`` maps ``id(slider)`` to the explorer's attribute name (used when the slider has no description);
-    returns ``{name: text box}``. Each slider is replaced in its parent box by ``HBox([slider, text])``.
+    returns ``{name: text box}``. Each slider is replaced in its parent box by ``HBox([slider, text])``;
+    ``show_error(text, slider)`` shows a refusal (next to that slider).
     """
     out: dict[str, W.Text] = {}
 
@@ -132,7 +178,7 @@ def typed_readouts(root: W.Widget, names: dict[int, str], show_error: Callable[[
             try:
                 v = check_typed(label, s, change["new"])
             except ValueError as exc:
-                show_error(str(exc))
+                show_error(str(exc), s)
                 return
             clear_error()
             state["busy"] = True
@@ -143,7 +189,7 @@ def typed_readouts(root: W.Widget, names: dict[int, str], show_error: Callable[[
             box.value = _fmt(s, s.value)
             if not isinstance(s, W.FloatLogSlider) and abs(s.value - v) > 1e-9 * max(abs(v), 1.0):
                 show_error(f"{label}={change['new'].strip()} lies between the slider's steps of {s.step:g}: "
-                           f"set to {s.value:g}")
+                           f"set to {s.value:g}", s)
 
         def moved(change: dict) -> None:
             state["busy"] = True

@@ -90,7 +90,8 @@ def _seed_band(fig: go.Figure, method: str, pts: Sequence[Mapping[str, Any]], me
         return
     lo, hi = [min(by_eps[e]) for e in xs], [max(by_eps[e]) for e in xs]
     fig.add_trace(go.Scatter(x=xs + xs[::-1], y=hi + lo[::-1], fill="toself", mode="lines", line=dict(width=0),
-                             opacity=0.2, name=f"{method}: range over {n_seeds} seeds", hoverinfo="name"))
+                             opacity=0.2, name=f"{method}: range over {n_seeds} seeds", hoverinfo="name",
+                             legendgroup=method))
 
 
 @styled
@@ -100,13 +101,15 @@ def frontier_figure(points: Iterable[Mapping[str, Any]], *, metric: str = "test_
     """Privacy-utility frontier: ``metric`` against epsilon, one line per method (log-x).
 
     ``points`` are dicts with ``method``, ``epsilon`` and the metric; points without a finite epsilon
-    (heuristics with no certificate) are drawn as horizontal dashed lines labelled "no certificate".
+    (heuristics with no certificate) are drawn as horizontal dashed lines, legend entries named "no certificate".
     ``seed_points``: the same runs on several seeds (each point with a ``seed`` key, ``points``' seed included);
-    each certified method then gets a translucent band from its lowest to its highest value over the seeds.
+    each certified method then gets a translucent band from its lowest to its highest value over the seeds, in
+    its legend group (so in its colour).
     """
     check_choice("metric", metric, tuple(METRICS))
     points = list(points)
     fig = go.Figure()
+    levels: list[tuple[str, float, dict]] = []  # horizontal lines: (legend name, y, line style)
     if seed_points:
         n_seeds = len({p.get("seed") for p in seed_points})
         for method in dict.fromkeys(p["method"] for p in seed_points):
@@ -117,12 +120,17 @@ def frontier_figure(points: Iterable[Mapping[str, Any]], *, metric: str = "test_
                        and p["epsilon"] > 0), key=lambda p: p["epsilon"])
         if cert:
             fig.add_trace(go.Scatter(x=[p["epsilon"] for p in cert], y=[p[metric] for p in cert],
-                                     mode="lines+markers", name=method))
+                                     mode="lines+markers", name=method, legendgroup=method))
         elif pts and all(p.get("epsilon") is None for p in pts):  # exact retraining (eps = 0) is ``retrain``
-            fig.add_hline(y=float(np.mean([p[metric] for p in pts])), line_dash="dash",
-                          annotation_text=f"{method} (no certificate)", annotation_position="bottom right")
+            levels.append((f"{method} (no certificate)", float(np.mean([p[metric] for p in pts])), {"dash": "dash"}))
     if retrain is not None:
-        fig.add_hline(y=retrain, line_color="black", annotation_text="retrain (exact, eps = 0)")
+        levels.append(("retrain (exact, eps = 0)", float(retrain), {"color": "black"}))
+    xs = [x for t in fig.data for x in t.x]
+    for name, y, line in levels:  # legend entries, not annotations: several at one height overlapped
+        if xs:
+            fig.add_trace(go.Scatter(x=[min(xs), max(xs)], y=[y, y], mode="lines", name=name, line=line))
+        else:
+            fig.add_hline(y=y, line=line, annotation_text=name)
     fig.update_xaxes(type="log", title="certified epsilon (delta fixed)")
     fig.update_yaxes(title=METRICS[metric])
     fig.update_layout(title=title or "privacy-utility frontier", height=420)

@@ -112,19 +112,46 @@ def curvature_figure(study: Mapping[str, Mapping[str, float]], *, selected: Opti
     return fig
 
 
+#: colours of the two calibrations in the noise figure (line, and its band of draws)
+_MODE_COLOURS = {"paper": ("#1f77b4", "rgba(31,119,180,0.15)"), "sound": ("#d62728", "rgba(214,39,40,0.15)")}
+
+
+def noise_band(problem: Any, epsilons: Sequence[float], *, delta: float, draws: int = 8) -> dict[str, Any]:
+    """:func:`~unlearnkit.experiments.newton_lab.noise_study` draw by draw: the mean accuracy over ``draws``
+    noise draws per epsilon (``acc_<mode>``) and the lowest and highest single draw (``acc_<mode>_lo``,
+    ``acc_<mode>_hi``), with the sigmas and the noise-free accuracy."""
+    runs = [noise_study(problem, epsilons, delta=delta, draws=1, seed=k) for k in range(draws)]
+    out: dict[str, Any] = {k: runs[0][k] for k in ("epsilon", "acc_clean", "sigma_paper", "sigma_sound")}
+    for mode in ("paper", "sound"):
+        acc = np.array([r[f"acc_{mode}"] for r in runs])
+        out[f"acc_{mode}"], out[f"acc_{mode}_lo"], out[f"acc_{mode}_hi"] = acc.mean(0), acc.min(0), acc.max(0)
+    out["draws"] = draws
+    return out
+
+
 @styled
 def noise_figure(curve: Mapping[str, Sequence[float]], *, epsilon: Optional[float] = None) -> go.Figure:
     """Left: sigma per model against epsilon for the paper's and the sound calibration (log-log).
-    Right: test accuracy of the noisy unlearned model against epsilon."""
+    Right: test accuracy of the noisy unlearned model against epsilon: the mean over the draws, and a band
+    from the lowest to the highest single draw when ``curve`` has them (:func:`noise_band`)."""
     eps = np.asarray(curve["epsilon"])
     fig = make_subplots(rows=1, cols=2, subplot_titles=("noise std carried by each model", "test accuracy"))
     for mode, dash in (("paper", None), ("sound", "dash")):
+        colour, fill = _MODE_COLOURS[mode]
         if f"sigma_{mode}" in curve:
-            fig.add_scatter(x=eps, y=curve[f"sigma_{mode}"], name=f"sigma ({mode})", line=dict(dash=dash),
-                            row=1, col=1)
-        if f"acc_{mode}" in curve:
-            fig.add_scatter(x=eps, y=curve[f"acc_{mode}"], name=f"accuracy ({mode})", line=dict(dash=dash),
+            fig.add_scatter(x=eps, y=curve[f"sigma_{mode}"], name=f"sigma ({mode})",
+                            line=dict(dash=dash, color=colour), row=1, col=1)
+        if f"acc_{mode}_lo" in curve:
+            group = f"band {mode}"
+            fig.add_scatter(x=eps, y=curve[f"acc_{mode}_lo"], mode="lines", line=dict(width=0, color=colour),
+                            legendgroup=group, showlegend=False, hoverinfo="skip", name=f"lowest draw ({mode})",
                             row=1, col=2)
+            fig.add_scatter(x=eps, y=curve[f"acc_{mode}_hi"], mode="lines", line=dict(width=0, color=colour),
+                            fill="tonexty", fillcolor=fill, legendgroup=group,
+                            name=f"{curve.get('draws', '')} draws ({mode}): lowest to highest", row=1, col=2)
+        if f"acc_{mode}" in curve:
+            fig.add_scatter(x=eps, y=curve[f"acc_{mode}"], name=f"accuracy ({mode}, mean)",
+                            line=dict(dash=dash, color=colour), row=1, col=2)
     if "acc_clean" in curve:
         fig.add_hline(y=float(curve["acc_clean"]), line_dash="dot", row=1, col=2,
                       annotation_text="no noise", annotation_position="bottom right")
@@ -268,12 +295,16 @@ class NewtonNoiseExplorer(Explorer):
         self.lam = W.Dropdown(options=(0.1, 0.3, 1.0, 3.0), value=weight_decay, description="lambda")
         self.delta = W.FloatLogSlider(value=delta, min=-10, max=-2, description="delta")
         self.grid = tuple(float(e) for e in np.logspace(-2, 2, 17))
-        self.fig = go.FigureWidget(noise_figure({"epsilon": [1.0], "sigma_paper": [1.0], "acc_paper": [0.5],
-                                                 "sigma_sound": [1.0], "acc_sound": [0.5]}, epsilon=1.0))
+        placeholder: dict[str, Any] = {"epsilon": [1.0], "draws": 8}
+        for m in ("paper", "sound"):
+            placeholder.update({f"sigma_{m}": [1.0], f"acc_{m}": [0.5], f"acc_{m}_lo": [0.5], f"acc_{m}_hi": [0.5]})
+        self.fig = go.FigureWidget(noise_figure(placeholder, epsilon=1.0))
         for w in (self.epsilon, self.lam, self.delta):
             self.observe(w)
         self.curve: dict[str, Any] = {}
-        self._layout(W.HBox([self.epsilon, self.delta, self.lam]), self.fig)
+        self._bands: dict[tuple[float, float], dict[str, Any]] = {}
+        self.lesson = W.HTML()
+        self._layout(W.HBox([self.epsilon, self.delta, self.lam]), self.lesson, self.fig)
         self.refresh()
 
     def update(self) -> None:
@@ -281,14 +312,24 @@ class NewtonNoiseExplorer(Explorer):
         delta = check_range("delta", float(self.delta.value), 0.0, 1.0, low_open=True, high_open=True)
         lam = check_positive("lambda", float(self.lam.value))
         prob = lab_problem(None, weight_decay=lam)
-        self.curve = noise_study(prob, self.grid, delta=delta)
+        if (lam, delta) not in self._bands:  # the curves do not depend on epsilon: a move of it reuses them
+            self._bands[(lam, delta)] = noise_band(prob, self.grid, delta=delta)
+        self.curve = self._bands[(lam, delta)]
         here = noise_study(prob, (eps,), delta=delta)
         fig = noise_figure(self.curve, epsilon=eps)
         with self.fig.batch_update():
             for i, tr in enumerate(fig.data):
-                self.fig.data[i].x, self.fig.data[i].y = tr.x, tr.y
+                self.fig.data[i].x, self.fig.data[i].y, self.fig.data[i].name = tr.x, tr.y, tr.name
             self.fig.layout.shapes = fig.layout.shapes
             self.fig.layout.annotations = fig.layout.annotations
+        c = self.curve
+        lo = min(min(c["acc_paper_lo"]), min(c["acc_sound_lo"]))
+        hi = max(max(c["acc_paper_hi"]), max(c["acc_sound_hi"]))
+        self.lesson.value = (
+            f"<b>Read the bands, not one draw:</b> single noise draws land anywhere from {lo:.2f} to {hi:.2f} "
+            f"test accuracy around the noise-free {c['acc_clean']:.2f}; the noise-free model of this small lab is "
+            f"weak, so a random perturbation can beat it by luck, but which draw a release gets is chance: the "
+            f"noise buys the certificate, not accuracy.")
         self.status.value = (f"lambda={lam:g}, epsilon={eps:.3g}, delta={delta:.1e}: sigma per model "
                              f"paper {here['sigma_paper'][0]:.3g} (accuracy {here['acc_paper'][0]:.3f}), sound "
                              f"{here['sigma_sound'][0]:.3g} (accuracy {here['acc_sound'][0]:.3f}); "

@@ -259,7 +259,7 @@ class PLDBracketExplorer(Explorer):
 
         self.log10_grid = W.FloatSlider(value=log10_grid, min=-3.5, max=-1.0, step=0.25, description="log10 grid")
         self.q = W.FloatLogSlider(value=q, base=10, min=-3, max=0, step=0.05, description="q")
-        self.sigma = W.FloatLogSlider(value=sigma, base=10, min=-0.3, max=1.5, step=0.01, description="sigma")
+        self.sigma = W.FloatLogSlider(value=sigma, base=10, min=-0.3, max=1.5, step=0.05, description="sigma")
         self.steps = W.IntSlider(value=steps, min=1, max=2000, description="steps")
         self.log10_delta = W.FloatSlider(value=log10_delta, min=-10, max=-2, step=0.5, description="log10 delta")
         self.result = W.HTML()

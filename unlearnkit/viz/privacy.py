@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 from .._validate import check_positive, check_probability
 from ..experiments.labs.privacy import CALIBRATION_PLOT_ORDERS, calibration_sweep, renyi_comparison
 from ..privacy import DEFAULT_ORDERS, analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, rdp_to_dp
-from ..privacy.rdp import epsilons_per_order
+from ..privacy.rdp import epsilons_per_order, gaussian_rdp
 from ._explorer import Explorer
 from ._style import styled
 
@@ -37,6 +37,9 @@ __all__ = [
 
 _C = {"analytic": "#1f77b4", "classic": "#d62728", "ours": "#2ca02c", "dp_accounting": "#ff7f0e",
       "mironov": "#9467bd", "balle": "#1f77b4", "cks": "#2ca02c"}
+#: the RDP curve of the same noise and steps without subsampling, drawn beside the subsampled one
+NO_SUBSAMPLING = "same noise, no subsampling (q = 1)"
+_C[NO_SUBSAMPLING] = "#7f7f7f"
 
 
 # -- pure figure builders ---------------------------------------------------------------------------------
@@ -156,9 +159,9 @@ class GaussianExplorer(Explorer):
         super().__init__()
         import ipywidgets as W
 
-        self.epsilon = W.FloatLogSlider(value=epsilon, base=10, min=-2, max=1.3, step=0.01, description="epsilon")
+        self.epsilon = W.FloatLogSlider(value=epsilon, base=10, min=-2, max=1.3, step=0.05, description="epsilon")
         self.log10_delta = W.FloatSlider(value=log10_delta, min=-12, max=-1, step=0.1, description="log10 delta")
-        self.sensitivity = W.FloatLogSlider(value=sensitivity, base=10, min=-2, max=2, step=0.01,
+        self.sensitivity = W.FloatLogSlider(value=sensitivity, base=10, min=-2, max=2, step=0.05,
                                             description="sensitivity")
         self.sigma_text = W.HTML()
         self.fig = go.FigureWidget(gaussian_densities_figure(epsilon, 10**log10_delta, sensitivity))
@@ -194,7 +197,9 @@ class GaussianExplorer(Explorer):
 
 class RenyiExplorer(Explorer):
     """(c) + (d): the RDP curve of ``steps`` Poisson-subsampled Gaussian steps, its three conversions with the
-    best order marked, and dp_accounting's curve and epsilon on the same grid, live."""
+    best order marked, and dp_accounting's curve and epsilon on the same grid, live. Beside it, the curve of
+    the same noise and steps without subsampling (q = 1), and a sentence with both epsilons: what
+    subsampling buys, drawn."""
 
     def __init__(self, q: float = 0.04, sigma: float = 1.5, steps: int = 2250, log10_delta: float = -5.0,
                  orders: Sequence[float] = DEFAULT_ORDERS) -> None:
@@ -202,19 +207,20 @@ class RenyiExplorer(Explorer):
         import ipywidgets as W
 
         self.orders = np.asarray(orders, dtype=float)
-        self.q = W.FloatLogSlider(value=q, base=10, min=-4, max=0, step=0.01, description="q")
-        self.sigma = W.FloatLogSlider(value=sigma, base=10, min=-0.5, max=1.5, step=0.01, description="sigma")
+        self.q = W.FloatLogSlider(value=q, base=10, min=-4, max=0, step=0.05, description="q")
+        self.sigma = W.FloatLogSlider(value=sigma, base=10, min=-0.5, max=1.5, step=0.05, description="sigma")
         self.steps = W.IntSlider(value=steps, min=1, max=20000, step=1, description="steps")
         self.log10_delta = W.FloatSlider(value=log10_delta, min=-12, max=-1, step=0.1, description="log10 delta")
         self.table = W.HTML()
-        placeholder = {"ours": self.orders, "dp_accounting": self.orders}
+        placeholder = {"ours": self.orders, "dp_accounting": self.orders, NO_SUBSAMPLING: self.orders}
+        self.lesson = W.HTML()
         self.curve_fig = go.FigureWidget(rdp_curves_figure(self.orders, placeholder))
         r0 = self.orders * 0.01
         self.conv_fig = go.FigureWidget(conversions_figure(self.orders, r0, 1e-5))
         for w in (self.q, self.sigma, self.steps, self.log10_delta):
             self.observe(w)
         self._layout(W.HBox([self.q, self.sigma]), W.HBox([self.steps, self.log10_delta]), self.table,
-                     W.HBox([self.curve_fig, self.conv_fig]))
+                     self.lesson, W.HBox([self.curve_fig, self.conv_fig]))
         self.refresh()
 
     def compute(self) -> dict:
@@ -232,7 +238,15 @@ class RenyiExplorer(Explorer):
         # without dp_accounting its trace stays empty and says why: never our curve under its name
         second = ("dp_accounting", lib) if lib is not None else \
             ("dp_accounting (not installed)", np.full_like(v["rdp"], np.nan))
-        _sync(self.curve_fig, rdp_curves_figure(self.orders, {"ours": v["rdp"], second[0]: second[1]}))
+        full = int(self.steps.value) * gaussian_rdp(float(self.sigma.value), self.orders)
+        eps_full = rdp_to_dp(self.orders, full, v["delta"], warn_edge=False)[0]
+        _sync(self.curve_fig, rdp_curves_figure(self.orders, {"ours": v["rdp"], second[0]: second[1],
+                                                              NO_SUBSAMPLING: full}))
+        v["epsilon_no_subsampling"] = eps_full
+        self.lesson.value = (
+            f"<b>Subsampling, drawn:</b> the same sigma and steps give epsilon = {v['cks'][0]:.3g} when each "
+            f"step uses each record with probability q = {v['q']:g} (green) and {eps_full:.3g} when every step "
+            f"uses every record (gray): a record that most steps never see is far better hidden.")
         _sync(self.conv_fig, conversions_figure(self.orders, v["rdp"], v["delta"]))
         rows = "".join(f"<tr><td>ours, {m}</td><td>{v[m][0]:.6g}</td><td>{v[m][1]:g}</td></tr>"
                        for m in ("mironov", "balle", "cks"))
@@ -264,9 +278,9 @@ class CalibratorExplorer(Explorer):
         import ipywidgets as W
 
         self.n_grid = n_grid
-        self.epsilon = W.FloatLogSlider(value=epsilon, base=10, min=-1, max=1.3, step=0.01, description="target eps")
+        self.epsilon = W.FloatLogSlider(value=epsilon, base=10, min=-1, max=1.3, step=0.05, description="target eps")
         self.log10_delta = W.FloatSlider(value=log10_delta, min=-12, max=-1, step=0.1, description="log10 delta")
-        self.q = W.FloatLogSlider(value=q, base=10, min=-4, max=0, step=0.01, description="q")
+        self.q = W.FloatLogSlider(value=q, base=10, min=-4, max=0, step=0.05, description="q")
         self.steps = W.IntSlider(value=steps, min=1, max=20000, description="steps")
         self.result = W.HTML()
         s = np.geomspace(0.3, 30, n_grid)

@@ -3,7 +3,8 @@
 Pure figure builders (data -> ``go.Figure``): :func:`walk_figure` (the token on the topology, u in red),
 :func:`ledger_figure` (per-client epsilon bars), :func:`curves_figure` (clean accuracy and backdoor success
 over the hops), :func:`accountant_sigma_figure` (sigma against epsilon for accountants A-D and DDP) and
-:func:`capacity_figure` (deletion capacity of RR-DU and DDP). :class:`RRDUExplorer` wires them to sliders:
+:func:`capacity_figure` (deletion capacity of RR-DU and DDP), :func:`why_p_figure` (the routing probability
+against the weights of the expected step). :class:`RRDUExplorer` wires them to sliders:
 moving p, epsilon, delta, rho, s, the alignment variant or the accountant recalibrates sigma and redraws the walk preview,
 the ledger and the capacity plot at once; :meth:`RRDUExplorer.run` runs RR-DU (and DDP at the same epsilon)
 on the backdoor task and streams every hop into the figures.
@@ -22,9 +23,48 @@ from ._explorer import Explorer
 from ._payload import plain_figure
 from ._style import styled
 
-__all__ = ["walk_figure", "ledger_figure", "curves_figure", "accountant_sigma_figure", "capacity_figure", "RRDUExplorer"]
+__all__ = ["walk_figure", "ledger_figure", "curves_figure", "accountant_sigma_figure", "capacity_figure", "why_p_figure",
+           "RRDUExplorer"]
 
 U_COLOR, NODE_COLOR, TOKEN_COLOR, NOISE_COLOR = "#d62728", "#1f77b4", "#2ca02c", "#ff7f0e"
+
+
+@styled
+def why_p_figure(n_clients: int, *, marks: Sequence[float] = (0.0, 0.1, 1.0)) -> go.Figure:
+    """Why ``p = 1/N``: the expected step of RR-DU's exact variant against retraining's gradient, as p varies.
+
+    A hop goes to u with probability p (a step on u's retained data, gradient g_u) and otherwise to one of the
+    N - 1 others uniformly (gradient g_v), so the expected step is ``p g_u + (1 - p)/(N - 1) sum_v g_v``;
+    retraining's gradient weighs every client 1/N. Left: the two weights against p, with 1/N. Right: how far
+    the expected step is from retraining's gradient, ``|p - 1/N| ||g_u - mean of the others' g_v||``, in units
+    of that gradient gap. ``marks``: values of p to mark (the paper's Table 3 runs 0, 0.1 and 1).
+    """
+    from plotly.subplots import make_subplots
+
+    n = int(n_clients)
+    if n < 2:
+        raise ValueError(f"n_clients={n_clients!r} is out of range: expected n_clients in [2, inf)")
+    p = np.linspace(0.0, 1.0, 201)
+    p = np.union1d(p, [1.0 / n])
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("weights in the expected step", "distance to retraining"))
+    fig.add_scatter(x=p, y=p, name="u's gradient: p", line=dict(color=U_COLOR), row=1, col=1)
+    fig.add_scatter(x=p, y=(1 - p) / (n - 1), name="each other client's: (1 - p)/(N - 1)",
+                    line=dict(color=NODE_COLOR), row=1, col=1)
+    fig.add_scatter(x=[0, 1], y=[1 / n, 1 / n], mode="lines", name=f"retraining: 1/N = {1 / n:.3g} each",
+                    line=dict(color="black", dash="dash"), row=1, col=1)
+    fig.add_scatter(x=p, y=np.abs(p - 1 / n), name="|p - 1/N| (x the gradient gap)", line=dict(color="#9467bd"),
+                    row=1, col=2)
+    ms = [float(m) for m in marks]
+    fig.add_scatter(x=ms, y=[abs(m - 1 / n) for m in ms], mode="markers+text", text=[f"p = {m:g}" for m in ms],
+                    textposition=["middle right" if m < 0.5 else "middle left" for m in ms],
+                    marker=dict(color="#9467bd", size=9), name="the paper's Table 3", row=1, col=2)
+    fig.update_yaxes(range=[-0.05, 1.05], row=1, col=2)
+    for col in (1, 2):
+        fig.add_vline(x=1 / n, line=dict(color="gray", dash="dot"), row=1, col=col)
+    fig.update_xaxes(title_text="p (probability that a hop goes to u)", range=[0, 1])
+    fig.update_layout(title=f"Only at p = 1/N = {1 / n:.3g} does the walk weigh u as retraining does (N = {n})",
+                      height=380)
+    return fig
 
 
 def _positions(n: int) -> np.ndarray:
