@@ -26,6 +26,12 @@ Two caches give it (both with ``update(W_t, grads_t)``, fed by :func:`run_gradie
   ``D_i^(k) = sum_t delta_i^{t,(k)}`` for each candidate leaver ``k``: ``O(N d)`` per client, whatever ``T``.
   Tests check it equals the history version to float64 precision.
 
+:func:`gradient_gossip_round` is one round ``Theta - eta * W @ G`` for a dense ``W`` (a tensor or array) or a
+sparse one (``scipy.sparse``, a :class:`~unlearnkit.decentral.mixer.GossipKernel`): the sparse path costs
+``O(nnz d)`` and never builds an ``N x N`` array, and :func:`run_gradient_gossip` takes it when its network
+is a ``scipy.sparse`` mixing matrix (:func:`~unlearnkit.graphs.sparse_mixing_matrix`). The caches and the
+retraining without a client (``exclude``) hold ``N x N`` retrain matrices and stay on the dense path.
+
 The formulas themselves (retrain matrices ``W~``, residuals, weights, the correction) live in
 :mod:`unlearnkit.decentral.correction`, shared with the unlearner :mod:`unlearnkit.methods.pdudt`.
 """
@@ -36,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from torch import Tensor
 
@@ -47,8 +54,9 @@ from .correction import RETRAIN_RULES, history_correction, mixing_residuals, ret
 from ._engine import (ClientSampler, MixingSource, batched_loss_and_grad, client_indices_of, consensus_distance,
                       init_stack)
 from .gossip import evaluate_params
+from .mixer import GossipKernel
 
-__all__ = ["GradientGossipConfig", "run_gradient_gossip", "HistoryCache", "RunningSumCache", "paper_storage_bytes"]
+__all__ = ["GradientGossipConfig", "run_gradient_gossip", "gradient_gossip_round", "HistoryCache", "RunningSumCache", "paper_storage_bytes"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -228,6 +236,42 @@ def paper_storage_bytes(rounds: int, n_max: int, d: int, itemsize: int = 4) -> i
 # Training
 # ----------------------------------------------------------------------------------------------------------
 
+def gradient_gossip_round(W: Any, thetas: Tensor, grads: Tensor, lr: float) -> Tensor:
+    """One gradient-gossip round, Eq. (2): ``thetas - lr * W @ grads``.
+
+    Parameters
+    ----------
+    W:
+        The round's ``(N, N)`` mixing matrix: a dense tensor or numpy array, a torch sparse tensor, a
+        ``scipy.sparse`` matrix or a :class:`~unlearnkit.decentral.mixer.GossipKernel`. A ``scipy.sparse`` matrix
+        is mixed by a :class:`~unlearnkit.decentral.mixer.GossipKernel` (built per call: pass the kernel to
+        reuse it), in ``O(nnz d)`` and without an ``N x N`` array.
+    thetas, grads:
+        ``(N, d)`` models and the gradients computed at them.
+    lr:
+        Step size, > 0.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(N, d)``, the models after the round (a new tensor).
+    """
+    check_positive("lr", lr)
+    if thetas.ndim != 2 or grads.shape != thetas.shape:
+        raise ValueError(f"thetas {tuple(thetas.shape)} and grads {tuple(grads.shape)} must both be (N, d)")
+    if sp.issparse(W):
+        W = GossipKernel(W, device=grads.device, dtype=grads.dtype)
+    if isinstance(W, GossipKernel):
+        if W.n != grads.shape[0]:
+            raise ValueError(f"W is {W.n}x{W.n} but grads has N={grads.shape[0]} rows")
+        return thetas - lr * W(grads)
+    W = torch.as_tensor(W, dtype=grads.dtype, device=grads.device)
+    if W.shape != (grads.shape[0], grads.shape[0]):
+        raise ValueError(f"W has shape {tuple(W.shape)} but grads has N={grads.shape[0]} rows")
+    mixed = torch.sparse.mm(W, grads) if W.layout != torch.strided else W @ grads
+    return thetas - lr * mixed
+
+
 def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: GradientGossipConfig, *,
                         generator: torch.Generator, init: Optional[Tensor] = None, exclude: Optional[int] = None,
                         caches: Optional[list[Any]] = None, callback: Optional[Callback] = None,
@@ -266,6 +310,10 @@ def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: Gradie
         raise ValueError(f"the network has N={mixing.n} clients but the federation has {n}")
     if exclude is not None:
         exclude = check_int("exclude", exclude, low=0, high=n - 1)
+    if mixing.large and (exclude is not None or caches or config.cache != "none"):
+        raise ValueError(f"a scipy.sparse network (N={n}) runs without exclude, caches and cache="
+                         f"{config.cache!r}: they hold N x N retrain matrices; pass the mixing matrix as a dense "
+                         "array to use them (cache='none', exclude=None and caches=None on the sparse path)")
     active = torch.ones(n, dtype=torch.bool, device=device)
     if exclude is not None:
         active[exclude] = False
@@ -295,7 +343,7 @@ def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: Gradie
     flow("gradient_gossip.rounds", int(config.rounds))
     with Stopwatch() as sw:
         for t in range(config.rounds):
-            W = mixing.matrix(t)
+            W = mixing.kernel(t) if mixing.large else mixing.matrix(t)
             if exclude is not None:
                 W = retrain_matrices(W.to(torch.float64), [exclude], retrain_rule=config.retrain_rule,
                                      rule=config.rule)[0].to(thetas.dtype)
@@ -312,8 +360,8 @@ def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: Gradie
             g = g.detach()
             for c in feed:
                 c.update(W, g)
-            thetas = (thetas - config.lr * (W @ g)).detach()
-            messages += int(((W > 0).sum() - (W.diagonal() > 0).sum()).item())
+            thetas = gradient_gossip_round(W, thetas, g, config.lr).detach()
+            messages += mixing.messages(t) if mixing.large else int(((W > 0).sum() - (W.diagonal() > 0).sum()).item())
             client_losses[t] = torch.stack(losses).mean(0).detach().cpu().numpy()
             act = active.cpu().numpy()
             row = {"round": t + 1, "loss": float(client_losses[t][act].mean()),
