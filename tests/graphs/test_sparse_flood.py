@@ -49,3 +49,22 @@ def test_flood_at_200k_clients_builds_no_n_by_n_array():
     assert len(fl.hops) == n and fl.messages == 2 * len(e) - (n - 1) and fl.duplicates == fl.messages - (n - 1)
     assert relay == sum(fl.hops.values()) and 5 < fl.rounds < 40
     assert peak < 300 * 2**20, f"traced peak {peak / 2**20:.0f} MiB (N x N bool alone would be {n * n / 2**30:.0f} GiB)"
+
+
+def test_simulated_network_floods_an_edge_list_like_a_graph():
+    import torch
+
+    from unlearnkit.decentral import SimulatedNetwork
+
+    n = 12
+    G = make_graph("torus", n)
+    vals = torch.arange(n * 3, dtype=torch.float64, device="cpu").reshape(n, 3)
+    outs, counts = [], []
+    for graph in (G, graph_edges(G), sparse_mixing_matrix(G)):
+        net = SimulatedNetwork(n)
+        outs.append(net.flood(vals, graph, sources=[0, 5]))
+        counts.append(net.counts["flood"])
+    assert counts[0] == counts[1] == counts[2] == 2 * flood(G, 0).messages
+    assert all(torch.equal(o, outs[0]) for o in outs)
+    with pytest.raises(ValueError, match="graph has 5 clients"):
+        SimulatedNetwork(n).flood(vals, sparse_mixing_matrix(edge_list("ring", 5), 5), sources=[0])
