@@ -10,7 +10,7 @@ other client along shortest paths, and the network then carries on without it.
 - :func:`relay_messages` counts the transmissions that bring one vector from every client to a sink;
 - both take a ``networkx.Graph`` (a per-client loop, fast for classroom sizes) or, for networks of up to
   ``MAX_SPARSE_CLIENTS`` clients, an ``(E, 2)`` edge array (:func:`~unlearnkit.graphs.edge_list`) or a
-  ``scipy.sparse`` adjacency or mixing matrix: then one vectorised breadth-first pass over the CSR
+  ``scipy.sparse`` adjacency or mixing matrix: then one compiled breadth-first pass over the CSR
   neighbour lists, ``O(N + E)`` memory and never an ``N x N`` array, with the same hops, parents and counts;
 - :func:`remove_client` is the network after a client leaves (relabelled, checked to stay connected);
 - :func:`check_flood_network` rejects a graph that a flood cannot cover.
@@ -86,30 +86,25 @@ def _neighbour_lists(G: Any, n: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _bfs(indptr: np.ndarray, nbrs: np.ndarray, source: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """``(hops, parent, messages)`` of the synchronous flood, one vectorised step per hop: ``hops = -1`` for a
-    client never reached, ``parent = -1`` for the source and the unreached; a client reached in a hop takes the
-    smallest-numbered sender of that hop as its parent (as the per-client loop does)."""
+    """``(hops, parent, messages)`` of the synchronous flood without a per-hop loop: ``hops`` are the
+    breadth-first distances (SciPy's compiled shortest paths, unit weights), ``-1`` for a client never reached;
+    a client reached at hop ``h`` takes as parent its smallest-numbered neighbour at hop ``h - 1`` (the
+    smallest sender of that hop, as the per-client loop picks), ``-1`` for the source and the unreached."""
+    from scipy.sparse.csgraph import shortest_path
+
     n = len(indptr) - 1
-    hops = np.full(n, -1, dtype=np.int64)
-    parent = np.full(n, -1, dtype=np.int64)
-    hops[source] = 0
-    frontier = np.array([source], dtype=np.int64)
-    messages, hop = 0, 0
+    A = sp.csr_matrix((np.ones(len(nbrs), dtype=np.float64), nbrs, indptr), shape=(n, n))
+    dist = shortest_path(A, method="D", directed=False, unweighted=True, indices=source)
+    hops = np.where(np.isfinite(dist), dist, -1).astype(np.int64)
     deg = np.diff(indptr)
-    while frontier.size:
-        hop += 1
-        lengths = deg[frontier]
-        total = int(lengths.sum())
-        # everyone but the source skips the client it first heard from
-        messages += total - int(np.count_nonzero(parent[frontier] >= 0))
-        src = np.repeat(frontier, lengths)  # non-decreasing: the frontier is sorted
-        starts = np.repeat(indptr[frontier] - np.cumsum(lengths) + lengths, lengths)
-        dst = nbrs[starts + np.arange(total, dtype=np.int64)]
-        new = hops[dst] < 0
-        dst, src = dst[new], src[new]
-        frontier, first = np.unique(dst, return_index=True)  # first occurrence: the smallest sender
-        hops[frontier] = hop
-        parent[frontier] = src[first]
+    u = np.repeat(np.arange(n, dtype=np.int64), deg)  # the sender of each directed edge u -> nbrs
+    step = (hops[u] >= 0) & (hops[nbrs] == hops[u] + 1)
+    parent = np.full(n, n, dtype=np.int64)
+    np.minimum.at(parent, nbrs[step], u[step])
+    parent[parent == n] = -1
+    reached = hops >= 0
+    # every reached client sends to all its neighbours, everyone but the source skips its parent
+    messages = int(deg[reached].sum()) - (int(reached.sum()) - 1)
     return hops, parent, messages
 
 
@@ -179,7 +174,7 @@ def relay_messages(G: Any, sink: int, *, n: Optional[int] = None) -> int:
 
     The cost of section IV-C of Wu et al. 2026, where the departing client collects every other client's
     curvature statistic ``T_i``. ``G`` and ``n`` as in :func:`flood` (an edge array or a sparse matrix: one
-    vectorised breadth-first pass, no ``N x N`` array).
+    compiled breadth-first pass, no ``N x N`` array).
     """
     if not isinstance(G, nx.Graph):
         indptr, nbrs = _neighbour_lists(G, n)
