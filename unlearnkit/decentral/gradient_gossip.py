@@ -29,8 +29,9 @@ Two caches give it (both with ``update(W_t, grads_t)``, fed by :func:`run_gradie
 :func:`gradient_gossip_round` is one round ``Theta - eta * W @ G`` for a dense ``W`` (a tensor or array) or a
 sparse one (``scipy.sparse``, a :class:`~unlearnkit.decentral.mixer.GossipKernel`): the sparse path costs
 ``O(nnz d)`` and never builds an ``N x N`` array, and :func:`run_gradient_gossip` takes it when its network
-is a ``scipy.sparse`` mixing matrix (:func:`~unlearnkit.graphs.sparse_mixing_matrix`). The caches and the
-retraining without a client (``exclude``) hold ``N x N`` retrain matrices and stay on the dense path.
+is a ``scipy.sparse`` mixing matrix (:func:`~unlearnkit.graphs.sparse_mixing_matrix`), with the retraining
+without a client (``exclude``) and the running sums for named leavers on sparse retrain matrices
+(:func:`~unlearnkit.decentral.correction.sparse_retrain_matrix`); the full history stays on the dense path.
 
 The formulas themselves (retrain matrices ``W~``, residuals, weights, the correction) live in
 :mod:`unlearnkit.decentral.correction`, shared with the unlearner :mod:`unlearnkit.methods.pdudt`.
@@ -50,7 +51,8 @@ from .._validate import check_choice, check_index_array, check_int, check_positi
 from ..graphs.mixing import MIXING_RULES
 from ..core import Callback, Cost, Stopwatch, TrainedState, emit
 from ..privacy.trace import flow
-from .correction import RETRAIN_RULES, history_correction, mixing_residuals, retrain_matrices
+from .correction import (RETRAIN_RULES, history_correction, mixing_residuals, retrain_matrices, sparse_residuals,
+                         sparse_retrain_matrix)
 from ._engine import (ClientSampler, MixingSource, batched_loss_and_grad, client_indices_of, consensus_distance,
                       init_stack)
 from .gossip import evaluate_params
@@ -194,7 +196,8 @@ class RunningSumCache:
         self.D = torch.zeros(K, n, d, dtype=dtype, device=device)
         self.rounds = 0
 
-    def update(self, W_t: Tensor, grads_t: Tensor) -> None:
+    def update(self, W_t: Any, grads_t: Tensor) -> None:
+        """Accumulate round ``W_t`` (a dense tensor, or ``scipy.sparse``: ``O(K (N + nnz) d)``, no ``N x N``)."""
         if W_t.shape != (self.n, self.n) or grads_t.shape != (self.n, self.d):
             raise ValueError(f"round {self.rounds}: W_t {tuple(W_t.shape)} and grads_t {tuple(grads_t.shape)} "
                              f"must be ({self.n}, {self.n}) and ({self.n}, {self.d})")
@@ -202,8 +205,18 @@ class RunningSumCache:
         self.rounds += 1
         if not active:
             return
-        W = W_t.detach().to(device=self.A.device, dtype=self.A.dtype)
         g = grads_t.detach().to(device=self.A.device, dtype=self.A.dtype)
+        if sp.issparse(W_t):
+            u = sp.csr_matrix(W_t, dtype=np.float64) @ g.cpu().double().numpy()
+            a = torch.as_tensor((u * u).sum(1), dtype=self.A.dtype, device=self.A.device)
+            self.A += a
+            for s, k in enumerate(self.leavers):
+                delta = sparse_residuals(W_t, g, self.lr, sparse_retrain_matrix(
+                    W_t, k, retrain_rule=self.retrain_rule, rule=self.rule))
+                self.S[s] += a[:, None] * delta
+                self.D[s] += delta
+            return
+        W = W_t.detach().to(device=self.A.device, dtype=self.A.dtype)
         a = (W @ g).pow(2).sum(1)
         delta = mixing_residuals(W, g, self.lr, retrain_matrices(W, self.leavers, retrain_rule=self.retrain_rule,
                                                           rule=self.rule))
@@ -273,6 +286,11 @@ def gradient_gossip_round(W: Any, thetas: Tensor, grads: Tensor, lr: float) -> T
     return thetas - lr * mixed
 
 
+def _sparse_messages(W: Any) -> int:
+    """Model-sized messages of one round of a ``scipy.sparse`` ``W``: positive off-diagonal stored entries."""
+    return int(np.count_nonzero(W.data > 0) - np.count_nonzero(W.diagonal() > 0))
+
+
 def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: GradientGossipConfig, *,
                         generator: torch.Generator, init: Optional[Tensor] = None, exclude: Optional[int] = None,
                         caches: Optional[list[Any]] = None, callback: Optional[Callback] = None,
@@ -311,10 +329,12 @@ def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: Gradie
         raise ValueError(f"the network has N={mixing.n} clients but the federation has {n}")
     if exclude is not None:
         exclude = check_int("exclude", exclude, low=0, high=n - 1)
-    if mixing.large and (exclude is not None or caches or config.cache != "none"):
-        raise ValueError(f"a scipy.sparse network (N={n}) runs without exclude, caches and cache="
-                         f"{config.cache!r}: they hold N x N retrain matrices; pass the mixing matrix as a dense "
-                         "array to use them (cache='none', exclude=None and caches=None on the sparse path)")
+    if mixing.large and (caches or config.cache in ("history", "both") or
+                         (config.cache == "running" and config.leavers is None)):
+        raise ValueError(f"a scipy.sparse network (N={n}) takes cache='none', or cache='running' with named "
+                         f"leavers, and no extra caches (got cache={config.cache!r}, leavers={config.leavers}, "
+                         f"{len(caches or [])} extra caches): the full history and the all-leaver sums hold N x N "
+                         "arrays; pass the mixing matrix as a dense array to use them")
     active = torch.ones(n, dtype=torch.bool, device=device)
     if exclude is not None:
         active[exclude] = False
@@ -342,10 +362,22 @@ def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: Gradie
 
         bar = tqdm(total=config.rounds, desc="gradient gossip", leave=False)
     flow("gradient_gossip.rounds", int(config.rounds))
+    retrain: Optional[GossipKernel] = None
+    W_sp: Any = None
     with Stopwatch() as sw:
         for t in range(config.rounds):
-            W = mixing.kernel(t) if mixing.large else mixing.matrix(t)
-            if exclude is not None:
+            if mixing.large:
+                if exclude is None:
+                    W_sp, W = mixing.numpy(t), mixing.kernel(t)
+                elif retrain is None or not mixing.static:  # a fixed W: its retrain kernel is built once
+                    W_sp = sparse_retrain_matrix(mixing.numpy(t), exclude, retrain_rule=config.retrain_rule,
+                                                 rule=config.rule)
+                    W = retrain = GossipKernel(W_sp, device=device, dtype=thetas.dtype)
+                else:
+                    W = retrain
+            else:
+                W = mixing.matrix(t)
+            if not mixing.large and exclude is not None:
                 W = retrain_matrices(W.to(torch.float64), [exclude], retrain_rule=config.retrain_rule,
                                      rule=config.rule)[0].to(thetas.dtype)
             phi, losses = thetas, []
@@ -360,9 +392,10 @@ def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: Gradie
                 g = (thetas - phi) / config.lr
             g = g.detach()
             for c in feed:
-                c.update(W, g)
+                c.update(W_sp if mixing.large else W, g)
             thetas = gradient_gossip_round(W, thetas, g, config.lr).detach()
-            messages += mixing.messages(t) if mixing.large else int(((W > 0).sum() - (W.diagonal() > 0).sum()).item())
+            messages += _sparse_messages(W_sp) if mixing.large else \
+                int(((W > 0).sum() - (W.diagonal() > 0).sum()).item())
             client_losses[t] = torch.stack(losses).mean(0).detach().cpu().numpy()
             act = active.cpu().numpy()
             row = {"round": t + 1, "loss": float(client_losses[t][act].mean()),
