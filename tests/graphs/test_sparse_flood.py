@@ -68,3 +68,14 @@ def test_simulated_network_floods_an_edge_list_like_a_graph():
     assert all(torch.equal(o, outs[0]) for o in outs)
     with pytest.raises(ValueError, match="graph has 5 clients"):
         SimulatedNetwork(n).flood(vals, sparse_mixing_matrix(edge_list("ring", 5), 5), sources=[0])
+
+
+def test_bench_scale_rows_for_gradient_gossip_and_flood():
+    from unlearnkit.benchmarks.scale import flood_rows, gradient_gossip_rows
+
+    rows = gradient_gossip_rows([600], d=3) + flood_rows([600])
+    assert [(r["topology"], r["what"].split()[0]) for r in rows] == [
+        ("ring", "gradient"), ("random_regular", "gradient"), ("ring", "flood"), ("random_regular", "flood")]
+    assert rows[0]["kernel"] == "circulant" and rows[1]["kernel"] == "csr"
+    assert rows[2]["hops"] == 300 and rows[2]["messages"] == 601 and rows[2]["relay_messages"] == 300 ** 2
+    assert all(r.get("round_ms", r.get("flood_s", 0)) > 0 for r in rows)
