@@ -10,7 +10,9 @@ out=Y)``, which reads ``X`` and writes a second array as a round must) measured 
 round's ratio to each. ``rss_peak_mib`` is the process's peak resident memory so far (it only grows: rows run
 in increasing ``N``); on CUDA ``gpu_peak_mib`` is the allocator's peak for the row. The last rows build a 10^4-hop
 RR-DU walk on each size (:func:`walk_route_rows`): its time and traced peak beside the dense transition matrix's
-size it never allocates.
+size it never allocates. Then, at ``N = 10^4`` and ``10^5`` (``10^4`` in quick mode), one PDUDT gradient-gossip
+round (:func:`gradient_gossip_rows`, ``d = 100``) and one Newton flood (:func:`flood_rows`) per topology
+on the sparse representation, with their time and traced peak.
 
 :func:`mix_loop_rows` compares, at ``N = 128``, the chosen kernel with a gossip round written the obvious way
 (for each client, sum ``w_ij x_j`` over its neighbours): ``bench gossip`` prints those rows.
@@ -115,7 +117,68 @@ def bench_scale(*, quick: bool = False) -> list[dict[str, Any]]:
                 row["gpu_peak_mib"] = torch.cuda.max_memory_allocated(dev) / 2**20
             rows.append(row)
             del X, Y, kernel, W
-    return rows + walk_route_rows(sizes)
+    big = [n for n in sizes if n >= 10_000]
+    return rows + walk_route_rows(sizes) + gradient_gossip_rows(big) + flood_rows(big)
+
+
+def gradient_gossip_rows(sizes: list[int], d: int = 100) -> list[dict[str, Any]]:
+    """One gradient-gossip round ``Theta - eta W G`` (:func:`~unlearnkit.decentral.gradient_gossip_round`) on a
+    sparse mixing matrix, float32, ``d`` parameters per client: the best of 3 rounds with the kernel reused
+    (``round_ms``), and one round from the ``scipy.sparse`` matrix, kernel build included (``first_round_ms``),
+    with its traced peak (numpy and SciPy allocations, the ``(N, d)`` inputs included: they are numpy-backed
+    CPU tensors, so these rows run on the CPU whatever device the other rows use)."""
+    from ..decentral.gradient_gossip import gradient_gossip_round
+    from ..decentral.mixer import GossipKernel
+    from ..graphs import edge_list, sparse_mixing_matrix
+    import numpy as np
+
+    rows = []
+    for name, kw in (("ring", {}), ("random_regular", {"degree": 4})):
+        for n in sizes:
+            W = sparse_mixing_matrix(edge_list(name, n, **kw), n)
+            rng = np.random.default_rng(0)
+            tracemalloc.start()
+            thetas = torch.as_tensor(rng.standard_normal((n, d), dtype=np.float32), device="cpu")
+            grads = torch.as_tensor(rng.standard_normal((n, d), dtype=np.float32), device="cpu")
+            t0 = time.perf_counter()
+            gradient_gossip_round(W, thetas, grads, 0.1)
+            first = time.perf_counter() - t0
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            kernel = GossipKernel(W, dtype=torch.float32)
+            t_round = timeit(lambda: gradient_gossip_round(kernel, thetas, grads, 0.1), repeat=3)
+            rows.append({"topology": name, "N": n, "d": d, "what": "gradient gossip round (sparse W)",
+                         "kernel": kernel.kind, "round_ms": 1e3 * t_round, "first_round_ms": 1e3 * first,
+                         "round_peak_mib": peak / 2**20, "params_mib": thetas.numel() * 4 / 2**20,
+                         "dense_matrix_mib": 8 * n * n / 2**20, "rss_peak_mib": _peak_rss_mib()})
+            del W, thetas, grads, kernel
+    return rows
+
+
+def flood_rows(sizes: list[int]) -> list[dict[str, Any]]:
+    """One flood of Newton's correction (:func:`~unlearnkit.graphs.flood`: breadth-first distances and parents
+    over the edge list) and the relay count to a sink (:func:`~unlearnkit.graphs.relay_messages`) from client
+    0: time, traced peak, hops and messages. On a ring the flood takes ``N / 2`` hops, all computed at once."""
+    from ..graphs import edge_list, flood, relay_messages
+
+    rows = []
+    for name, kw in (("ring", {}), ("random_regular", {"degree": 4})):
+        for n in sizes:
+            edges = edge_list(name, n, **kw)
+            tracemalloc.start()
+            t0 = time.perf_counter()
+            fl = flood(edges, 0, n=n)
+            t_flood = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            relay = relay_messages(edges, 0, n=n)
+            t_relay = time.perf_counter() - t0
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            rows.append({"topology": name, "N": n, "what": "flood (edge list)", "flood_s": t_flood,
+                         "relay_s": t_relay, "flood_peak_mib": peak / 2**20, "hops": fl.rounds,
+                         "messages": fl.messages, "relay_messages": relay, "dense_matrix_mib": 8 * n * n / 2**20})
+            del fl, edges
+    return rows
 
 
 def walk_route_rows(sizes: list[int], hops: int = 10_000) -> list[dict[str, Any]]:

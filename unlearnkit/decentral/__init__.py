@@ -20,7 +20,7 @@ from ._engine import ClientSampler, MixingSource, batched_loss_and_grad, consens
 from .correction import retrain_matrices
 from .mixer import MIX_KERNELS, GossipKernel
 from .gradient_gossip import (GradientGossipConfig, HistoryCache, RunningSumCache, paper_storage_bytes,
-                              run_gradient_gossip)
+                              gradient_gossip_round, run_gradient_gossip)
 from .token import HopContext, TokenConfig, TokenOptimizer, netdp_sigma, run_netdp, run_token
 from .many_walks import Walks, run_walks
 from .gossip import GossipConfig, gossip_step, gossip_step_loop, run_gossip, simulate_averaging
@@ -29,7 +29,7 @@ from .network_steps import LocalProblem, dpsgd_rounds, flooded_correction, gradi
 
 __all__ = ["HopContext", "TokenConfig", "TokenOptimizer", "netdp_sigma", "run_netdp", "run_token", "Walks", "run_walks",
            "GradientGossipConfig", "HistoryCache", "RunningSumCache", "paper_storage_bytes", "retrain_matrices",
-           "run_gradient_gossip",
+           "run_gradient_gossip", "gradient_gossip_round",
            "MIX_KERNELS", "GossipKernel",
            "ClientSampler", "MixingSource", "batched_loss_and_grad", "consensus_distance",
            "GossipConfig", "gossip_step", "gossip_step_loop", "run_gossip", "simulate_averaging",

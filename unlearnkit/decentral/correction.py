@@ -32,13 +32,17 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import numpy as np
+import scipy.sparse as sp
 import torch
 from torch import Tensor
 
 from .._validate import check_choice, check_int, check_positive
 from ..graphs.mixing import MIXING_RULES
+from ..graphs.sparse import sparse_mixing_matrix
 
-__all__ = ["RETRAIN_RULES", "CORRECTION_SCALES", "retrain_matrices", "retrain_mixing", "mixing_residuals",
+__all__ = ["RETRAIN_RULES", "CORRECTION_SCALES", "retrain_matrices", "sparse_retrain_matrix", "sparse_residuals",
+           "retrain_mixing", "mixing_residuals",
            "residuals", "round_weights", "correction", "history_correction", "reconstruct_models"]
 
 RETRAIN_RULES = ("recompute", "absorb")
@@ -92,6 +96,45 @@ def _recompute(W: Tensor, pair: Tensor, rule: str) -> Tensor:
     if rule == "lazy":
         Wt = 0.5 * (torch.eye(n, dtype=W.dtype, device=W.device) + Wt)
     return torch.where(pair, Wt, torch.zeros_like(Wt))
+
+
+def sparse_retrain_matrix(W: Any, leaver: int, *, retrain_rule: str = "recompute",
+                          rule: str = "metropolis") -> sp.csr_matrix:
+    """:func:`retrain_matrices` for one leaver of a ``scipy.sparse`` ``W``, as float64 CSR, in ``O(N + nnz)``.
+
+    Row and column ``leaver`` hold no entry. ``"recompute"`` rebuilds ``rule`` from the degrees of the support
+    of ``W`` without ``leaver`` (:func:`~unlearnkit.graphs.sparse_mixing_matrix`); ``"absorb"`` adds ``W_ik`` to
+    ``W_ii``. Equal (to 1e-12) to the dense stack's slice; never an ``N x N`` array.
+    """
+    check_choice("retrain_rule", retrain_rule, RETRAIN_RULES)
+    check_choice("rule", rule, MIXING_RULES)
+    W = sp.csr_matrix(W, dtype=np.float64)
+    n = W.shape[0]
+    k = check_int("leaver", leaver, low=0, high=n - 1)
+    keep = np.ones(n)
+    keep[k] = 0.0
+    if retrain_rule == "absorb":
+        col = np.asarray(W[:, [k]].todense()).ravel()
+        Wt = W + sp.diags(col, format="csr")
+    else:
+        C = W.tocoo()
+        off = (C.row != C.col) & (C.data > 0) & (C.row != k) & (C.col != k)
+        Wt = sparse_mixing_matrix(np.column_stack([C.row[off], C.col[off]]), n, rule, require_connected=False)
+    mask = sp.diags(keep, format="csr")
+    Wt = (mask @ Wt @ mask).tocsr()
+    Wt.eliminate_zeros()
+    Wt.sort_indices()
+    return Wt
+
+
+def sparse_residuals(W: Any, grads: Tensor, lr: float, W_tilde: Any) -> Tensor:
+    """:func:`mixing_residuals` for one ``scipy.sparse`` pair ``W``, ``W~``: ``lr * (W~ - W) @ grads``, ``(N, d)``,
+    rows where ``W~`` is empty zeroed; ``O(nnz d)`` in float64 (on the CPU, returned on ``grads``' device)."""
+    D = (sp.csr_matrix(W_tilde, dtype=np.float64) - sp.csr_matrix(W, dtype=np.float64)).tocsr()
+    g = grads.detach().to(device="cpu", dtype=torch.float64).numpy()
+    delta = lr * (D @ g)
+    delta[np.diff(sp.csr_matrix(W_tilde).indptr) == 0] = 0.0
+    return torch.as_tensor(delta, dtype=grads.dtype, device=grads.device)
 
 
 def retrain_mixing(W: Tensor, leaver: int, rule: str = "recompute", *, mixing_rule: str = "metropolis") -> Tensor:

@@ -26,6 +26,13 @@ Two caches give it (both with ``update(W_t, grads_t)``, fed by :func:`run_gradie
   ``D_i^(k) = sum_t delta_i^{t,(k)}`` for each candidate leaver ``k``: ``O(N d)`` per client, whatever ``T``.
   Tests check it equals the history version to float64 precision.
 
+:func:`gradient_gossip_round` is one round ``Theta - eta * W @ G`` for a dense ``W`` (a tensor or array) or a
+sparse one (``scipy.sparse``, a :class:`~unlearnkit.decentral.mixer.GossipKernel`): the sparse path costs
+``O(nnz d)`` and never builds an ``N x N`` array, and :func:`run_gradient_gossip` takes it when its network
+is a ``scipy.sparse`` mixing matrix (:func:`~unlearnkit.graphs.sparse_mixing_matrix`), with the retraining
+without a client (``exclude``) and the running sums for named leavers on sparse retrain matrices
+(:func:`~unlearnkit.decentral.correction.sparse_retrain_matrix`); the full history stays on the dense path.
+
 The formulas themselves (retrain matrices ``W~``, residuals, weights, the correction) live in
 :mod:`unlearnkit.decentral.correction`, shared with the unlearner :mod:`unlearnkit.methods.pdudt`.
 """
@@ -36,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 from torch import Tensor
 
@@ -43,12 +51,15 @@ from .._validate import check_choice, check_index_array, check_int, check_positi
 from ..graphs.mixing import MIXING_RULES
 from ..core import Callback, Cost, Stopwatch, TrainedState, emit
 from ..privacy.trace import flow
-from .correction import RETRAIN_RULES, history_correction, mixing_residuals, retrain_matrices
+from .correction import (RETRAIN_RULES, history_correction, mixing_residuals, retrain_matrices, sparse_residuals,
+                         sparse_retrain_matrix)
 from ._engine import (ClientSampler, MixingSource, batched_loss_and_grad, client_indices_of, consensus_distance,
                       init_stack)
 from .gossip import evaluate_params
+from .mixer import GossipKernel
 
-__all__ = ["GradientGossipConfig", "run_gradient_gossip", "HistoryCache", "RunningSumCache", "paper_storage_bytes"]
+__all__ = ["GradientGossipConfig", "run_gradient_gossip", "gradient_gossip_round", "HistoryCache", "RunningSumCache",
+           "paper_storage_bytes"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,7 +196,8 @@ class RunningSumCache:
         self.D = torch.zeros(K, n, d, dtype=dtype, device=device)
         self.rounds = 0
 
-    def update(self, W_t: Tensor, grads_t: Tensor) -> None:
+    def update(self, W_t: Any, grads_t: Tensor) -> None:
+        """Accumulate round ``W_t`` (a dense tensor, or ``scipy.sparse``: ``O(K (N + nnz) d)``, no ``N x N``)."""
         if W_t.shape != (self.n, self.n) or grads_t.shape != (self.n, self.d):
             raise ValueError(f"round {self.rounds}: W_t {tuple(W_t.shape)} and grads_t {tuple(grads_t.shape)} "
                              f"must be ({self.n}, {self.n}) and ({self.n}, {self.d})")
@@ -193,8 +205,18 @@ class RunningSumCache:
         self.rounds += 1
         if not active:
             return
-        W = W_t.detach().to(device=self.A.device, dtype=self.A.dtype)
         g = grads_t.detach().to(device=self.A.device, dtype=self.A.dtype)
+        if sp.issparse(W_t):
+            u = sp.csr_matrix(W_t, dtype=np.float64) @ g.cpu().double().numpy()
+            a = torch.as_tensor((u * u).sum(1), dtype=self.A.dtype, device=self.A.device)
+            self.A += a
+            for s, k in enumerate(self.leavers):
+                delta = sparse_residuals(W_t, g, self.lr, sparse_retrain_matrix(
+                    W_t, k, retrain_rule=self.retrain_rule, rule=self.rule))
+                self.S[s] += a[:, None] * delta
+                self.D[s] += delta
+            return
+        W = W_t.detach().to(device=self.A.device, dtype=self.A.dtype)
         a = (W @ g).pow(2).sum(1)
         delta = mixing_residuals(W, g, self.lr, retrain_matrices(W, self.leavers, retrain_rule=self.retrain_rule,
                                                           rule=self.rule))
@@ -227,6 +249,47 @@ def paper_storage_bytes(rounds: int, n_max: int, d: int, itemsize: int = 4) -> i
 # ----------------------------------------------------------------------------------------------------------
 # Training
 # ----------------------------------------------------------------------------------------------------------
+
+def gradient_gossip_round(W: Any, thetas: Tensor, grads: Tensor, lr: float) -> Tensor:
+    """One gradient-gossip round, Eq. (2): ``thetas - lr * W @ grads``.
+
+    Parameters
+    ----------
+    W:
+        The round's ``(N, N)`` mixing matrix: a dense tensor or numpy array, a torch sparse tensor, a
+        ``scipy.sparse`` matrix or a :class:`~unlearnkit.decentral.mixer.GossipKernel`. A ``scipy.sparse`` matrix
+        is mixed by a :class:`~unlearnkit.decentral.mixer.GossipKernel` (built per call: pass the kernel to
+        reuse it), in ``O(nnz d)`` and without an ``N x N`` array.
+    thetas, grads:
+        ``(N, d)`` models and the gradients computed at them.
+    lr:
+        Step size, > 0.
+
+    Returns
+    -------
+    torch.Tensor
+        ``(N, d)``, the models after the round (a new tensor).
+    """
+    check_positive("lr", lr)
+    if thetas.ndim != 2 or grads.shape != thetas.shape:
+        raise ValueError(f"thetas {tuple(thetas.shape)} and grads {tuple(grads.shape)} must both be (N, d)")
+    if sp.issparse(W):
+        W = GossipKernel(W, device=grads.device, dtype=grads.dtype)
+    if isinstance(W, GossipKernel):
+        if W.n != grads.shape[0]:
+            raise ValueError(f"W is {W.n}x{W.n} but grads has N={grads.shape[0]} rows")
+        return thetas - lr * W(grads)
+    W = torch.as_tensor(W, dtype=grads.dtype, device=grads.device)
+    if W.shape != (grads.shape[0], grads.shape[0]):
+        raise ValueError(f"W has shape {tuple(W.shape)} but grads has N={grads.shape[0]} rows")
+    mixed = torch.sparse.mm(W, grads) if W.layout != torch.strided else W @ grads
+    return thetas - lr * mixed
+
+
+def _sparse_messages(W: Any) -> int:
+    """Model-sized messages of one round of a ``scipy.sparse`` ``W``: positive off-diagonal stored entries."""
+    return int(np.count_nonzero(W.data > 0) - np.count_nonzero(W.diagonal() > 0))
+
 
 def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: GradientGossipConfig, *,
                         generator: torch.Generator, init: Optional[Tensor] = None, exclude: Optional[int] = None,
@@ -266,6 +329,12 @@ def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: Gradie
         raise ValueError(f"the network has N={mixing.n} clients but the federation has {n}")
     if exclude is not None:
         exclude = check_int("exclude", exclude, low=0, high=n - 1)
+    if mixing.large and (caches or config.cache in ("history", "both") or
+                         (config.cache == "running" and config.leavers is None)):
+        raise ValueError(f"a scipy.sparse network (N={n}) takes cache='none', or cache='running' with named "
+                         f"leavers, and no extra caches (got cache={config.cache!r}, leavers={config.leavers}, "
+                         f"{len(caches or [])} extra caches): the full history and the all-leaver sums hold N x N "
+                         "arrays; pass the mixing matrix as a dense array to use them")
     active = torch.ones(n, dtype=torch.bool, device=device)
     if exclude is not None:
         active[exclude] = False
@@ -293,10 +362,22 @@ def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: Gradie
 
         bar = tqdm(total=config.rounds, desc="gradient gossip", leave=False)
     flow("gradient_gossip.rounds", int(config.rounds))
+    retrain: Optional[GossipKernel] = None
+    W_sp: Any = None
     with Stopwatch() as sw:
         for t in range(config.rounds):
-            W = mixing.matrix(t)
-            if exclude is not None:
+            if mixing.large:
+                if exclude is None:
+                    W_sp, W = mixing.numpy(t), mixing.kernel(t)
+                elif retrain is None or not mixing.static:  # a fixed W: its retrain kernel is built once
+                    W_sp = sparse_retrain_matrix(mixing.numpy(t), exclude, retrain_rule=config.retrain_rule,
+                                                 rule=config.rule)
+                    W = retrain = GossipKernel(W_sp, device=device, dtype=thetas.dtype)
+                else:
+                    W = retrain
+            else:
+                W = mixing.matrix(t)
+            if not mixing.large and exclude is not None:
                 W = retrain_matrices(W.to(torch.float64), [exclude], retrain_rule=config.retrain_rule,
                                      rule=config.rule)[0].to(thetas.dtype)
             phi, losses = thetas, []
@@ -311,9 +392,10 @@ def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: Gradie
                 g = (thetas - phi) / config.lr
             g = g.detach()
             for c in feed:
-                c.update(W, g)
-            thetas = (thetas - config.lr * (W @ g)).detach()
-            messages += int(((W > 0).sum() - (W.diagonal() > 0).sum()).item())
+                c.update(W_sp if mixing.large else W, g)
+            thetas = gradient_gossip_round(W, thetas, g, config.lr).detach()
+            messages += _sparse_messages(W_sp) if mixing.large else \
+                int(((W > 0).sum() - (W.diagonal() > 0).sum()).item())
             client_losses[t] = torch.stack(losses).mean(0).detach().cpu().numpy()
             act = active.cpu().numpy()
             row = {"round": t + 1, "loss": float(client_losses[t][act].mean()),

@@ -35,6 +35,7 @@ from typing import Any, Callable, Optional, Protocol, Sequence, runtime_checkabl
 
 import networkx as nx
 import numpy as np
+import scipy.sparse as sp
 import torch
 from torch import Tensor
 
@@ -185,16 +186,21 @@ class SimulatedNetwork:
               reduce: str = "sum", step: int = 0) -> Tensor:
         """Every source's row of ``values`` delivered to every client (Algorithm 1's flood, counted).
 
+        ``graph`` is a ``networkx.Graph``, a ``scipy.sparse`` adjacency or mixing matrix, or an ``(E, 2)`` edge
+        array on the network's clients (the latter two counted without an ``N x N`` array).
+
         Returns ``(N, S, ...)`` for ``reduce="stack"`` (sources in increasing order), else the ``(N, ...)``
         sum or mean over sources, accumulated in increasing source order as the ranks do.
         """
         self._block(values, "values")
         check_choice("reduce", reduce, FLOOD_REDUCTIONS)
         srcs = flood_sources(sources, self.n_clients)
-        if graph.number_of_nodes() != self.n_clients:
-            raise ValueError(f"graph has {graph.number_of_nodes()} clients; the network has {self.n_clients}")
+        size = graph.number_of_nodes() if isinstance(graph, nx.Graph) else \
+            (graph.shape[0] if sp.issparse(graph) else self.n_clients)
+        if size != self.n_clients:
+            raise ValueError(f"graph has {size} clients; the network has {self.n_clients}")
         for s in srcs:
-            self.counts["flood"] += flood_schedule(graph, s).messages
+            self.counts["flood"] += flood_schedule(graph, s, n=size).messages
         if reduce == "stack":
             got = values[srcs] if srcs else values[:0]
             return got.unsqueeze(0).expand(self.n_clients, *got.shape).clone()

@@ -8,6 +8,10 @@ other client along shortest paths, and the network then carries on without it.
 
 - :func:`flood` simulates the synchronous flood and counts its messages (:class:`Flood`);
 - :func:`relay_messages` counts the transmissions that bring one vector from every client to a sink;
+- both take a ``networkx.Graph`` (a per-client loop, fast for classroom sizes) or, for networks of up to
+  ``MAX_SPARSE_CLIENTS`` clients, an ``(E, 2)`` edge array (:func:`~unlearnkit.graphs.edge_list`) or a
+  ``scipy.sparse`` adjacency or mixing matrix: then one compiled breadth-first pass over the CSR
+  neighbour lists, ``O(N + E)`` memory and never an ``N x N`` array, with the same hops, parents and counts;
 - :func:`remove_client` is the network after a client leaves (relabelled, checked to stay connected);
 - :func:`check_flood_network` rejects a graph that a flood cannot cover.
 """
@@ -15,10 +19,11 @@ other client along shortest paths, and the network then carries on without it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import networkx as nx
 import numpy as np
+import scipy.sparse as sp
 
 from .._validate import check_int
 from .topology import validate_graph
@@ -55,12 +60,88 @@ def check_flood_network(G: nx.Graph, what: str = "network") -> nx.Graph:
         raise ValueError(f"{exc}; flooding the Newton correction cannot reach every client") from None
 
 
-def flood(G: nx.Graph, source: int) -> Flood:
+def _neighbour_lists(G: Any, n: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
+    """``(indptr, neighbours)``: each client's sorted neighbours from an edge array (with ``n``) or from the
+    off-diagonal stored entries of a square ``scipy.sparse`` matrix, in ``O(N + E)``."""
+    from .sparse import canonical_edges, check_sparse_n
+
+    if sp.issparse(G):
+        if G.ndim != 2 or G.shape[0] != G.shape[1]:
+            raise ValueError(f"G must be a square (N, N) sparse matrix, got shape {G.shape}")
+        C = G.tocoo()
+        keep = C.data != 0
+        n, e = check_sparse_n(G.shape[0]), canonical_edges(C.row[keep], C.col[keep], G.shape[0])
+    else:
+        if n is None:
+            raise ValueError("n is required when the network is an edge array: pass the number of clients")
+        n = check_sparse_n(n)
+        e = np.asarray(G, dtype=np.int64).reshape(-1, 2)
+        if e.size and (e.min() < 0 or e.max() >= n):
+            raise ValueError(f"edges name clients outside [0, {n - 1}]")
+        e = canonical_edges(e[:, 0], e[:, 1], n)
+    A = sp.csr_matrix((np.ones(2 * len(e), dtype=np.int8), (np.r_[e[:, 0], e[:, 1]], np.r_[e[:, 1], e[:, 0]])),
+                      shape=(n, n))
+    A.sort_indices()
+    return A.indptr.astype(np.int64), A.indices.astype(np.int64)
+
+
+def _bfs(indptr: np.ndarray, nbrs: np.ndarray, source: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """``(hops, parent, messages)`` of the synchronous flood without a per-hop loop: ``hops`` are the
+    breadth-first distances (SciPy's compiled shortest paths, unit weights), ``-1`` for a client never reached;
+    a client reached at hop ``h`` takes as parent its smallest-numbered neighbour at hop ``h - 1`` (the
+    smallest sender of that hop, as the per-client loop picks), ``-1`` for the source and the unreached."""
+    from scipy.sparse.csgraph import shortest_path
+
+    n = len(indptr) - 1
+    A = sp.csr_matrix((np.ones(len(nbrs), dtype=np.float64), nbrs, indptr), shape=(n, n))
+    dist = shortest_path(A, method="D", directed=False, unweighted=True, indices=source)
+    hops = np.where(np.isfinite(dist), dist, -1).astype(np.int64)
+    deg = np.diff(indptr)
+    u = np.repeat(np.arange(n, dtype=np.int64), deg)  # the sender of each directed edge u -> nbrs
+    step = (hops[u] >= 0) & (hops[nbrs] == hops[u] + 1)
+    parent = np.full(n, n, dtype=np.int64)
+    np.minimum.at(parent, nbrs[step], u[step])
+    parent[parent == n] = -1
+    reached = hops >= 0
+    # every reached client sends to all its neighbours, everyone but the source skips its parent
+    messages = int(deg[reached].sum()) - (int(reached.sum()) - 1)
+    return hops, parent, messages
+
+
+def _check_reached(hops: np.ndarray) -> None:
+    missed = int(np.count_nonzero(hops < 0))
+    if missed:
+        raise ValueError(f"the network is disconnected ({missed} clients unreachable from the source); flooding "
+                         "the Newton correction cannot reach every client")
+
+
+def flood(G: Any, source: int, *, n: Optional[int] = None) -> Flood:
     """Simulate Algorithm 1's flooding of one message from ``source`` (synchronous hops).
+
+    Parameters
+    ----------
+    G:
+        A ``networkx.Graph`` on clients ``0 .. N-1``; or an ``(E, 2)`` edge array (with ``n``) or a square
+        ``scipy.sparse`` matrix whose off-diagonal stored entries are the edges (module docstring: the
+        vectorised path, no ``N x N`` array).
+    source:
+        The client the message starts from, in ``[0, N - 1]``.
+    n:
+        Number of clients when ``G`` is an edge array.
 
     Raises ``ValueError`` naming the problem when ``G`` is disconnected (the flood would miss clients) or
     ``source`` is not a client.
     """
+    if not isinstance(G, nx.Graph):
+        indptr, nbrs = _neighbour_lists(G, n)
+        size = len(indptr) - 1
+        source = check_int("source", source, low=0, high=size - 1)
+        hop_arr, parent_arr, messages = _bfs(indptr, nbrs, source)
+        _check_reached(hop_arr)
+        parents = parent_arr.tolist()
+        parents[source] = None
+        return Flood(source, dict(enumerate(hop_arr.tolist())), dict(enumerate(parents)), messages,
+                     messages - (size - 1))
     check_flood_network(G)
     n = G.number_of_nodes()
     source = check_int("source", source, low=0, high=n - 1)
@@ -88,12 +169,19 @@ def flood(G: nx.Graph, source: int) -> Flood:
     return Flood(source, hops, parent, messages, messages - (n - 1))
 
 
-def relay_messages(G: nx.Graph, sink: int) -> int:
+def relay_messages(G: Any, sink: int, *, n: Optional[int] = None) -> int:
     """Point-to-point transmissions to bring one vector from every other client to ``sink`` (shortest paths).
 
     The cost of section IV-C of Wu et al. 2026, where the departing client collects every other client's
-    curvature statistic ``T_i``.
+    curvature statistic ``T_i``. ``G`` and ``n`` as in :func:`flood` (an edge array or a sparse matrix: one
+    compiled breadth-first pass, no ``N x N`` array).
     """
+    if not isinstance(G, nx.Graph):
+        indptr, nbrs = _neighbour_lists(G, n)
+        sink = check_int("sink", sink, low=0, high=len(indptr) - 2)
+        hops = _bfs(indptr, nbrs, sink)[0]
+        _check_reached(hops)
+        return int(hops.sum())
     return int(sum(nx.single_source_shortest_path_length(G, sink).values()))
 
 

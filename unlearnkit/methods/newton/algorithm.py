@@ -193,8 +193,10 @@ class Newton:
                 fl = flood(G, c)
                 floods[c] = fl
                 messages += fl.messages
-                for i, hop in sorted(fl.hops.items(), key=lambda kv: kv[1]):
-                    new[i] += weight * msg  # Algorithm 1 line 11, the requester included (self-delivery)
+                if callback is None:  # every client adds the same vector once: one update of all rows
+                    new += weight * msg  # Algorithm 1 line 11, the requester included (self-delivery)
+                for i, hop in sorted(fl.hops.items(), key=lambda kv: kv[1]) if callback is not None else ():
+                    new[i] += weight * msg
                     emit(callback, "hop", hop, node=i, source=c)
                 history.append({"client": c, "m": fractions[c][0], "n": fractions[c][1], "sigma": s,
                                 "seconds": local_seconds.get(c, float("nan")),
