@@ -22,6 +22,16 @@ def test_rows_become_one_html_table():
     assert table([{"a": 1.0}], digits=2).data == table_html([{"a": 1.0}], digits=2)
 
 
+def test_columns_pick_and_name_the_shown_keys():
+    rows = [{"topology": "ring", "acc": 0.91234, "state": object()}, {"topology": "star", "acc": 0.5}]
+    html = table_html(rows, columns=["acc", "topology"], digits=3)
+    assert html.count("<th") == 2 and html.index(">acc<") < html.index(">topology<") and "object" not in html
+    assert ">0.912<" in html
+    named = table_html(rows, columns={"topology": "graph", "acc": "accuracy", "missing": "x"})
+    assert ">graph<" in named and ">accuracy<" in named and ">x<" in named and ">topology<" not in named
+    assert named.count("<td style='padding:0 8px;text-align:right'></td>") == 2  # the missing key, both rows
+
+
 def _row_prints(source: str) -> list[int]:
     """Lines of ``for row in rows: print(row)`` loops (one raw dict printed per line)."""
     out = []
