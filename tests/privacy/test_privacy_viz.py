@@ -77,3 +77,17 @@ def test_renyi_explorer_without_dp_accounting_never_shows_our_curve_under_its_na
     names = [t.name for t in ex.curve_fig.data]
     assert names[:2] == ["ours", "dp_accounting (not installed)"]  # then the curve without subsampling
     assert len(ex.curve_fig.data[1].x) == 0 and "not installed" in ex.table.value
+
+
+def test_gaussian_sigma_rows_compare_the_two_calibrations():
+    from unlearnkit.experiments.labs.privacy import gaussian_sigma_rows
+    from unlearnkit.privacy import classic_gaussian_sigma, gaussian_delta
+
+    rows = gaussian_sigma_rows([0.5, 1.0, 20.0], 1e-5)
+    assert [r["epsilon"] for r in rows] == [0.5, 1.0, 20.0]
+    for r in rows:
+        assert r["analytic sigma"] == analytic_gaussian_sigma(r["epsilon"], 1e-5)
+        assert r["classic sigma"] == classic_gaussian_sigma(r["epsilon"], 1e-5, warn=False)
+        assert r["classic really gives delta"] == gaussian_delta(r["epsilon"], r["classic sigma"])
+    assert rows[0]["analytic sigma"] < rows[0]["classic sigma"]  # within the classic proof: the exact one is smaller
+    assert rows[-1]["classic really gives delta"] > 1e-5  # far past epsilon = 1 the classic sigma falls short

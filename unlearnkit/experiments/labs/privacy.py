@@ -6,6 +6,8 @@ live cross-check against Google's ``dp_accounting``, and a calibration sweep.
 - :func:`renyi_comparison`: our RDP curve of ``steps`` Poisson-subsampled Gaussian steps (Mironov, Talwar &
   Zhang 2019), its conversion to (epsilon, delta) by Mironov 2017 (Prop. 3), Balle et al. 2020 (Thm 21) and
   Canonne, Kamath & Steinke 2020 (Prop. 12), next to ``dp_accounting``'s curve and epsilon;
+- :func:`gaussian_sigma_rows`: the analytic and the classic Gaussian-mechanism sigma for several epsilons,
+  and the delta the classic sigma really gives;
 - :func:`calibration_sweep`: the smallest noise multiplier meeting a target epsilon under two conversions,
   and epsilon(sigma) on a grid around them.
 
@@ -19,12 +21,38 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ...privacy import calibrate_sigma, dpsgd_epsilon, rdp_to_dp, subsampled_gaussian_rdp
+from ...privacy import (analytic_gaussian_sigma, calibrate_sigma, classic_gaussian_sigma, dpsgd_epsilon,
+                        gaussian_delta, rdp_to_dp, subsampled_gaussian_rdp)
 
-__all__ = ["dp_accounting_curve", "renyi_comparison", "calibration_sweep", "CALIBRATION_PLOT_ORDERS"]
+__all__ = ["dp_accounting_curve", "gaussian_sigma_rows", "renyi_comparison", "calibration_sweep", "CALIBRATION_PLOT_ORDERS"]
 
 CALIBRATION_PLOT_ORDERS = np.array(list(range(2, 65)) + [128, 256], dtype=float)
 """Integer orders 2..64 (and 128, 256): the fast closed form used to draw epsilon(sigma) curves."""
+
+
+def gaussian_sigma_rows(epsilons: Sequence[float], delta: float = 1e-5) -> list[dict[str, float]]:
+    """The Gaussian mechanism's noise for sensitivity 1 by the analytic and by the classic calibration.
+
+    Parameters
+    ----------
+    epsilons : sequence of float
+        The target epsilons, one row each.
+    delta : float
+        The target delta.
+
+    Returns
+    -------
+    list of dict
+        Per epsilon: ``epsilon``, ``analytic sigma`` (Balle & Wang 2018, exact), ``classic sigma``
+        (``sqrt(2 ln(1.25/delta)) / epsilon``, computed even where epsilon > 1, outside its proof) and
+        ``classic really gives delta`` (the exact delta of the classic sigma at that epsilon).
+    """
+    rows = []
+    for eps in epsilons:
+        c = classic_gaussian_sigma(eps, delta, warn=False)
+        rows.append({"epsilon": eps, "analytic sigma": analytic_gaussian_sigma(eps, delta), "classic sigma": c,
+                     "classic really gives delta": gaussian_delta(eps, c)})
+    return rows
 
 
 def dp_accounting_curve(q: float, sigma: float, orders: Sequence[float], steps: int = 1) -> Optional[np.ndarray]:
