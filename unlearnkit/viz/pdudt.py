@@ -29,7 +29,7 @@ from ._payload import plain_figure
 from ._style import styled
 
 __all__ = ["topology_figure", "correction_figure", "pdudt_sigma_figure", "sigma_sweep_figure", "accuracy_figure", "mia_figure", "time_figure",
-           "TopologyExplorer", "PDUDTNoiseExplorer", "METHOD_LABELS"]
+           "method_rows", "TopologyExplorer", "PDUDTNoiseExplorer", "METHOD_LABELS"]
 
 METHOD_LABELS = {"origin": "Origin (no unlearning)", "retrain": "Retrain", "perturbed_retrain": "Perturbed retraining",
                  "pdudt": "PDUDT", "pdudt_es": "PDUDT (ES)", "control": "Control: no correction, same noise"}
@@ -170,6 +170,29 @@ def mia_figure(methods: Mapping[str, Mapping[str, float]], *, paper: Optional[Ma
     fig.update_layout(title=title or "membership inference on the leaver's data", yaxis_title="attack precision (%)",
                       height=380, margin=dict(l=50, r=10, t=50, b=40), legend=dict(orientation="h", y=-0.3))
     return plain_figure(fig)
+
+
+def method_rows(methods: Mapping[str, Mapping[str, float]], *, t_after: int) -> list[dict[str, Any]]:
+    """Per method, its test accuracy and membership-inference precision as table rows (for ``viz.tables.table``).
+
+    Parameters
+    ----------
+    methods : mapping of str to mapping
+        Method name -> its metrics: ``test_acc``, ``mia_precision`` and ``mia_std`` (percent), and optionally
+        ``after_T_test_acc`` (the test accuracy after ``t_after`` more training rounds).
+    t_after : int
+        The number of further rounds behind ``after_T_test_acc``, used in that column's header.
+
+    Returns
+    -------
+    list of dict
+        One row per method, in the mapping's order: ``method`` (its label in :data:`METHOD_LABELS`),
+        ``accuracy``, ``after <t_after> more rounds`` (``None`` where the method has no such value) and
+        ``MIA precision (%)`` as ``"mean ± std"`` to one decimal.
+    """
+    after = f"after {t_after} more rounds"
+    return [{"method": METHOD_LABELS.get(name, name), "accuracy": m["test_acc"], after: m.get("after_T_test_acc"),
+             "MIA precision (%)": f"{m['mia_precision']:.1f} ± {m['mia_std']:.1f}"} for name, m in methods.items()]
 
 
 @styled

@@ -78,3 +78,13 @@ def test_sigma_figure_ratio():
     fig = V.pdudt_sigma_figure(0.01, {"paper": 213.7, "sound": 5000.0})
     assert fig.layout.yaxis.type == "log"
     assert "2.14e+04" in fig.layout.title.text
+
+
+def test_method_rows_label_each_method_and_keep_its_numbers():
+    rows = V.method_rows({"retrain": {"test_acc": 0.91, "mia_precision": 50.04, "mia_std": 1.26},
+                          "pdudt": {"test_acc": 0.9, "after_T_test_acc": 0.93, "mia_precision": 51.0, "mia_std": 0.0}},
+                         t_after=20)
+    assert [r["method"] for r in rows] == ["Retrain", "PDUDT"]
+    assert rows[0]["accuracy"] == 0.91 and rows[0]["after 20 more rounds"] is None
+    assert rows[1]["after 20 more rounds"] == 0.93
+    assert rows[0]["MIA precision (%)"] == "50.0 ± 1.3" and rows[1]["MIA precision (%)"] == "51.0 ± 0.0"
