@@ -106,3 +106,17 @@ def test_full_batch_training_couples_to_full_retain_batches():
     batches = coupled_retrain_batches(state, request, rng=np.random.default_rng(0))
     n_retain = len(request.retain(state.train_indices))
     assert len(batches) == 5 and all(b.tolist() == list(range(n_retain)) for b in batches)
+
+
+def test_sigma_by_delta_compares_first_moment_with_deterministic_noise():
+    from unlearnkit.experiments.descend_rewind.lab import sigma_by_delta
+    from unlearnkit.methods.descend_rewind import descend_rewind_sigma
+
+    rows = sigma_by_delta(0.5, 1.0, [1e-2, 1e-5])
+    assert [r["delta"] for r in rows] == [1e-2, 1e-5] and all(r["Delta_1"] == 0.5 for r in rows)
+    for r in rows:
+        assert r["sigma"] == descend_rewind_sigma(0.5, 1.0, r["delta"], mode="paper")
+        assert r["deterministic sigma"] == descend_rewind_sigma(0.5, 1.0, r["delta"], kind="deterministic",
+                                                                mode="paper")
+        assert r["ratio"] == pytest.approx(r["sigma"] / r["deterministic sigma"]) and r["ratio"] > 1
+    assert rows[1]["sigma"] > rows[0]["sigma"]  # a smaller delta needs more noise

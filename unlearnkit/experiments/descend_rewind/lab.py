@@ -17,11 +17,43 @@ from ...runtime import make_generator
 from ..._validate import check_choice
 from ...constants import Constants
 from ...core import Request, TrainedState
-from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig
+from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig, descend_rewind_sigma
 from ..centralized import CentralProfile, centralized_setup, run_centralized
 
 __all__ = ["LAM", "RADIUS", "GD_LAM", "PROFILES", "PROFILE_K", "central_profile", "profile_constants",
-           "coupled_k_sweep", "run_descend_rewind", "gd_r2d_worlds", "audit_descend_rewind", "run_d2d", "run_r2d"]
+           "coupled_k_sweep", "run_descend_rewind", "gd_r2d_worlds", "audit_descend_rewind", "run_d2d", "run_r2d",
+           "sigma_by_delta"]
+
+def sigma_by_delta(sensitivity: float, epsilon: float, deltas: Sequence[float], *,
+                   mode: str = "paper") -> list[dict[str, float]]:
+    """The Gaussian noise of a descend-or-rewind release at several deltas, for a first-moment sensitivity and
+    for a deterministic sensitivity of the same value.
+
+    Parameters
+    ----------
+    sensitivity : float
+        The sensitivity bound ``Delta_1`` (for instance from ``psgd_r2d_sensitivity``).
+    epsilon : float
+        The target epsilon.
+    deltas : sequence of float
+        The target deltas, one row each.
+    mode : str
+        The calibration mode passed to :func:`~unlearnkit.methods.descend_rewind.descend_rewind_sigma`.
+
+    Returns
+    -------
+    list of dict
+        Per delta: ``delta``, ``Delta_1``, ``sigma`` (first-moment sensitivity), ``deterministic sigma`` (the
+        same number as a worst-case sensitivity) and ``ratio`` (their quotient).
+    """
+    rows = []
+    for delta in deltas:
+        first = descend_rewind_sigma(sensitivity, epsilon, delta, mode=mode)
+        det = descend_rewind_sigma(sensitivity, epsilon, delta, kind="deterministic", mode=mode)
+        rows.append({"delta": delta, "Delta_1": sensitivity, "sigma": first, "deterministic sigma": det,
+                     "ratio": first / det})
+    return rows
+
 
 #: L2 weight and projection radius of the stochastic (PSGD) profiles: analytic constants hold on this ball
 LAM = 0.01
