@@ -36,3 +36,16 @@ def test_validation_names_the_parameter():
         CanaryTask(m=10, k_plus=5, k_minus=6)
     with pytest.raises(ValueError, match="method"):
         canary_audit("nope", generator=make_generator(0))
+
+
+def test_canary_verdict_rows_keep_the_numbers_and_name_the_verdict():
+    from unlearnkit.experiments.audits.canaries import canary_verdict_rows
+
+    rows = canary_verdict_rows([
+        {"method": "retrain", "n_correct": 9, "n_guesses": 20, "epsilon_lower": 0.0, "claimed_canary_epsilon": 0.0,
+         "ceiling": 1.75, "violation": False},
+        {"method": "r2d_no_noise", "n_correct": 40, "n_guesses": 40, "epsilon_lower": 2.5,
+         "claimed_canary_epsilon": 2.0, "ceiling": 2.5, "violation": True}])
+    assert rows[0] == {"method": "retrain", "right guesses": "9/20", "eps_canary >=": 0.0, "claim": 0.0,
+                       "ceiling": 1.75, "verdict": "not refuted"}
+    assert rows[1]["verdict"] == "VIOLATION" and rows[1]["right guesses"] == "40/40"

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import torch
@@ -46,7 +46,7 @@ import torch
 from ..._validate import check_choice, check_int, check_positive, check_probability
 from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
 
-__all__ = ["CanaryTask", "CANARY_METHODS", "canary_audit", "canary_bench_rows"]
+__all__ = ["CanaryTask", "CANARY_METHODS", "canary_audit", "canary_bench_rows", "canary_verdict_rows"]
 
 CANARY_METHODS = ("retrain", "no_unlearning", "r2d", "r2d_no_noise", "output_perturbation")
 
@@ -197,3 +197,23 @@ def canary_bench_rows(*, quick: bool = False, seed: int = 0) -> list[dict[str, A
                          ("r2d_no_noise", "sound"), ("output_perturbation", "sound")):
         rows.append(canary_audit(method, mode, task=task, generator=make_generator(seed)))
     return rows
+
+
+def canary_verdict_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of :func:`canary_audit` reduced to what a reader checks: guesses, bound, claim and verdict.
+
+    Parameters
+    ----------
+    rows : sequence of mappings
+        Rows returned by :func:`canary_audit`.
+
+    Returns
+    -------
+    list of dict
+        Per row: ``method``, ``right guesses`` (``"correct/guesses"``), ``eps_canary >=`` (the lower bound),
+        ``claim`` (the per-canary epsilon the certificate implies), ``ceiling`` (the bound if every guess were
+        right) and ``verdict`` (``"VIOLATION"`` when the bound exceeds the claim, else ``"not refuted"``).
+    """
+    return [{"method": r["method"], "right guesses": f"{r['n_correct']}/{r['n_guesses']}",
+             "eps_canary >=": r["epsilon_lower"], "claim": r["claimed_canary_epsilon"], "ceiling": r["ceiling"],
+             "verdict": "VIOLATION" if r["violation"] else "not refuted"} for r in rows]
