@@ -91,3 +91,15 @@ def test_gaussian_sigma_rows_compare_the_two_calibrations():
         assert r["classic really gives delta"] == gaussian_delta(r["epsilon"], r["classic sigma"])
     assert rows[0]["analytic sigma"] < rows[0]["classic sigma"]  # within the classic proof: the exact one is smaller
     assert rows[-1]["classic really gives delta"] > 1e-5  # far past epsilon = 1 the classic sigma falls short
+
+
+def test_relaxed_sigma_rows_need_far_more_noise_than_a_fixed_sensitivity():
+    from unlearnkit.experiments.labs.privacy import relaxed_sigma_rows
+    from unlearnkit.privacy import classic_gaussian_sigma, relaxed_gaussian_sigma
+
+    rows = relaxed_sigma_rows(0.5, 1e-5)
+    assert [r["moment"] for r in rows] == ["first_moment", "second_moment"]
+    assert rows[0]["sigma"] == relaxed_gaussian_sigma(0.5, 1e-5, first_moment=1.0).sigma
+    assert rows[1]["sigma"] == relaxed_gaussian_sigma(0.5, 1e-5, second_moment=1.0).sigma
+    det = classic_gaussian_sigma(0.5, 1e-5)
+    assert all(r["deterministic sensitivity needs"] == det and r["sigma"] > det for r in rows)

@@ -8,6 +8,8 @@ live cross-check against Google's ``dp_accounting``, and a calibration sweep.
   Canonne, Kamath & Steinke 2020 (Prop. 12), next to ``dp_accounting``'s curve and epsilon;
 - :func:`gaussian_sigma_rows`: the analytic and the classic Gaussian-mechanism sigma for several epsilons,
   and the delta the classic sigma really gives;
+- :func:`relaxed_sigma_rows`: the Gaussian noise when only a first or a second moment of the sensitivity is
+  bounded, next to a deterministic sensitivity of the same value;
 - :func:`calibration_sweep`: the smallest noise multiplier meeting a target epsilon under two conversions,
   and epsilon(sigma) on a grid around them.
 
@@ -22,9 +24,9 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ...privacy import (analytic_gaussian_sigma, calibrate_sigma, classic_gaussian_sigma, dpsgd_epsilon,
-                        gaussian_delta, rdp_to_dp, subsampled_gaussian_rdp)
+                        gaussian_delta, rdp_to_dp, relaxed_gaussian_sigma, subsampled_gaussian_rdp)
 
-__all__ = ["dp_accounting_curve", "gaussian_sigma_rows", "renyi_comparison", "calibration_sweep", "CALIBRATION_PLOT_ORDERS"]
+__all__ = ["dp_accounting_curve", "gaussian_sigma_rows", "relaxed_sigma_rows", "renyi_comparison", "calibration_sweep", "CALIBRATION_PLOT_ORDERS"]
 
 CALIBRATION_PLOT_ORDERS = np.array(list(range(2, 65)) + [128, 256], dtype=float)
 """Integer orders 2..64 (and 128, 256): the fast closed form used to draw epsilon(sigma) curves."""
@@ -53,6 +55,28 @@ def gaussian_sigma_rows(epsilons: Sequence[float], delta: float = 1e-5) -> list[
         rows.append({"epsilon": eps, "analytic sigma": analytic_gaussian_sigma(eps, delta), "classic sigma": c,
                      "classic really gives delta": gaussian_delta(eps, c)})
     return rows
+
+
+def relaxed_sigma_rows(epsilon: float, delta: float, bound: float = 1.0) -> list[dict[str, Any]]:
+    """The Gaussian noise for a random sensitivity whose first, then second, moment is bounded.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The target privacy.
+    bound : float
+        The bound on the moment (and the deterministic sensitivity compared with).
+
+    Returns
+    -------
+    list of dict
+        Per moment (``first_moment``, ``second_moment``): ``moment``, ``sigma``
+        (:func:`~unlearnkit.privacy.relaxed_gaussian_sigma`) and ``deterministic sensitivity needs`` (the
+        classic sigma of a sensitivity fixed at ``bound``).
+    """
+    det = classic_gaussian_sigma(epsilon, delta) * bound
+    return [{"moment": moment, "sigma": relaxed_gaussian_sigma(epsilon, delta, **{moment: bound}).sigma,
+             "deterministic sensitivity needs": det} for moment in ("first_moment", "second_moment")]
 
 
 def dp_accounting_curve(q: float, sigma: float, orders: Sequence[float], steps: int = 1) -> Optional[np.ndarray]:
