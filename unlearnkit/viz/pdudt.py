@@ -29,7 +29,7 @@ from ._payload import plain_figure
 from ._style import styled
 
 __all__ = ["topology_figure", "correction_figure", "pdudt_sigma_figure", "sigma_sweep_figure", "accuracy_figure", "mia_figure", "time_figure",
-           "method_rows", "TopologyExplorer", "PDUDTNoiseExplorer", "METHOD_LABELS"]
+           "method_rows", "release_rows", "TopologyExplorer", "PDUDTNoiseExplorer", "METHOD_LABELS"]
 
 METHOD_LABELS = {"origin": "Origin (no unlearning)", "retrain": "Retrain", "perturbed_retrain": "Perturbed retraining",
                  "pdudt": "PDUDT", "pdudt_es": "PDUDT (ES)", "control": "Control: no correction, same noise"}
@@ -193,6 +193,26 @@ def method_rows(methods: Mapping[str, Mapping[str, float]], *, t_after: int) -> 
     after = f"after {t_after} more rounds"
     return [{"method": METHOD_LABELS.get(name, name), "accuracy": m["test_acc"], after: m.get("after_T_test_acc"),
              "MIA precision (%)": f"{m['mia_precision']:.1f} ± {m['mia_std']:.1f}"} for name, m in methods.items()]
+
+
+def release_rows(metrics: Mapping[str, float]) -> list[dict[str, Any]]:
+    """Test accuracy and backdoor success of the released, the retrained and the original model, as table rows.
+
+    Parameters
+    ----------
+    metrics : mapping of str to float
+        A PDUDT run's metrics: ``test_acc`` and ``backdoor_asr`` of the release, and the same keys prefixed by
+        ``retrain_`` and ``original_``.
+
+    Returns
+    -------
+    list of dict
+        Two rows (``test accuracy``, ``backdoor success``), each with ``metric``, ``released``, ``retrained``
+        and ``original``.
+    """
+    return [{"metric": label, "released": metrics[key], "retrained": metrics["retrain_" + key],
+             "original": metrics["original_" + key]}
+            for key, label in (("test_acc", "test accuracy"), ("backdoor_asr", "backdoor success"))]
 
 
 @styled

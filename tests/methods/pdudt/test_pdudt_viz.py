@@ -88,3 +88,11 @@ def test_method_rows_label_each_method_and_keep_its_numbers():
     assert rows[0]["accuracy"] == 0.91 and rows[0]["after 20 more rounds"] is None
     assert rows[1]["after 20 more rounds"] == 0.93
     assert rows[0]["MIA precision (%)"] == "50.0 ± 1.3" and rows[1]["MIA precision (%)"] == "51.0 ± 0.0"
+
+
+def test_release_rows_put_the_three_models_side_by_side():
+    m = {"test_acc": 0.9, "retrain_test_acc": 0.91, "original_test_acc": 0.92,
+         "backdoor_asr": 0.1, "retrain_backdoor_asr": 0.08, "original_backdoor_asr": 0.99}
+    assert V.release_rows(m) == [
+        {"metric": "test accuracy", "released": 0.9, "retrained": 0.91, "original": 0.92},
+        {"metric": "backdoor success", "released": 0.1, "retrained": 0.08, "original": 0.99}]
