@@ -28,7 +28,8 @@ from ..experiments.newton.lab import LAB_CURVATURES, curvature_study, lab_proble
 from ._explorer import Explorer
 from ._style import styled
 
-__all__ = ["influence_animation", "influence_decay_figure", "curvature_figure", "noise_figure", "InfluenceExplorer",
+__all__ = ["influence_animation", "influence_decay_figure", "curvature_figure", "noise_figure",
+           "newton_frontier_figure", "InfluenceExplorer",
            "CurvatureExplorer", "NewtonNoiseExplorer"]
 
 
@@ -109,6 +110,34 @@ def curvature_figure(study: Mapping[str, Mapping[str, float]], *, selected: Opti
     fig.add_hline(y=1.0, line_dash="dot", row=1, col=2)
     fig.update_yaxes(range=[min(-0.1, min(cos) - 0.05), 1.05], row=1, col=1)
     fig.update_layout(height=360, margin=dict(l=40, r=20, t=50, b=40))
+    return fig
+
+
+@styled
+def newton_frontier_figure(rows: Sequence[Mapping[str, Any]]) -> go.Figure:
+    """Released test accuracy against epsilon, one line per calibration mode, exact retraining as a dashed line.
+
+    Parameters
+    ----------
+    rows : sequence of mappings
+        Rows of ``experiments.newton.frontier.newton_frontier``: ``mode``, ``epsilon``, ``test_acc`` and
+        ``retrain_test_acc`` (the same in every row; the first is drawn).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Log epsilon axis; ``sound`` solid, ``paper`` dotted (a mode absent from ``rows`` is left out).
+    """
+    if not rows:
+        raise ValueError("rows is empty: give the rows of newton_frontier")
+    fig = go.Figure()
+    for mode, dash in (("sound", "solid"), ("paper", "dot")):
+        rr = [r for r in rows if r["mode"] == mode]
+        if rr:
+            fig.add_scatter(x=[r["epsilon"] for r in rr], y=[r["test_acc"] for r in rr], name=f"{mode} calibration",
+                            line=dict(dash=dash), mode="lines+markers")
+    fig.add_hline(y=rows[0]["retrain_test_acc"], line_dash="dash", annotation_text="exact retraining")
+    fig.update_layout(xaxis_type="log", xaxis_title="epsilon", yaxis_title="released test accuracy", height=360)
     return fig
 
 

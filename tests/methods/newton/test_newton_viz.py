@@ -74,3 +74,14 @@ def test_noise_explorer_epsilon_to_sigma_to_accuracy():
     ex.delta.max = 1.0
     ex.delta.value = 1.0  # out of range: reported in place, not raised
     assert ex.last_error is not None and "delta" in ex.last_error
+
+
+def test_frontier_figure_draws_one_line_per_mode_and_retraining():
+    rows = [{"mode": m, "epsilon": e, "test_acc": a, "retrain_test_acc": 0.9}
+            for m, e, a in (("sound", 1, 0.5), ("sound", 4, 0.8), ("paper", 1, 0.85), ("paper", 4, 0.88))]
+    fig = vn.newton_frontier_figure(rows)
+    assert [t.name for t in fig.data] == ["sound calibration", "paper calibration"]
+    assert list(fig.data[0].y) == [0.5, 0.8] and fig.data[1].line.dash == "dot"
+    assert fig.layout.xaxis.type == "log" and fig.layout.shapes[0].y0 == 0.9
+    with pytest.raises(ValueError, match="empty"):
+        vn.newton_frontier_figure([])
