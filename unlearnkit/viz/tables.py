@@ -2,7 +2,8 @@
 
 ``table(rows)`` is what a notebook cell shows (``display(table(rows))``, or as the cell's last expression);
 ``table_html(rows)`` is the same table as a string, for an explorer's ``HTML`` widget. Columns are the keys in
-the order they first appear, or those named by ``columns`` (a list of keys, or a mapping key -> header); floats are shown to ``digits`` significant digits, ``None`` as an empty cell.
+the order they first appear, or those named by ``columns`` (a list of keys, or a mapping key -> header);
+floats are shown to ``digits`` significant digits, ``None`` as an empty cell.
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ import numpy as np
 from ...privacy import (analytic_gaussian_sigma, calibrate_sigma, classic_gaussian_sigma, dpsgd_epsilon,
                         gaussian_delta, rdp_to_dp, relaxed_gaussian_sigma, subsampled_gaussian_rdp)
 
-__all__ = ["dp_accounting_curve", "gaussian_sigma_rows", "relaxed_sigma_rows", "renyi_comparison", "calibration_sweep", "CALIBRATION_PLOT_ORDERS"]
+__all__ = ["dp_accounting_curve", "gaussian_sigma_rows", "relaxed_sigma_rows", "renyi_comparison", "calibration_sweep",
+           "CALIBRATION_PLOT_ORDERS"]
 
 CALIBRATION_PLOT_ORDERS = np.array(list(range(2, 65)) + [128, 256], dtype=float)
 """Integer orders 2..64 (and 128, 256): the fast closed form used to draw epsilon(sigma) curves."""
