@@ -65,3 +65,18 @@ def test_sigma_explorer_refuses_a_typed_n_out_of_range_in_place():
     ex.n.value = 500
     assert ex.last_error is None
     assert not np.array_equal(np.array(ex.fig.data[0].y, dtype=float), before, equal_nan=True)
+
+
+def test_nf_frontier_figure_draws_each_method_mode_and_both_references():
+    from unlearnkit.viz.noisy_finetune import nf_frontier_figure
+
+    pts = [{"method": m, "mode": mode, "epsilon": e, "test_acc": 0.8, "asr_gap": 0.1}
+           for m in ("gradient_clipping", "output_perturbation") for mode in ("sound", "paper") for e in (1.0, 4.0)]
+    fig = nf_frontier_figure({"points": pts, "retrain": {"test_acc": 0.9, "asr_gap": 0.0},
+                              "finetune": {"test_acc": 0.85, "asr_gap": 0.3}})
+    assert len(fig.data) == 8  # 2 methods x 2 modes x 2 panels
+    assert sum(t.showlegend is not False for t in fig.data) == 4
+    assert {t.name for t in fig.data} == {"gradient_clipping (sound)", "gradient_clipping (paper)",
+                                          "output_perturbation (sound)", "output_perturbation (paper)"}
+    assert sorted(s.y0 for s in fig.layout.shapes) == [0.0, 0.3, 0.85, 0.9]
+    assert fig.layout.xaxis.type == "log" and fig.layout.xaxis2.type == "log"

@@ -14,17 +14,53 @@ formulas of :mod:`unlearnkit.methods.noisy_finetune`; this module only draws.
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from ..experiments.noisy_finetune.lab import calibration_summary
 from ..methods import noisy_finetune as nf
 from ._explorer import Explorer
 from ._style import styled
 
-__all__ = ["sigma_t_figure", "mc_delta_figure", "race_figure", "noisy_phase_figure", "CalibrationExplorer"]
+__all__ = ["sigma_t_figure", "mc_delta_figure", "race_figure", "noisy_phase_figure", "nf_frontier_figure",
+           "CalibrationExplorer"]
+
+
+@styled
+def nf_frontier_figure(fr: Mapping[str, Any]) -> go.Figure:
+    """Released test accuracy and attack-success gap against epsilon, next to retraining and fine-tuning.
+
+    Parameters
+    ----------
+    fr : mapping
+        The result of ``experiments.noisy_finetune.lab.nf_frontier``: ``points`` (rows with ``method``,
+        ``mode``, ``epsilon``, ``test_acc``, ``asr_gap``) and the references ``retrain`` and ``finetune``.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Two panels on a log epsilon axis: one line per method and calibration mode (``sound`` solid,
+        ``paper`` dotted), the two references as dashed horizontal lines.
+    """
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("released test accuracy", "attack success minus retraining's"))
+    for method, color in (("gradient_clipping", "#1f77b4"), ("output_perturbation", "#d62728")):
+        for mode, dash in (("sound", "solid"), ("paper", "dot")):
+            pts = [p for p in fr["points"] if p["method"] == method and p["mode"] == mode]
+            for col, key in ((1, "test_acc"), (2, "asr_gap")):
+                fig.add_trace(go.Scatter(x=[p["epsilon"] for p in pts], y=[p[key] for p in pts],
+                                         mode="lines+markers", name=f"{method} ({mode})",
+                                         legendgroup=f"{method}{mode}", showlegend=col == 1,
+                                         line=dict(color=color, dash=dash)), row=1, col=col)
+    for ref, color in (("retrain", "black"), ("finetune", "gray")):
+        for col, key in ((1, "test_acc"), (2, "asr_gap")):
+            fig.add_hline(y=fr[ref][key], line=dict(color=color, dash="dash"), row=1, col=col,
+                          annotation_text=ref if col == 2 else None)
+    fig.update_xaxes(type="log", title="epsilon")
+    fig.update_layout(height=380)
+    return fig
 
 
 @styled
