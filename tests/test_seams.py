@@ -15,7 +15,7 @@ import ast
 
 import networkx as nx
 
-from test_architecture import _modules, _resolve, import_edges
+from test_architecture import PKG, _modules, _resolve, import_edges, module_name
 
 
 def private_imports() -> list[tuple[str, str, str]]:
@@ -66,3 +66,34 @@ def test_no_import_ring_inside_a_room():
     rings = rings_inside_rooms()
     assert not rings, f"import rings inside a room: {rings}"
 
+
+
+def _unbound_names(source: str, filename: str) -> list[tuple[str, str]]:
+    """``(scope, name)`` for every name a scope reads as a global that neither the module nor builtins bind."""
+    import builtins
+    import symtable
+
+    top = symtable.symtable(source, filename, "exec")
+    known = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()} | set(dir(builtins)) | {
+        "__file__", "__name__", "__doc__", "__spec__", "__path__", "__package__", "__builtins__", "__loader__"}
+    found = []
+
+    def walk(table):
+        for s in table.get_symbols():
+            reads_global = s.is_global() or (table.get_type() == "module" and not (s.is_assigned() or s.is_imported()))
+            if s.is_referenced() and reads_global and s.get_name() not in known:
+                found.append((table.get_name(), s.get_name()))
+        for child in table.get_children():
+            walk(child)
+
+    walk(top)
+    return found
+
+
+def test_every_name_a_module_reads_is_bound():
+    """A rename or a moved import can leave a name nothing binds (``uk.data`` after ``import unlearnkit as uk``
+    went); it fails only when that line runs, perhaps only on a GPU. Checked statically, like a linter."""
+    assert _unbound_names("def f():\n    return uk.data\n", "probe") == [("f", "uk")]
+    bad = [f"{module_name(p)}: {scope} reads {name}" for p in PKG.rglob("*.py")
+           for scope, name in _unbound_names(p.read_text(), str(p))]
+    assert not bad, "names nothing binds:\n" + "\n".join(bad)

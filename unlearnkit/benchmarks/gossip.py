@@ -29,19 +29,20 @@ from .token_walk import walk_loop_rows
 
 @register_bench("gossip", description="vectorised D-PSGD round vs a per-client loop, digits MLP, N in {8, 32, 128}")
 def bench_gossip(*, quick: bool = False) -> list[dict[str, Any]]:
+    from .. import data as D
     from .. import runtime as rt
     from ..decentral import ClientSampler, gossip_step, gossip_step_loop
     from ..graphs import mixing_matrix, ring
     from ..models import FlatParams, make_model
 
     dev = rt.device()
-    ds = uk.data.load("digits", device=dev)
+    ds = D.load("digits", device=dev)
     flat = FlatParams(make_model("mlp", ds.input_shape, ds.n_classes, generator=rt.make_generator(0))).to(dev)
     sizes = [8, 32, 128] + ([512, 1024] if dev.type == "cuda" else [])
     repeat = 2 if quick else 5
     rows = []
     for n in sizes:
-        fed = uk.data.partition(ds, n, seed=0)
+        fed = D.partition(ds, n, seed=0)
         sampler = ClientSampler(ds, fed.client_indices, 32, generator=rt.make_generator(0, dev))
         batches = [sampler.sample()[:2]]
         W = torch.tensor(mixing_matrix(ring(n)), dtype=torch.float32, device=dev)

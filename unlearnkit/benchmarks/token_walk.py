@@ -53,14 +53,15 @@ def _best(fn: Any, repeat: int) -> float:
 def walk_loop_rows(dev: torch.device, *, quick: bool = False) -> list[dict[str, Any]]:
     """Digits MLP (d = 4,810), 10 clients, RR-DU routes (``u = 0``, ``p = 0.1``), batch 32, ``10^4`` hops
     (2,000 in quick mode): the plain loop, ``run_token`` and ``run_walks`` at ``K`` in {1, 16, 64}."""
+    from .. import data as D
     from .. import runtime as rt
     from ..decentral import TokenConfig, run_token, run_walks
     from ..graphs import rrdu_route
     from ..models import FlatParams, make_model
 
     hops, repeat = (2_000, 1) if quick else (10_000, 2)
-    ds = uk.data.load("digits", device=dev)
-    fed = uk.data.partition(ds, 10, seed=0)
+    ds = D.load("digits", device=dev)
+    fed = D.partition(ds, 10, seed=0)
     module = make_model("mlp", ds.input_shape, 10, generator=rt.make_generator(0)).to(dev)
     flat = FlatParams(copy.deepcopy(module))
     cfg = TokenConfig(lr=0.1, batch_size=32)
