@@ -116,7 +116,7 @@ def test_output_perturbation_certifies_before_perturbing(central):
 @pytest.fixture(scope="module")
 def newton_world():
     from unlearnkit.experiments.newton.audit import NewtonAuditTask, _setup
-    from unlearnkit.methods.newton import train_dpsgd
+    from unlearnkit.methods.newton.training import train_dpsgd
 
     torch.set_num_threads(1)
     flat, fed, G, cfg, request, _, init = _setup(NewtonAuditTask())
@@ -170,7 +170,7 @@ def test_pdudt_certifies_before_the_correction():
 
     torch.set_num_threads(1)
     w = F.certified_world(F.CertifiedPDUDT(n_clients=5, leaver=4, t1=20, lr=0.2, batch_size=16))
-    smooth = PD.GossipSmoothness.softmax_regression(1.0, bias=False)
+    smooth = PD.sound.GossipSmoothness.softmax_regression(1.0, bias=False)
     for scope in ("clients", "average"):
         cfg = PD.PDUDTConfig(noise="certified", mode="sound", smoothness=smooth, epsilon=1.0, scope=scope)
         plan, res = _certify_then_unlearn(PD.PDUDT(), w["state"], w["request"], cfg)
@@ -195,7 +195,8 @@ def walk_world():
 
 
 def test_rrdu_certifies_before_the_walk(walk_world):
-    from unlearnkit.methods.rrdu import ACCOUNTANTS, RRDU, RRDUConfig
+    from unlearnkit.methods.rrdu import RRDU, RRDUConfig
+    from unlearnkit.methods.rrdu.accountants import ACCOUNTANTS
 
     state, req = walk_world
     cfg = RRDUConfig(T_unlearn=4, variant="lightweight", clip_L=1.0, accountant="M", epsilon=3.0)

@@ -176,7 +176,7 @@ def test_quick_paths_create_no_tensor_on_the_default_device():
     from unlearnkit.graphs import make_graph
     from unlearnkit.methods import (Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Newton,
                                     NewtonConfig)
-    from unlearnkit.methods.newton import exact_minimizer
+    from unlearnkit.methods.newton.training import exact_minimizer
     from unlearnkit.models import FlatParams, logreg
     from unlearnkit.train import SGDConfig, train_sgd
 

@@ -32,7 +32,8 @@ def _doctor(args: argparse.Namespace) -> int:
         print(f"device: {dev}{extra}")
     except ValueError as exc:
         print(f"device: ERROR {exc}")
-    from unlearnkit.data import available, data_root
+    from unlearnkit.data import available
+    from unlearnkit.data.datasets import data_root
 
     avail = available()
     print(f"datasets (root {data_root()}): " + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in avail.items()))
@@ -45,7 +46,8 @@ def _doctor(args: argparse.Namespace) -> int:
             print(f"  lab extension {name}: {'installed' if found else 'MISSING (pip install the package)'}")
     except ImportError:
         print("  lab extensions: jupyter is not installed (pip install jupyterlab)")
-    from unlearnkit.experiments import available_methods, registry_errors
+    from unlearnkit.experiments import available_methods
+    from unlearnkit.experiments.registry import registry_errors
 
     print("methods: " + ", ".join(available_methods()))
     for mod, err in registry_errors().items():
@@ -110,7 +112,8 @@ def _guarded(work: Callable[[], int]) -> int:
     2: a bad argument (ValueError, including a bad --out); 3: a dataset is missing or corrupt; 4: another
     input/output error (a full disk, say).
     """
-    from unlearnkit.data import DatasetCorruptError, DatasetUnavailableError
+    from unlearnkit.data import DatasetUnavailableError
+    from unlearnkit.data.parsers import DatasetCorruptError
 
     try:
         return work()
@@ -167,7 +170,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     def work() -> int:
         from unlearnkit._io import ensure_writable_dir, output_lock, retire_stale
         from unlearnkit._validate import check_choice, check_int
-        from unlearnkit.reproduce import REPRODUCE_PROFILES
+        from unlearnkit.reproduce.runner import REPRODUCE_PROFILES
         from unlearnkit.reproduce.reference import PAPERS
 
         check_choice("paper", args.paper, tuple(PAPERS))

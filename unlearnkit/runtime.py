@@ -6,14 +6,18 @@ package root; ``unlearnkit.device`` and the others are the same functions, re-ex
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 import random
-from typing import Any
+import sys
+from typing import Any, Callable, Mapping, Sequence
 
 VERSION = "0.1.0"
 """The package's version (``unlearnkit.__version__``; pyproject.toml states the same)."""
 
-__all__ = ["VERSION", "device", "make_generator", "numpy_generator", "seed_everything", "quick_mode"]
+__all__ = ["VERSION", "device", "make_generator", "numpy_generator", "seed_everything", "quick_mode",
+           "lazy_exports"]
 
 
 def device(prefer: str | None = None):
@@ -83,3 +87,44 @@ def seed_everything(seed: int) -> None:
 def quick_mode() -> bool:
     """True when ``UNLEARNKIT_QUICK=1``: notebooks and profiles shrink to run in seconds on 2 CPU cores."""
     return os.environ.get("UNLEARNKIT_QUICK", "0").strip().lower() in {"1", "true", "yes"}
+
+
+def lazy_exports(package: str, public: Sequence[str],
+                 where: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's PEP 562 ``__getattr__`` and ``__dir__``: its public names load on first use.
+
+    ``where`` maps a public name to the module that defines it, relative to ``package`` (``".mixing"``,
+    ``"..core"``); the module is imported the first time the name is read, so ``import unlearnkit.graphs``
+    costs nothing until a name is used, and a name whose module needs torch does not load torch before then.
+    A submodule loads as itself (``uk.graphs.topology``). ``__dir__`` lists ``public`` (the package's
+    ``__all__``); any other name raises ``AttributeError``: import it from the module that defines it.
+
+    Parameters
+    ----------
+    package:
+        The package's ``__name__``.
+    public:
+        The package's ``__all__``.
+    where:
+        Public name -> module defining it, relative to ``package``.
+
+    Returns
+    -------
+    tuple
+        ``(__getattr__, __dir__)`` for the package's namespace.
+    """
+
+    def __getattr__(name: str) -> Any:
+        if name in where:
+            value = getattr(importlib.import_module(where[name], package), name)
+        elif not name.startswith("__") and importlib.util.find_spec(f"{package}.{name}") is not None:
+            value = importlib.import_module(f"{package}.{name}")
+        else:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        setattr(sys.modules[package], name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(public)
+
+    return __getattr__, __dir__

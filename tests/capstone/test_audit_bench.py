@@ -11,7 +11,7 @@ def test_bench_audit_rows(monkeypatch):
     # the slow experiment rows have their own tests; here only the harness and the throughput rows
     monkeypatch.setattr(audit_canaries, "canary_bench_rows", lambda quick: [{"kind": "one_run"}])
     monkeypatch.setattr(audit_forgetting, "forgetting_bench_rows", lambda quick: [{"kind": "forgetting"}])
-    monkeypatch.setattr("unlearnkit.audit.validate_statistics",
+    monkeypatch.setattr("unlearnkit.audit.validation.validate_statistics",
                         lambda **kw: [{"method": "cp_split", "refuted_calibrated": 0.0, "refuted_under": 1.0}])
     real = audit_vectorised.trials_per_second
     monkeypatch.setattr(audit_vectorised, "trials_per_second", lambda method, n_trials, device, sequential_trials:

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from unlearnkit.audit import estimate
+from unlearnkit.audit.statistics import estimate
 from unlearnkit.audit.ceiling import CEILING_STATISTICS, audit_ceiling, ceiling_curve
 
 

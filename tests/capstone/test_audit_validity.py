@@ -58,8 +58,8 @@ def test_fixed_training_refuted_exact_retraining_and_is_now_refused():
     fixed_a = train_sgd(flat, ds, full, sgd, generator=gen(2))
     fixed_b = train_sgd(flat, ds, request.retain(full), sgd, generator=gen(3))
     # the old design, rebuilt by hand: world B is one retrained model plus sigma = 0 noise
-    old_a = A.per_trial(lambda g: R2D().unlearn(fixed_a, request, cfg, generator=g).params)
-    old_b = A.per_trial(lambda g: fixed_b.params.clone())
+    old_a = A.mechanisms.per_trial(lambda g: R2D().unlearn(fixed_a, request, cfg, generator=g).params)
+    old_b = A.mechanisms.per_trial(lambda g: fixed_b.params.clone())
     old = A.audit(old_a, old_b, delta=1e-5, epsilon=1.0, config=A.AuditConfig(n_trials=100), generator=gen(0))
     assert old.violation  # a valid certificate (true epsilon 0) "refuted": the audit's fault
 
@@ -86,17 +86,17 @@ def test_audit_methods_defaults_to_fresh_training_and_corrects_for_multiplicity(
         assert "family-wise 90% over 4 audits" in str(res)
     assert all(r.extras["fresh_training"] for r in out["results"][2:])
     # a single audit is not corrected
-    assert A.bonferroni(A.AuditConfig(alpha=0.1), 1).alpha == 0.1
+    assert A.run.bonferroni(A.AuditConfig(alpha=0.1), 1).alpha == 0.1
     with pytest.raises(ValueError, match="n_audits"):
-        A.bonferroni(A.AuditConfig(), 0)
+        A.run.bonferroni(A.AuditConfig(), 0)
 
 
 def test_corrected_bound_is_more_conservative():
     """Same samples, smaller alpha: the lower bound can only drop (so correction never adds violations)."""
     rng = np.random.default_rng(0)
     a, b = rng.normal(1.5, 1.0, (2000, 1)), rng.normal(0.0, 1.0, (2000, 1))
-    single = A.audit_samples(a, b, delta=1e-5, config=A.AuditConfig(alpha=0.05))
-    family = A.audit_samples(a, b, delta=1e-5, config=A.bonferroni(A.AuditConfig(alpha=0.05), 11))
+    single = A.run.audit_samples(a, b, delta=1e-5, config=A.AuditConfig(alpha=0.05))
+    family = A.run.audit_samples(a, b, delta=1e-5, config=A.run.bonferroni(A.AuditConfig(alpha=0.05), 11))
     assert 0 < family.epsilon_lower <= single.epsilon_lower
 
 

@@ -3,7 +3,8 @@
 import pytest
 
 from unlearnkit.benchmarks.centralized import retrain_grad_evals
-from unlearnkit.experiments import CentralProfile, centralized_setup
+from unlearnkit.experiments import centralized_setup
+from unlearnkit.experiments.centralized import CentralProfile
 from unlearnkit.train import SGDConfig
 
 

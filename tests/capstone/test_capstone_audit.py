@@ -19,39 +19,39 @@ def gen(seed=0):
 
 def test_clopper_pearson_pinned():
     # zero successes: the upper bound solves (1 - p)^n = alpha
-    lo, hi = A.clopper_pearson(0, 100, 0.05)
+    lo, hi = A.bounds.clopper_pearson(0, 100, 0.05)
     assert lo == 0.0 and hi == pytest.approx(1 - 0.05 ** (1 / 100), rel=1e-9)
-    lo, hi = A.clopper_pearson(100, 100, 0.05)
+    lo, hi = A.bounds.clopper_pearson(100, 100, 0.05)
     assert hi == 1.0 and lo == pytest.approx(0.05 ** (1 / 100), rel=1e-9)
-    lo, hi = A.clopper_pearson(50, 100, 0.025)
+    lo, hi = A.bounds.clopper_pearson(50, 100, 0.025)
     assert lo < 0.5 < hi and hi - lo == pytest.approx(0.2, abs=0.02)
 
 
 def test_epsilon_lower_bound_matches_hand_computation():
     from scipy.stats import beta
 
-    eps = A.epsilon_lower_bound(900, 1000, 10, 1000, delta=0.0, alpha=0.05)
+    eps = A.bounds.epsilon_lower_bound(900, 1000, 10, 1000, delta=0.0, alpha=0.05)
     lo = beta.ppf(0.025, 900, 101)
     hi = beta.ppf(0.975, 11, 990)
     assert eps == pytest.approx(math.log(lo / hi), rel=1e-9)
     # identical rates can never prove anything
-    assert A.epsilon_lower_bound(500, 1000, 500, 1000, delta=1e-5) == 0.0
+    assert A.bounds.epsilon_lower_bound(500, 1000, 500, 1000, delta=1e-5) == 0.0
 
 
 def test_gaussian_oracle_pinned_and_inverse():
     # Balle & Wang (2018): analytic sigma for (1, 1e-5) at sensitivity 1 is about 3.73
-    s = A.gaussian_sigma(1.0, 1.0, 1e-5)
+    s = A.mechanisms.gaussian_sigma(1.0, 1.0, 1e-5)
     assert s == pytest.approx(3.7306, abs=2e-3)
-    assert A.gaussian_epsilon(1.0, s, 1e-5) == pytest.approx(1.0, abs=1e-6)
+    assert A.mechanisms.gaussian_epsilon(1.0, s, 1e-5) == pytest.approx(1.0, abs=1e-6)
     # the classic calibration sqrt(2 ln(1.25/delta))/eps is valid (conservative) for eps < 1
     classic = math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5
-    assert A.gaussian_epsilon(1.0, classic, 1e-5) < 0.5
+    assert A.mechanisms.gaussian_epsilon(1.0, classic, 1e-5) < 0.5
     # epsilon only depends on sensitivity / sigma
-    assert A.gaussian_epsilon(2.0, 4.0, 1e-6) == pytest.approx(A.gaussian_epsilon(1.0, 2.0, 1e-6))
+    assert A.mechanisms.gaussian_epsilon(2.0, 4.0, 1e-6) == pytest.approx(A.mechanisms.gaussian_epsilon(1.0, 2.0, 1e-6))
 
 
 def test_underNoised_gaussian_is_a_violation():
-    sigma_ok = A.gaussian_sigma(1.0, 1.0, 1e-5)
+    sigma_ok = A.mechanisms.gaussian_sigma(1.0, 1.0, 1e-5)
     res = A.audit_gaussian(sensitivity=1.0, sigma=sigma_ok / 8, epsilon=1.0, delta=1e-5, dim=4,
                            config=A.AuditConfig(n_trials=6000), generator=gen(1))
     assert res.violation and res.epsilon_lower > 1.0
@@ -61,7 +61,7 @@ def test_underNoised_gaussian_is_a_violation():
 
 
 def test_calibrated_gaussian_is_not_a_violation():
-    sigma_ok = A.gaussian_sigma(1.0, 1.0, 1e-5)
+    sigma_ok = A.mechanisms.gaussian_sigma(1.0, 1.0, 1e-5)
     res = A.audit_gaussian(sensitivity=1.0, sigma=sigma_ok, epsilon=1.0, delta=1e-5, dim=4,
                            config=A.AuditConfig(n_trials=6000), generator=gen(2))
     assert not res.violation and res.epsilon_lower <= 1.0
@@ -69,7 +69,7 @@ def test_calibrated_gaussian_is_not_a_violation():
 
 
 def test_same_distribution_gives_no_signal():
-    mech = A.GaussianMechanism(center=(0.0, 0.0), sigma=1.0)
+    mech = A.mechanisms.GaussianMechanism(center=(0.0, 0.0), sigma=1.0)
     res = A.audit(mech, mech, delta=1e-5, epsilon=0.0, config=A.AuditConfig(n_trials=4000), generator=gen(3))
     assert res.epsilon_lower == 0.0 and not res.violation
 
@@ -90,7 +90,7 @@ def test_audit_signal_grows_with_shift():
 
 
 def test_per_trial_is_fresh_and_reproducible():
-    mech = A.per_trial(lambda g: torch.randn(3, generator=g, dtype=torch.float64))
+    mech = A.mechanisms.per_trial(lambda g: torch.randn(3, generator=g, dtype=torch.float64))
     x1 = mech(5, gen(11))
     x2 = mech(5, gen(11))
     assert torch.equal(x1, x2)
@@ -99,7 +99,7 @@ def test_per_trial_is_fresh_and_reproducible():
 
 def test_callback_and_chunks():
     events = []
-    mech = A.GaussianMechanism(center=(0.0,), sigma=1.0)
+    mech = A.mechanisms.GaussianMechanism(center=(0.0,), sigma=1.0)
     A.audit(mech, mech, delta=1e-5, config=A.AuditConfig(n_trials=100), generator=gen(0),
             callback=events.append, chunk=40)
     assert [e.step for e in events] == [40, 80, 100]
@@ -122,13 +122,13 @@ def test_config_validation_names_field(kw, name):
 
 def test_bad_inputs():
     with pytest.raises(ValueError, match="coordinates"):
-        A.audit_samples(np.zeros((50, 2)), np.zeros((50, 3)), delta=1e-5)
+        A.run.audit_samples(np.zeros((50, 2)), np.zeros((50, 3)), delta=1e-5)
     with pytest.raises(ValueError, match="at least 20"):
-        A.audit_samples(np.zeros((5, 2)), np.zeros((5, 2)), delta=1e-5)
+        A.run.audit_samples(np.zeros((5, 2)), np.zeros((5, 2)), delta=1e-5)
     with pytest.raises(ValueError, match="NaN"):
-        A.audit_samples(np.full((50, 2), np.nan), np.zeros((50, 2)), delta=1e-5)
+        A.run.audit_samples(np.full((50, 2), np.nan), np.zeros((50, 2)), delta=1e-5)
     with pytest.raises(ValueError, match="sigma"):
-        A.GaussianMechanism(center=(0.0,), sigma=0.0)
+        A.mechanisms.GaussianMechanism(center=(0.0,), sigma=0.0)
 
 
 # ---------------------------------------------------------------- method-level audits on the toy task ------
@@ -139,7 +139,7 @@ def _broken_output_perturbation(scale):
     from unlearnkit.privacy import Certificate
 
     C0 = 5.0
-    sigma = A.gaussian_sigma(2 * C0, 1.0, 1e-5) * scale
+    sigma = A.mechanisms.gaussian_sigma(2 * C0, 1.0, 1e-5) * scale
 
     def fn(state, request, config, *, generator):
         x = state.params * min(1.0, C0 / float(state.params.norm()))

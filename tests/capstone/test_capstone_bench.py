@@ -16,7 +16,7 @@ def test_benches_are_registered():
 def test_unlearning_cost_rows_are_well_formed(tmp_path, monkeypatch):
     from unlearnkit.benchmarks import unlearning_cost as uc
 
-    from unlearnkit.experiments import CentralProfile
+    from unlearnkit.experiments.centralized import CentralProfile
     from unlearnkit.train import SGDConfig
 
     tiny = CentralProfile(dataset="synthetic", dataset_kwargs={"n_train": 80, "n_test": 40, "dim": 4},

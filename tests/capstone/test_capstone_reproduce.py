@@ -13,20 +13,20 @@ from unlearnkit.reproduce import runner
 
 def test_every_paper_has_located_reference_numbers():
     assert set(R.PAPERS) == {"rrdu", "newton", "pdudt", "d2d_r2d", "noisy_finetune"}
-    ids = [r.id for r in R.REFERENCES]
+    ids = [r.id for r in R.reference.REFERENCES]
     assert len(ids) == len(set(ids))
     for paper in R.PAPERS:
-        refs = R.references(paper)
+        refs = R.reference.references(paper)
         assert len(refs) >= 3
         assert any(r.ours for r in refs), f"{paper} has no row our runs can fill"
         for r in refs:
             assert r.table and r.locator and math.isfinite(r.value)
             assert r.page is None or r.page >= 1
-            assert r.ours is None or r.ours in R.EXTRACTORS
+            assert r.ours is None or r.ours in R.reference.EXTRACTORS
 
 
 def test_pinned_paper_numbers():
-    by_id = {r.id: r for r in R.REFERENCES}
+    by_id = {r.id: r for r in R.reference.REFERENCES}
     assert by_id["t3_mnist_rrdu_acc"].value == 99.18 and by_id["t3_mnist_rrdu_asr"].value == 10.33
     assert by_id["t1_er_mnist_du_acc"].value == 86.63 and by_id["t1_er_mnist_rt_acc"].value == 86.25
     assert by_id["t2_mnist_retrain_time"].value == 1322.2 and by_id["t2_mnist_pdudt_time"].page == 8
@@ -47,18 +47,18 @@ def _result(dataset="digits", acc=0.9, rt=0.92, secs=0.5, rsecs=10.0):
 def test_ours_only_for_the_same_setting_and_metric():
     """A quick run on digits is never the paper's MNIST row: in the paper's setting conditions it goes to the
     labelled 'closest' column; a run that does not record its setting shows no number and says what it needs."""
-    bare = {r["id"]: r for r in R.compare("newton", {"newton_hessian": {"status": "ok", "result": _result()}})}
+    bare = {r["id"]: r for r in R.runner.compare("newton", {"newton_hessian": {"status": "ok", "result": _result()}})}
     assert bare["t1_er_mnist_du_acc"]["closest"] is None
     assert "topology: ours not recorded" in bare["t1_er_mnist_du_acc"]["closest_differs"]
     assert "a comparable run needs" in bare["t1_er_mnist_du_acc"]["closest_differs"]
     res = dict(_result(), setting={"topology": "erdos_renyi", "partition": "iid", "kind": "samples"})
-    rows = {r["id"]: r for r in R.compare("newton", {"newton_hessian": {"status": "ok", "result": res}})}
+    rows = {r["id"]: r for r in R.runner.compare("newton", {"newton_hessian": {"status": "ok", "result": res}})}
     du = rows["t1_er_mnist_du_acc"]
     assert du["ours"] is None and du["closest"] == pytest.approx(90.0) and du["paper"] == 86.63
     assert "data: ours digits, paper mnist" in du["closest_differs"] and "profile" in du["closest_differs"]
     assert rows["t1_er_mnist_dacc"]["closest"] == pytest.approx(-2.0)
     assert rows["fig2_time_saving"]["closest"] == pytest.approx(95.0)  # contract.cost_saved on seconds
-    rows = R.compare("rrdu", {"rrdu": {"status": "ok", "result": _result()}})
+    rows = R.runner.compare("rrdu", {"rrdu": {"status": "ok", "result": _result()}})
     cifar = next(r for r in rows if r["id"] == "t3_cifar_rrdu_acc")
     assert cifar["ours"] is None and cifar["closest"] is None  # digits stands in for MNIST, not CIFAR
 
@@ -77,35 +77,35 @@ def test_newton_erdos_renyi_rows_need_an_erdos_renyi_run():
     er_class = _paper_run(setting={"topology": "erdos_renyi", "partition": "iid", "kind": "class"})
     for runs, filled in ((ring, False), (er, True), (_paper_run(), False), (er_class, False)):
         runs = {"newton": runs["x"]}
-        row = next(r for r in R.compare("newton", runs) if r["id"] == "t1_er_mnist_du_acc")
+        row = next(r for r in R.runner.compare("newton", runs) if r["id"] == "t1_er_mnist_du_acc")
         assert (row["ours"] is not None) is filled, row
         if not filled:
             assert "topology" in row["closest_differs"] or "kind" in row["closest_differs"]
     # the MIA row is an attack accuracy in the paper, an AUC in ours: never the same cell
-    row = next(r for r in R.compare("newton", {"newton": er["x"]}) if r["id"] == "t1_er_mnist_du_mia")
+    row = next(r for r in R.runner.compare("newton", {"newton": er["x"]}) if r["id"] == "t1_er_mnist_du_mia")
     assert row["ours"] is None and "metric" in row["closest_differs"]
 
 
 def test_time_saved_is_the_runs_own_cost_saved():
     run = _paper_run(setting={"topology": "erdos_renyi"})["x"]
     run["result"]["cost"]["saved"] = {"seconds": 0.84, "grad_evals": 0.5}
-    row = next(r for r in R.compare("newton", {"newton": run}) if r["id"] == "fig2_time_saving")
+    row = next(r for r in R.runner.compare("newton", {"newton": run}) if r["id"] == "fig2_time_saving")
     assert row["ours"] == pytest.approx(84.0)
 
 
 def test_rrdu_table3_is_the_noise_free_run():
     noisy = _paper_run()  # certificate sigma 0.3
-    row = next(r for r in R.compare("rrdu", {"rrdu": noisy["x"]}) if r["id"] == "t3_mnist_rrdu_acc")
+    row = next(r for r in R.runner.compare("rrdu", {"rrdu": noisy["x"]}) if r["id"] == "t3_mnist_rrdu_acc")
     assert row["ours"] is None and "certificate.sigma" in row["closest_differs"]
     clean = _paper_run(certificate=None)
-    row = next(r for r in R.compare("rrdu", {"rrdu": clean["x"]}) if r["id"] == "t3_mnist_rrdu_acc")
+    row = next(r for r in R.runner.compare("rrdu", {"rrdu": clean["x"]}) if r["id"] == "t3_mnist_rrdu_acc")
     assert row["ours"] == pytest.approx(90.0) and row["same_data"] is True
 
 
 def test_pdudt_precision_row_shows_the_precision():
     res = _result()
     res["metrics"].update(mia_precision=51.2, retrain_mia_precision=49.0, original_mia_precision=63.0)
-    rows = {r["id"]: r for r in R.compare("pdudt", {"pdudt": {"status": "ok", "result": res}})}
+    rows = {r["id"]: r for r in R.runner.compare("pdudt", {"pdudt": {"status": "ok", "result": res}})}
     assert rows["t3_mnist_pdudt_mia"]["closest"] == pytest.approx(51.2)  # not the AUC x 100 (51)
     assert rows["t3_mnist_origin_mia"]["closest"] == pytest.approx(63.0)
     assert rows["t3_mnist_retrain_mia"]["closest"] == pytest.approx(49.0)
@@ -113,17 +113,17 @@ def test_pdudt_precision_row_shows_the_precision():
 
 def test_mia_of_a_destroyed_model_is_labelled():
     res = _result(dataset="synthetic", acc=0.13, rt=0.85)
-    rows = R.compare("d2d_r2d", {"r2d": {"status": "ok", "result": res}})
+    rows = R.runner.compare("d2d_r2d", {"r2d": {"status": "ok", "result": res}})
     mia = next(r for r in rows if r["id"] == "t3_r2d14_mia")
     assert mia["ours"] is None and "destroyed" in mia["closest_differs"]
-    rows = R.compare("d2d_r2d", {"d2d": {"status": "ok", "result": res}})
+    rows = R.runner.compare("d2d_r2d", {"d2d": {"status": "ok", "result": res}})
     own = next(r for r in rows if r["id"] == "ours_d2d_mia_auc")
     assert "destroyed" in own["note"]
 
 
 def test_table_renders_both_columns():
-    rows = R.compare("pdudt", {"pdudt": {"status": "ok", "result": _result()}})
-    text = R.format_rows(rows)
+    rows = R.runner.compare("pdudt", {"pdudt": {"status": "ok", "result": _result()}})
+    text = R.runner.format_rows(rows)
     header = text.splitlines()[0]
     assert "paper" in header and "ours" in header
     assert "1322.2" in text and "pdudt on digits" in text
@@ -218,14 +218,14 @@ def test_methods_for_paper_uses_the_registry():
     from unlearnkit.experiments import available_methods
 
     names = set(available_methods())
-    found = set(R.methods_for_paper("pdudt"))
+    found = set(R.runner.methods_for_paper("pdudt"))
     assert found <= names and all("pdudt" in n for n in found)
     assert "retrain" not in found
 
 
 def test_formula_rows_reproduce_the_papers_tables():
     """Rows with ``calc`` are computed by our own calibrators: they must match the printed numbers."""
-    rows = {r["id"]: r for r in R.compare("noisy_finetune", {})}
+    rows = {r["id"]: r for r in R.runner.compare("noisy_finetune", {})}
     for rid in ("t7_gc_sigma_b7", "t5_gc_sigma_mnist", "t9_op_sigma", "t7_gc_T_b7"):
         r = rows[rid]
         assert r["ours"] is not None, r["ours_method"]
@@ -236,7 +236,7 @@ def test_formula_rows_reproduce_the_papers_tables():
 
 def test_time_saved_of_a_destroyed_model_is_labelled():
     res = _result(acc=0.04, rt=0.86)
-    row = next(r for r in R.compare("newton", {"newton": {"status": "ok", "result": res}})
+    row = next(r for r in R.runner.compare("newton", {"newton": {"status": "ok", "result": res}})
                if r["id"] == "fig2_time_saving")
     assert row["ours"] is None and "destroyed" in row["closest_differs"]
 
@@ -246,7 +246,7 @@ def test_newton_sound_quick_run_shows_what_differs_and_no_number():
     res = _result()
     res["setting"] = {"topology": "ring", "partition": "iid", "kind": "backdoor", "forgotten": 1,
                       "differs": "the sound certified setting"}
-    row = next(r for r in R.compare("newton", {"newton": {"status": "ok", "result": res}})
+    row = next(r for r in R.runner.compare("newton", {"newton": {"status": "ok", "result": res}})
                if r["id"] == "t1_er_mnist_du_acc")
     assert row["ours"] is None and row["closest"] is None  # another setting: no number beside the paper's
     assert "topology: ours 'ring'" in row["closest_differs"] and "kind: ours 'backdoor'" in row["closest_differs"]
@@ -256,7 +256,7 @@ def test_newton_sound_quick_run_shows_what_differs_and_no_number():
 def test_newton_ring_row_is_filled_only_by_a_sample_wise_ring_run():
     ring = _paper_run(setting={"topology": "ring", "partition": "iid", "kind": "samples"})["x"]
     er = _paper_run(setting={"topology": "erdos_renyi", "partition": "iid", "kind": "samples"})["x"]
-    get = lambda run, rid: next(r for r in R.compare("newton", {"newton": run}) if r["id"] == rid)  # noqa: E731
+    get = lambda run, rid: next(r for r in R.runner.compare("newton", {"newton": run}) if r["id"] == rid)  # noqa: E731
     assert get(ring, "t1_ring_mnist_du_acc")["ours"] == pytest.approx(90.0)
     assert get(ring, "t1_er_mnist_du_acc")["ours"] is None
     assert get(er, "t1_ring_mnist_du_acc")["ours"] is None and get(er, "t1_er_mnist_du_acc")["ours"] is not None

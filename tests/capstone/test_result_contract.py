@@ -16,7 +16,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from unlearnkit.experiments import METHODS, get_method
+from unlearnkit.experiments import get_method
+from unlearnkit.experiments.registry import METHODS
 from unlearnkit.experiments.contract import (COST_UNIT, INFINITY, NOT_CERTIFIED, RELEASED_KEY, Released,
                                              cost_saved, guarantee)
 
@@ -33,7 +34,8 @@ def _newton_tiny() -> dict:
 def _baseline_tiny() -> dict:
     """One small trained MLP shared by the three baselines (``setup=`` of ``run_centralized``)."""
     if "setup" not in _CACHE:
-        from unlearnkit.experiments import CentralProfile, centralized_setup
+        from unlearnkit.experiments import centralized_setup
+        from unlearnkit.experiments.centralized import CentralProfile
         from unlearnkit.train import SGDConfig
 
         prof = CentralProfile(train=SGDConfig(steps=150, lr=0.5, batch_size=32, weight_decay=1e-4,

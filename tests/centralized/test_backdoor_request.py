@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from unlearnkit.evaluate import accuracy, backdoor_success
-from unlearnkit.experiments import CentralProfile, centralized_backdoor_setup, centralized_setup
+from unlearnkit.experiments import centralized_setup
+from unlearnkit.experiments.centralized import CentralProfile, centralized_backdoor_setup
 from unlearnkit.train import SGDConfig
 
 FAST = SGDConfig(steps=150, lr=0.5, batch_size=32, weight_decay=1e-4, checkpoint_every=50)

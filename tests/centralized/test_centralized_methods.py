@@ -137,16 +137,16 @@ def test_gradient_clipping_certificate_and_ablation(setup):
     assert zero.cost.grad_evals == sound.cost.grad_evals
     op = nf.OutputPerturbation().unlearn(state, req, nf.OutputPerturbationConfig(C0=0.5, finetune=ft),
                                          generator=uk.make_generator(0))
-    assert op.certificate.sigma == pytest.approx(nf.op_sigma(1, 1e-5, C0=0.5))
+    assert op.certificate.sigma == pytest.approx(nf.bounds.op_sigma(1, 1e-5, C0=0.5))
     assert float(res.extras["noisy"].norm()) > 0
 
 
 def test_dp_sgd_group_privacy(setup):
     ds, flat, cfg, state, req, ret = setup
     conf = nf.DPSGDConfig(epsilon=10, k=5, steps=20, batch_size=32)
-    th, cert, cost = nf.dp_sgd_train(flat, ds, np.arange(ds.n_train), conf, generator=uk.make_generator(0),
+    th, cert, cost = nf.dpsgd.dp_sgd_train(flat, ds, np.arange(ds.n_train), conf, generator=uk.make_generator(0),
                                      init=torch.zeros(flat.d))
-    _, cert_p, _ = nf.dp_sgd_train(flat, ds, np.arange(ds.n_train), nf.DPSGDConfig(epsilon=10, k=5, steps=20,
+    _, cert_p, _ = nf.dpsgd.dp_sgd_train(flat, ds, np.arange(ds.n_train), nf.DPSGDConfig(epsilon=10, k=5, steps=20,
                                    batch_size=32, mode="paper"), generator=uk.make_generator(0), init=torch.zeros(flat.d))
     assert cert.sigma > cert_p.sigma  # the correct group delta needs more noise than the paper's code
     assert cert.constants["delta1"] == pytest.approx(cert_p.constants["delta1"] / 5)

@@ -6,8 +6,9 @@ import torch
 
 import unlearnkit as uk
 from unlearnkit import graphs
-from unlearnkit.decentral import (ClientSampler, GossipConfig, MixingSource, consensus_distance, gossip_step,
-                                  run_gossip, simulate_averaging)
+from unlearnkit.decentral import GossipConfig, run_gossip
+from unlearnkit.decentral._engine import ClientSampler, MixingSource, consensus_distance
+from unlearnkit.decentral.gossip import gossip_step, simulate_averaging
 from unlearnkit.decentral.gossip import client_accuracies
 from unlearnkit.models import FlatParams, make_model
 
@@ -35,7 +36,7 @@ def test_vectorized_equals_loop(setup, order, sparse):
 
 def test_vectorized_equals_loop_on_a_dynamic_schedule(setup):
     ds, fed, flat = setup
-    sched = graphs.ErdosRenyiSchedule(6, 0.3, seed=2)
+    sched = graphs.dynamic.ErdosRenyiSchedule(6, 0.3, seed=2)
     cfg = GossipConfig(rounds=5, lr=0.2, batch_size=4)
     a = run_gossip(flat, fed, sched, cfg, generator=uk.make_generator(1))
     b = run_gossip(flat, fed, sched, cfg, generator=uk.make_generator(1), engine="loop")
@@ -55,7 +56,7 @@ def test_average_follows_mean_gradient(setup):
     sampler = ClientSampler(ds, fed.client_indices, 8, generator=g)
     thetas = torch.randn(6, flat.d, generator=uk.make_generator(3)) * 0.1
     xs, ys, _ = sampler.sample()
-    W = torch.tensor(graphs.mixing_matrix(graphs.ring(6)), dtype=torch.float32)
+    W = torch.tensor(graphs.mixing_matrix(graphs.topology.ring(6)), dtype=torch.float32)
     new, _ = gossip_step(flat, thetas, [(xs, ys)], W, lr=0.1)
     G = flat.batched_grad(thetas, xs, ys)
     torch.testing.assert_close(new.mean(0), thetas.mean(0) - 0.1 * G.mean(0), rtol=1e-5, atol=1e-6)
@@ -65,7 +66,7 @@ def test_average_follows_mean_gradient(setup):
 def test_complete_graph_reaches_consensus_in_one_round(setup):
     ds, fed, flat = setup
     init = torch.randn(6, flat.d, generator=uk.make_generator(2))
-    st = run_gossip(flat, fed, graphs.complete(6), GossipConfig(rounds=1, lr=0.1, order="atc"),
+    st = run_gossip(flat, fed, graphs.topology.complete(6), GossipConfig(rounds=1, lr=0.1, order="atc"),
                     generator=uk.make_generator(0), init=init)
     assert consensus_distance(st.params) < 1e-10
 
@@ -74,7 +75,7 @@ def test_training_learns_and_reports(setup):
     ds, fed, flat = setup
     events = []
     cfg = GossipConfig(rounds=60, lr=0.5, batch_size=16, eval_every=30)
-    st = run_gossip(flat, fed, graphs.ring(6), cfg, generator=uk.make_generator(0), callback=events.append)
+    st = run_gossip(flat, fed, graphs.topology.ring(6), cfg, generator=uk.make_generator(0), callback=events.append)
     assert st.params.shape == (6, flat.d)
     assert st.history[-1]["loss"] < 0.7 * st.history[0]["loss"]
     assert st.history[-1]["accuracy"] > 0.6
@@ -91,22 +92,22 @@ def test_training_learns_and_reports(setup):
 def test_same_seed_same_run(setup):
     ds, fed, flat = setup
     cfg = GossipConfig(rounds=3, lr=0.1)
-    a = run_gossip(flat, fed, graphs.ring(6), cfg, generator=uk.make_generator(9))
-    b = run_gossip(flat, fed, graphs.ring(6), cfg, generator=uk.make_generator(9))
-    c = run_gossip(flat, fed, graphs.ring(6), cfg, generator=uk.make_generator(10))
+    a = run_gossip(flat, fed, graphs.topology.ring(6), cfg, generator=uk.make_generator(9))
+    b = run_gossip(flat, fed, graphs.topology.ring(6), cfg, generator=uk.make_generator(9))
+    c = run_gossip(flat, fed, graphs.topology.ring(6), cfg, generator=uk.make_generator(10))
     torch.testing.assert_close(a.params, b.params)
     assert not torch.allclose(a.params, c.params)
 
 
 def test_simulate_averaging_preserves_mean_and_contracts():
-    W = graphs.mixing_matrix(graphs.ring(10))
+    W = graphs.mixing_matrix(graphs.topology.ring(10))
     x0 = np.arange(10.0)
     traj = simulate_averaging(W, x0, 50)
     np.testing.assert_allclose(traj.mean(1), 4.5)
     spread = np.linalg.norm(traj - 4.5, axis=1)
-    assert np.all(spread[1:] <= spread[:-1] * graphs.slem(W) + 1e-9)
-    bridge = simulate_averaging(graphs.two_clusters(10), x0, 50)
-    assert np.linalg.norm(bridge[-1] - 4.5) > np.linalg.norm(simulate_averaging(graphs.complete(10), x0, 50)[-1] - 4.5)
+    assert np.all(spread[1:] <= spread[:-1] * graphs.mixing.slem(W) + 1e-9)
+    bridge = simulate_averaging(graphs.topology.two_clusters(10), x0, 50)
+    assert np.linalg.norm(bridge[-1] - 4.5) > np.linalg.norm(simulate_averaging(graphs.topology.complete(10), x0, 50)[-1] - 4.5)
 
 
 def test_errors_name_the_problem(setup):
@@ -116,14 +117,14 @@ def test_errors_name_the_problem(setup):
     with pytest.raises(ValueError, match="order"):
         GossipConfig(rounds=1, lr=0.1, order="cta")
     with pytest.raises(ValueError, match="N=5"):
-        run_gossip(flat, fed, graphs.ring(5), GossipConfig(rounds=1, lr=0.1), generator=uk.make_generator(0))
+        run_gossip(flat, fed, graphs.topology.ring(5), GossipConfig(rounds=1, lr=0.1), generator=uk.make_generator(0))
     with pytest.raises(ValueError, match="stochastic"):
         run_gossip(flat, fed, np.eye(6) * 0.5, GossipConfig(rounds=1, lr=0.1), generator=uk.make_generator(0))
     with pytest.raises(ValueError, match="disconnected"):
         MixingSource(np.eye(6))
     with pytest.raises(ValueError, match="generator"):
-        run_gossip(flat, fed, graphs.ring(6), GossipConfig(rounds=1, lr=0.1), generator=0)
+        run_gossip(flat, fed, graphs.topology.ring(6), GossipConfig(rounds=1, lr=0.1), generator=0)
     one = uk.data.partition(ds, 2, seed=0)
     with pytest.raises(ValueError, match="at least 2"):
-        run_gossip(flat, type(one)(ds, one.client_indices[:1]), graphs.ring(2), GossipConfig(rounds=1, lr=0.1),
+        run_gossip(flat, type(one)(ds, one.client_indices[:1]), graphs.topology.ring(2), GossipConfig(rounds=1, lr=0.1),
                    generator=uk.make_generator(0))

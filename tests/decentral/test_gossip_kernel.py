@@ -7,7 +7,8 @@ import torch
 
 import unlearnkit as uk
 from unlearnkit import graphs
-from unlearnkit.decentral import GossipConfig, MixingSource, run_gossip
+from unlearnkit.decentral import GossipConfig, run_gossip
+from unlearnkit.decentral._engine import MixingSource
 from unlearnkit.decentral.mixer import GossipKernel
 from unlearnkit.models import FlatParams, make_model
 

@@ -7,8 +7,9 @@ import torch
 
 import unlearnkit as uk
 from unlearnkit import graphs
-from unlearnkit.decentral import (GradientGossipConfig, HistoryCache, RunningSumCache, paper_storage_bytes,
-                                  retrain_matrices, run_gradient_gossip)
+from unlearnkit.decentral import GradientGossipConfig, run_gradient_gossip
+from unlearnkit.decentral.gradient_gossip import HistoryCache, RunningSumCache, paper_storage_bytes
+from unlearnkit.decentral.correction import retrain_matrices
 from unlearnkit.decentral.correction import mixing_residuals as residuals
 from unlearnkit.models import FlatParams, make_model
 
@@ -23,7 +24,7 @@ def setup():
 
 @pytest.mark.parametrize("rule", ["metropolis", "max_degree", "lazy"])
 def test_recomputed_retrain_matrices_match_mixing_matrix_on_G_minus_k(rule):
-    G = graphs.erdos_renyi(7, 0.5, seed=3)
+    G = graphs.topology.erdos_renyi(7, 0.5, seed=3)
     W = torch.tensor(graphs.mixing_matrix(G, rule))
     Wt = retrain_matrices(W, retrain_rule="recompute", rule=rule)
     for k in range(7):
@@ -39,7 +40,7 @@ def test_recomputed_retrain_matrices_match_mixing_matrix_on_G_minus_k(rule):
 def test_absorb_rule_closed_form_and_eq15_invariant():
     """Digest 002 section 2.7: absorb gives delta_i = lr W_ik (g_i - g_k); for any doubly stochastic W~,
     sum_{i != k} delta_i = lr (sum_j W_kj g_j - g_k) (Eq. 15)."""
-    G = graphs.erdos_renyi(6, 0.5, seed=0)
+    G = graphs.topology.erdos_renyi(6, 0.5, seed=0)
     W = torch.tensor(graphs.mixing_matrix(G))
     g = torch.randn(6, 5, dtype=torch.float64, generator=uk.make_generator(0))
     lr = 0.1
@@ -66,7 +67,7 @@ def test_complete_graph_residual_is_the_federated_one():
 @pytest.mark.parametrize("retrain_rule", ["recompute", "absorb"])
 def test_running_sums_equal_full_history(setup, retrain_rule):
     ds, fed, flat = setup
-    sched = graphs.ErdosRenyiSchedule(6, 0.4, seed=2)
+    sched = graphs.dynamic.ErdosRenyiSchedule(6, 0.4, seed=2)
     cfg = GradientGossipConfig(rounds=12, lr=0.2, batch_size=8, cache="both", retrain_rule=retrain_rule)
     st = run_gradient_gossip(flat, fed, sched, cfg, generator=uk.make_generator(0))
     run, hist = st.extras["running"], st.extras["history"]
@@ -88,7 +89,7 @@ def test_running_sums_equal_full_history(setup, retrain_rule):
 
 def test_unrolled_eq4_and_memory_accounting(setup):
     ds, fed, flat = setup
-    G = graphs.ring(6)
+    G = graphs.topology.ring(6)
     cfg = GradientGossipConfig(rounds=6, lr=0.3, batch_size=4, cache="history", local_steps=2)
     st = run_gradient_gossip(flat, fed, G, cfg, generator=uk.make_generator(4))
     h = st.extras["history"]
@@ -102,7 +103,7 @@ def test_unrolled_eq4_and_memory_accounting(setup):
 
 def test_exclude_runs_the_coupled_retraining(setup):
     ds, fed, flat = setup
-    G = graphs.ring(6)
+    G = graphs.topology.ring(6)
     cfg = GradientGossipConfig(rounds=8, lr=0.2, batch_size=4)
     full = run_gradient_gossip(flat, fed, G, cfg, generator=uk.make_generator(7))
     rt = run_gradient_gossip(flat, fed, G, cfg, generator=uk.make_generator(7), exclude=2)
@@ -112,7 +113,7 @@ def test_exclude_runs_the_coupled_retraining(setup):
     assert 2 not in set(np.concatenate([fed.client_indices[2]]).tolist()) or \
         not np.isin(fed.client_indices[2], rt.train_indices).any()
     # isolated leaver (digest 002, section 2.7 case 5): coupled runs of the others coincide
-    W = graphs.mixing_matrix(nx.union(graphs.ring(5), nx.empty_graph(range(5, 6))), require_connected=False)
+    W = graphs.mixing_matrix(nx.union(graphs.topology.ring(5), nx.empty_graph(range(5, 6))), require_connected=False)
     a = run_gradient_gossip(flat, fed, W, cfg, generator=uk.make_generator(3))
     b = run_gradient_gossip(flat, fed, W, cfg, generator=uk.make_generator(3), exclude=5)
     torch.testing.assert_close(a.params[:5], b.params[:5])
@@ -122,7 +123,7 @@ def test_gradient_gossip_learns_and_validates(setup):
     ds, fed, flat = setup
     events = []
     cfg = GradientGossipConfig(rounds=30, lr=0.2, batch_size=16, eval_every=30)
-    st = run_gradient_gossip(flat, fed, graphs.ring(6), cfg, generator=uk.make_generator(0), callback=events.append)
+    st = run_gradient_gossip(flat, fed, graphs.topology.ring(6), cfg, generator=uk.make_generator(0), callback=events.append)
     assert st.history[-1]["loss"] < 0.85 * st.history[0]["loss"]
     assert st.history[-1]["accuracy"] > 0.5
     # nothing pulls the models together (digest 002, section 1.3): the consensus distance grows
@@ -133,7 +134,7 @@ def test_gradient_gossip_learns_and_validates(setup):
     with pytest.raises(ValueError, match="retrain_rule"):
         GradientGossipConfig(rounds=1, lr=0.1, retrain_rule="metropolis")
     with pytest.raises(ValueError, match="exclude"):
-        run_gradient_gossip(flat, fed, graphs.ring(6), cfg, generator=uk.make_generator(0), exclude=6)
+        run_gradient_gossip(flat, fed, graphs.topology.ring(6), cfg, generator=uk.make_generator(0), exclude=6)
     c = RunningSumCache(6, flat.d, 0.1, leavers=[1])
     with pytest.raises(ValueError, match="leaver=2"):
         c.correction(2)

@@ -9,7 +9,9 @@ import torch
 
 import unlearnkit as uk
 from unlearnkit import graphs
-from unlearnkit.decentral import GossipKernel, GradientGossipConfig, gradient_gossip_round, run_gradient_gossip
+from unlearnkit.decentral import GradientGossipConfig, run_gradient_gossip
+from unlearnkit.decentral.mixer import GossipKernel
+from unlearnkit.decentral.gradient_gossip import gradient_gossip_round
 from unlearnkit.models import FlatParams, make_model
 
 FAMILIES = [("ring", {}), ("torus", {}), ("random_regular", {"degree": 4}), ("erdos_renyi", {"p_edge": 0.2}),
@@ -81,7 +83,8 @@ def test_round_at_200k_clients_builds_no_n_by_n_array():
 @pytest.mark.parametrize("retrain_rule", ["recompute", "absorb"])
 @pytest.mark.parametrize("rule", ["metropolis", "max_degree", "lazy"])
 def test_sparse_retrain_matrix_and_running_sums_equal_dense(retrain_rule, rule):
-    from unlearnkit.decentral import RunningSumCache, retrain_matrices
+    from unlearnkit.decentral.gradient_gossip import RunningSumCache
+    from unlearnkit.decentral.correction import retrain_matrices
     from unlearnkit.decentral.correction import sparse_retrain_matrix
 
     for name, kw in FAMILIES[:4]:

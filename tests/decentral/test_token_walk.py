@@ -8,7 +8,8 @@ import torch
 
 import unlearnkit as uk
 from unlearnkit import graphs
-from unlearnkit.decentral import TokenConfig, netdp_sigma, run_netdp, run_token
+from unlearnkit.decentral import TokenConfig, run_token
+from unlearnkit.decentral.token import netdp_sigma, run_netdp
 from unlearnkit.models import FlatParams, make_model
 
 
@@ -124,7 +125,7 @@ def test_adam_matches_torch_optim(setup):
 
 def test_walk_learns(setup):
     ds, fed, flat = setup
-    route = graphs.simple_walk(graphs.ring(5), 150, start=0, rng=np.random.default_rng(0))
+    route = graphs.simple_walk(graphs.topology.ring(5), 150, start=0, rng=np.random.default_rng(0))
     st = run_token(flat, fed, route, TokenConfig(lr=0.5, batch_size=16, local_batches=2, eval_every=150),
                    generator=uk.make_generator(0))
     assert st.history[-1]["accuracy"] > 0.8

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from unlearnkit.distributed import run_sequence, spawn
+from unlearnkit.distributed import spawn
+from unlearnkit.distributed.tasks import run_sequence
 
 N, SEED = 4, 7
 _CALLS: dict[str, list[tuple[Any, tuple, dict]]] = {}

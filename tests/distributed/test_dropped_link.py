@@ -9,7 +9,8 @@ import pytest
 
 from unlearnkit.distributed import DistributedRunError, spawn
 from unlearnkit.distributed.seeds import initial_vector
-from unlearnkit.graphs import mixing_matrix, ring
+from unlearnkit.graphs import mixing_matrix
+from unlearnkit.graphs.topology import ring
 
 
 def _silent_peer(net):

@@ -11,13 +11,15 @@ import numpy as np
 import pytest
 import torch
 
-from unlearnkit.decentral import simulate_averaging
+from unlearnkit.decentral.gossip import simulate_averaging
 import unlearnkit as uk
 from unlearnkit.data import load, partition
 from unlearnkit.decentral import TokenConfig, run_token
-from unlearnkit.distributed import (QuadraticHop, TokenSGDHop, gossip_averaging, initial_vector, token_sgd_task,
-                                    walk_reference, walk_task)
-from unlearnkit.graphs import make_schedule, ring, rrdu_route
+from unlearnkit.distributed.tasks import QuadraticHop, gossip_averaging, walk_reference, walk_task
+from unlearnkit.distributed.token_sgd import TokenSGDHop, token_sgd_task
+from unlearnkit.distributed.seeds import initial_vector
+from unlearnkit.graphs import make_schedule, rrdu_route
+from unlearnkit.graphs.topology import ring
 
 from _ranks import N, SEED, register, results
 

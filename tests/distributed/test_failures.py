@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from unlearnkit.distributed import DistributedRunError, spawn, walk_task, QuadraticHop
+from unlearnkit.distributed import DistributedRunError, spawn
+from unlearnkit.distributed.tasks import walk_task, QuadraticHop
 
 
 class _CrashAtClient1(QuadraticHop):

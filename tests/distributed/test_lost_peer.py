@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from unlearnkit.distributed import free_port
+from unlearnkit.distributed.launch import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 4   # the process group's timeout (--timeout): small, so a silent peer is reported quickly

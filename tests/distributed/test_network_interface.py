@@ -13,14 +13,17 @@ import pytest
 import torch
 
 import unlearnkit as uk
-from unlearnkit.decentral import (ClientSampler, GossipConfig, GradientGossipConfig, LocalProblem, Network,
-                                  SimulatedNetwork, dpsgd_rounds, gradient_gossip_rounds, run_gossip,
-                                  run_gradient_gossip)
+from unlearnkit.decentral import GossipConfig, GradientGossipConfig, SimulatedNetwork, run_gossip, run_gradient_gossip
+from unlearnkit.decentral._engine import ClientSampler
+from unlearnkit.decentral.network_steps import LocalProblem, dpsgd_rounds, gradient_gossip_rounds
+from unlearnkit.decentral.network import Network
 from unlearnkit.decentral.network_steps import (dpsgd_task, flooded_correction, gradient_gossip_task, local_newton_step,
                                                newton_flood_task)
-from unlearnkit.distributed import (STREAMS, ProcessGroupNetwork, QuadraticHop, flood_task, initial_vector,
-                                    rank_generator, walk_reference)
-from unlearnkit.graphs import flood, make_schedule, ring
+from unlearnkit.distributed import ProcessGroupNetwork
+from unlearnkit.distributed.seeds import STREAMS, initial_vector, rank_generator
+from unlearnkit.distributed.tasks import QuadraticHop, flood_task, walk_reference
+from unlearnkit.graphs import flood, make_schedule
+from unlearnkit.graphs.topology import ring
 
 from _ranks import N, SEED, register, results
 

@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 import torch
 
-from unlearnkit.distributed import DistributedRunError, QuadraticHop, run_sequence, spawn, walk_reference, walk_task
+from unlearnkit.distributed import DistributedRunError, spawn
+from unlearnkit.distributed.tasks import QuadraticHop, run_sequence, walk_reference, walk_task
 from unlearnkit.distributed.ledger_feed import observer_visits, route_from_messages
 from unlearnkit.distributed.resume import latest_checkpoint, resumable_walk_task
 from unlearnkit.graphs import rrdu_route
-from unlearnkit.methods.rrdu import SoundObserverLedger
+from unlearnkit.methods.rrdu.ledger import SoundObserverLedger
 
 N, DIM, SEED, U, CRASH_AT, EVERY = 2, 6, 11, 0, 13, 5
 ROUTE = rrdu_route(N, U, 0.4, 24, rng=np.random.default_rng(SEED)).tolist()
@@ -94,7 +95,7 @@ def test_route_from_messages_rejects_a_token_from_a_rank_that_did_not_hold_it():
 
 
 def test_token_sgd_hop_state_round_trips_and_the_worker_takes_checkpoint_options():
-    from unlearnkit.distributed import TokenSGDHop
+    from unlearnkit.distributed.token_sgd import TokenSGDHop
     from unlearnkit.distributed.run import parse_args
 
     hop = TokenSGDHop(seed=5, n_clients=2, batch_size=4)

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from unlearnkit.decentral import simulate_averaging
-from unlearnkit.distributed import initial_vector, launch_torchrun
-from unlearnkit.graphs import ring
+from unlearnkit.decentral.gossip import simulate_averaging
+from unlearnkit.distributed import launch_torchrun
+from unlearnkit.distributed.seeds import initial_vector
+from unlearnkit.graphs.topology import ring
 
 
 @pytest.mark.slow

@@ -7,10 +7,14 @@ import pytest
 import torch
 from hypothesis import given, strategies as st
 
-from unlearnkit.distributed import (QuadraticHop, ProcessGroupNetwork, free_port, init_process_group,
-                                    rank_generator, rank_seed, round_matrix, spawn, torchrun_command)
+from unlearnkit.distributed import ProcessGroupNetwork, spawn
+from unlearnkit.distributed.tasks import QuadraticHop, round_matrix
+from unlearnkit.distributed.launch import free_port, torchrun_command
+from unlearnkit.distributed.network import init_process_group
+from unlearnkit.distributed.seeds import rank_generator, rank_seed
 from unlearnkit.distributed.run import parse_args
-from unlearnkit.graphs import make_schedule, mixing_matrix, ring
+from unlearnkit.graphs import make_schedule, mixing_matrix
+from unlearnkit.graphs.topology import ring
 
 
 @given(st.integers(0, 2**31), st.integers(0, 63))
@@ -40,7 +44,7 @@ def test_quadratic_hop_validates_and_moves_towards_the_clients_centre():
         QuadraticHop(seed=0, dim=3, lr=0.0)
     hop = QuadraticHop(seed=0, dim=3, lr=1.0)
     theta = hop(0, 2, torch.zeros(3, dtype=torch.float64), rank_generator(0, 2))
-    from unlearnkit.distributed import initial_vector
+    from unlearnkit.distributed.seeds import initial_vector
     assert torch.equal(theta, initial_vector(0, 2, 3))
 
 

@@ -5,7 +5,9 @@ import pytest
 
 import unlearnkit as uk
 from unlearnkit.evaluate import auc, mia_auc, report
-from unlearnkit.experiments import CentralProfile, available_methods, centralized_setup, registry_errors
+from unlearnkit.experiments import available_methods, centralized_setup
+from unlearnkit.experiments.centralized import CentralProfile
+from unlearnkit.experiments.registry import registry_errors
 from unlearnkit.methods.baselines import (Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain,
                                           RetrainConfig)
 from unlearnkit.train import SGDConfig
@@ -85,7 +87,7 @@ def test_cli_run_writes_result_json(tmp_path, method, capsys):
     res = json.loads((tmp_path / "result.json").read_text())
     assert res["method"] == method and res["profile"] == "quick" and res["dataset"] == "digits"
     assert res["seed"] == 0 and res["unlearnkit_version"] == uk.__version__ and res["status"] == "complete"
-    for key in uk.experiments.RESULT_METRICS:
+    for key in uk.experiments.registry.RESULT_METRICS:
         assert isinstance(res["metrics"][key], float)
     for key in ("grad_evals", "seconds", "retrain_grad_evals", "retrain_seconds"):
         assert key in res["cost"]

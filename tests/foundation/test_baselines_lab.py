@@ -3,7 +3,8 @@
 import pytest
 
 import unlearnkit as uk
-from unlearnkit.experiments import CentralProfile, centralized_setup
+from unlearnkit.experiments import centralized_setup
+from unlearnkit.experiments.centralized import CentralProfile
 from unlearnkit.experiments.labs.baselines import baseline_chunk, retrain_reference, run_baseline_in_chunks
 from unlearnkit.train import SGDConfig
 

@@ -41,8 +41,8 @@ def test_at_requested_delta_keeps_a_certificate_within_the_request():
 
 
 def test_pdudt_hand_set_constants_give_no_certificate():
-    C = P.GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=2.3, delta_f_tilde=2.3, rho1=0.9, rho2=0.9)
-    cert = P.pdudt_certificate(lr=1e-3, t1=100, n=10, constants=C, mode="sound", epsilon=1.0, delta=1e-5)
+    C = P.certify.GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=2.3, delta_f_tilde=2.3, rho1=0.9, rho2=0.9)
+    cert = P.certify.pdudt_certificate(lr=1e-3, t1=100, n=10, constants=C, mode="sound", epsilon=1.0, delta=1e-5)
     assert not cert.certified and cert.mode == "none" and math.isinf(cert.epsilon)
     assert cert.sigma > 0 and "set by hand" in cert.note and cert.constants["epsilon_target"] == 1.0
 

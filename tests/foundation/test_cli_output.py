@@ -13,7 +13,7 @@ import unlearnkit.experiments as E
 import unlearnkit.reproduce as R
 from unlearnkit import _io
 from unlearnkit.__main__ import main
-from unlearnkit.data import DatasetCorruptError
+from unlearnkit.data.parsers import DatasetCorruptError
 from unlearnkit.reproduce import runner
 
 

@@ -41,7 +41,7 @@ def test_synthetic_rows_in_unit_ball(synthetic):
 
 @pytest.mark.parametrize("center", [False, True])
 def test_scale_to_unit_ball_is_a_public_map(digits, center):
-    s = D.scale_to_unit_ball(digits, center=center)
+    s = D.preprocess.scale_to_unit_ball(digits, center=center)
     assert float(s.x_train.reshape(s.n_train, -1).norm(dim=1).max()) <= 1.0 + 1e-5
     assert float(s.x_test.reshape(s.n_test, -1).norm(dim=1).max()) <= 1.0 + 1e-5
     # the bound is the largest norm of any image in [0, 1]^64 (centred: [-1/2, 1/2]^64), not of a training row
@@ -53,7 +53,7 @@ def test_scale_to_unit_ball_is_a_public_map(digits, center):
     keep = torch.ones(digits.n_train, dtype=torch.bool)
     keep[int(norms.argmax())] = False
     smaller = dataclasses.replace(digits, x_train=digits.x_train[keep], y_train=digits.y_train[keep])
-    s2 = D.scale_to_unit_ball(smaller, center=center)
+    s2 = D.preprocess.scale_to_unit_ball(smaller, center=center)
     assert torch.equal(s2.x_train, s.x_train[keep]) and torch.equal(s2.x_test, s.x_test)
 
 
@@ -62,13 +62,13 @@ def test_synthetic_scaling_is_per_row():
     other rows are drawn (n_train changes only how many rows there are)."""
     a = D.load("synthetic", device="cpu", seed=3, n_train=50, n_test=10)
     assert float(a.x_train.norm(dim=1).max()) <= 1.0 + 1e-6
-    assert D.unit_ball_map(a) == (0.0, 1.0)
+    assert D.preprocess.unit_ball_map(a) == (0.0, 1.0)
 
 
 def test_unit_ball_map_needs_a_public_range(digits):
     no_range = dataclasses.replace(digits, info={k: v for k, v in digits.info.items() if k != "feature_range"})
     with pytest.raises(ValueError, match="feature_range"):
-        D.scale_to_unit_ball(no_range)
+        D.preprocess.scale_to_unit_ball(no_range)
 
 
 def test_mnist_offline_raises_with_fix(tmp_path):
@@ -106,15 +106,15 @@ def test_read_idx_rejects_bad_magic_and_truncation(tmp_path):
     bad = tmp_path / "bad.idx"
     bad.write_bytes(b"\x01\x02\x08\x01" + struct.pack(">I", 3) + b"abc")
     with pytest.raises(ValueError, match="magic"):
-        D.read_idx(bad)
+        D.parsers.read_idx(bad)
     short = tmp_path / "short.idx"
     short.write_bytes(b"\x00\x00\x08\x01" + struct.pack(">I", 5) + b"ab")
     with pytest.raises(ValueError, match="header says"):
-        D.read_idx(short)
+        D.parsers.read_idx(short)
     ints = tmp_path / "ints.idx"
     arr = np.arange(6, dtype=">i4").reshape(2, 3)
     ints.write_bytes(b"\x00\x00\x0c\x02" + struct.pack(">2I", 2, 3) + arr.tobytes())
-    assert D.read_idx(ints).tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert D.parsers.read_idx(ints).tolist() == [[0, 1, 2], [3, 4, 5]]
 
 
 def test_cifar10_parser_on_fabricated_archive(tmp_path):
@@ -176,7 +176,7 @@ def test_forget_requests(digits):
 def test_backdoor_stamps_and_relabels(digits):
     fed = D.partition(digits, 4, "iid", seed=0)
     poisoned = fed.client_indices[0][:15]
-    bd = D.add_backdoor(digits, poisoned, target=0, patch=2)
+    bd = D.federated.add_backdoor(digits, poisoned, target=0, patch=2)
     x = bd.dataset.x_train[torch.as_tensor(poisoned)]
     assert (x[..., -2:, -2:] == 1.0).all() and (bd.dataset.y_train[torch.as_tensor(poisoned)] == 0).all()
     clean = np.setdiff1d(np.arange(digits.n_train), poisoned)
@@ -185,7 +185,7 @@ def test_backdoor_stamps_and_relabels(digits):
     assert (bd.y_test_triggered == 0).all()
     assert np.array_equal(bd.request(client=0).indices, np.sort(poisoned))
     with pytest.raises(ValueError, match="patch"):
-        D.add_backdoor(digits, poisoned, patch=20)
+        D.federated.add_backdoor(digits, poisoned, patch=20)
 
 
 def test_bad_dataset_name():
@@ -197,7 +197,8 @@ def test_without_rows_keeps_every_other_row_at_its_client():
     """D minus D_f from raw data: the rows left keep their order, identity and client."""
     import numpy as np
 
-    from unlearnkit.data import load, partition, renumbered, without_rows
+    from unlearnkit.data import load, partition
+    from unlearnkit.data.federated import renumbered, without_rows
 
     ds = load("digits", seed=0)
     fed = partition(ds, 4, "iid", seed=0)

@@ -67,7 +67,7 @@ def test_malicious_cifar_archive_runs_no_code(tmp_path, how):
     evil = pickle.dumps({b"data": _Evil(marker, how), b"labels": [0]}, protocol=4)
     archive = _archive(tmp_path, _good_blobs(data_batch_1=evil))
     global_name = "posix.system" if how == "system" else "builtins.eval"
-    with pytest.raises(D.DatasetCorruptError) as err:
+    with pytest.raises(D.parsers.DatasetCorruptError) as err:
         D.load("cifar10", root=tmp_path, device="cpu")
     assert not marker.exists()
     msg = str(err.value)
@@ -77,15 +77,15 @@ def test_malicious_cifar_archive_runs_no_code(tmp_path, how):
 
 def test_safe_unpickler_admits_only_numpy_arrays():
     arr = np.arange(6, dtype=np.uint8).reshape(2, 3)
-    out = D.SafeUnpickler(io.BytesIO(pickle.dumps(arr, protocol=4)), source="x").load()
+    out = D.parsers.SafeUnpickler(io.BytesIO(pickle.dumps(arr, protocol=4)), source="x").load()
     assert np.array_equal(out, arr)
     for obj in (io.BytesIO, np.load, __import__("collections").OrderedDict(), pickle.loads):
-        with pytest.raises(D.DatasetCorruptError, match="x: refused to load the global"):
-            D.SafeUnpickler(io.BytesIO(pickle.dumps(obj, protocol=4)), source="x").load()
+        with pytest.raises(D.parsers.DatasetCorruptError, match="x: refused to load the global"):
+            D.parsers.SafeUnpickler(io.BytesIO(pickle.dumps(obj, protocol=4)), source="x").load()
 
 
 def test_corrupt_error_is_a_value_error():
-    assert issubclass(D.DatasetCorruptError, ValueError)
+    assert issubclass(D.parsers.DatasetCorruptError, ValueError)
 
 
 @pytest.mark.parametrize("case, match", [
@@ -131,7 +131,7 @@ def test_corrupt_cifar_files(tmp_path, case, match):
         archive.mkdir()
     else:
         _archive(tmp_path, _good_blobs(data_batch_3=bad[case]))
-    with pytest.raises(D.DatasetCorruptError, match=match) as err:
+    with pytest.raises(D.parsers.DatasetCorruptError, match=match) as err:
         D.load("cifar10", root=tmp_path, device="cpu")
     assert str(archive) in str(err.value) and "\n" not in str(err.value)
 
@@ -144,7 +144,7 @@ def test_unpacked_cifar_folder_with_a_folder_for_a_batch(tmp_path):
     assert D.load("cifar10", root=tmp_path, device="cpu").n_train == 20
     (unpacked / "test_batch").unlink()
     (unpacked / "test_batch").mkdir()
-    with pytest.raises(D.DatasetCorruptError, match="test_batch is a folder"):
+    with pytest.raises(D.parsers.DatasetCorruptError, match="test_batch is a folder"):
         D.load("cifar10", root=tmp_path, device="cpu")
 
 
@@ -163,8 +163,8 @@ def test_constant_channel_does_not_make_features_nan(tmp_path):
 @given(st.binary(max_size=300))
 def test_random_bytes_as_a_batch_give_a_corrupt_error(blob):
     try:
-        D.read_cifar10_batch(io.BytesIO(blob), source="fuzz")
-    except D.DatasetCorruptError as exc:
+        D.parsers.read_cifar10_batch(io.BytesIO(blob), source="fuzz")
+    except D.parsers.DatasetCorruptError as exc:
         assert "fuzz" in str(exc)
 
 
@@ -217,7 +217,7 @@ def _mnist(tmp_path, **replace):
 ])
 def test_corrupt_mnist_files(tmp_path, name, how, match):
     folder = _mnist(tmp_path, **{name: how})
-    with pytest.raises(D.DatasetCorruptError, match=match) as err:
+    with pytest.raises(D.parsers.DatasetCorruptError, match=match) as err:
         D.load("mnist", root=tmp_path, device="cpu")
     assert name in str(err.value) and str(folder) in str(err.value)
 
@@ -240,7 +240,7 @@ def test_download_with_a_wrong_checksum_is_deleted(tmp_path, monkeypatch):
         dest.write_bytes(b"not the real file")
 
     monkeypatch.setattr(DS, "_fetch_url", fake_fetch)
-    with pytest.raises(D.DatasetCorruptError) as err:
+    with pytest.raises(D.parsers.DatasetCorruptError) as err:
         D.load("mnist", root=tmp_path, device="cpu", download=True)
     msg = str(err.value)
     assert "f68b3c2dcbeaaa9fbdd348bbdeb94873" in msg
@@ -248,7 +248,7 @@ def test_download_with_a_wrong_checksum_is_deleted(tmp_path, monkeypatch):
 
     assert hashlib.md5(b"not the real file").hexdigest() in msg
     assert list((tmp_path / "mnist").iterdir()) == []  # nothing left behind, not even the .part file
-    with pytest.raises(D.DatasetCorruptError, match="c58f30108f718f92721af3b95e74349a"):
+    with pytest.raises(D.parsers.DatasetCorruptError, match="c58f30108f718f92721af3b95e74349a"):
         D.load("cifar10", root=tmp_path, device="cpu", download=True)
     assert list((tmp_path / "cifar10").iterdir()) == []
 
@@ -259,6 +259,6 @@ def test_download_with_the_right_checksum_is_kept(tmp_path, monkeypatch):
 
     monkeypatch.setitem(DS._MD5, "cifar-10-python.tar.gz", hashlib.md5(payload).hexdigest())
     monkeypatch.setattr(DS, "_fetch_url", lambda url, dest: dest.write_bytes(payload))
-    with pytest.raises(D.DatasetCorruptError, match="not a readable tar.gz"):  # kept, then parsed
+    with pytest.raises(D.parsers.DatasetCorruptError, match="not a readable tar.gz"):  # kept, then parsed
         D.load("cifar10", root=tmp_path, device="cpu", download=True)
     assert (tmp_path / "cifar10" / "cifar-10-python.tar.gz").read_bytes() == payload

@@ -16,7 +16,8 @@ from torch.func import grad as func_grad
 from torch.func import grad_and_value
 
 from unlearnkit.evaluate import report
-from unlearnkit.experiments import CentralProfile, centralized_setup
+from unlearnkit.experiments import centralized_setup
+from unlearnkit.experiments.centralized import CentralProfile
 from unlearnkit.experiments.memo import clear_memo, memo_stats, memoized
 from unlearnkit.models import FlatParams, cnn, logreg, mlp
 from unlearnkit.train import SGDConfig

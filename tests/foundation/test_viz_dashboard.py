@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from unlearnkit.experiments import CentralProfile, centralized_setup
+from unlearnkit.experiments import centralized_setup
+from unlearnkit.experiments.centralized import CentralProfile
 from unlearnkit.train import SGDConfig
 from unlearnkit.viz import figures
 from unlearnkit.viz.dashboard import ForgettingDashboard, PartitionExplorer

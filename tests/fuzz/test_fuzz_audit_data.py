@@ -22,18 +22,18 @@ samples = st.one_of(st.lists(st.one_of(wild_floats, st.floats(-5, 5)), min_size=
 @example(k=1.7, n=10, alpha=0.05, delta=1e-5)  # silently truncated to 1 before the fix
 def test_clopper_pearson(k, n, alpha, delta):
     names = ("k", "n", "alpha", "delta")
-    bounds = check_contract(audit.clopper_pearson, k, n, alpha, names=names)
+    bounds = check_contract(audit.bounds.clopper_pearson, k, n, alpha, names=names)
     if bounds is not None:
         assert 0.0 <= bounds[0] <= bounds[1] <= 1.0
-    check_contract(audit.epsilon_lower_bound, k, n, k, n, delta=delta, names=names, allow_inf=True)
+    check_contract(audit.bounds.epsilon_lower_bound, k, n, k, n, delta=delta, names=names, allow_inf=True)
 
 
 @FUZZ
-@given(a=samples, b=samples, delta=wild_floats, method=st.one_of(st.sampled_from(audit.AUDIT_STATISTICS),
+@given(a=samples, b=samples, delta=wild_floats, method=st.one_of(st.sampled_from(audit.statistics.AUDIT_STATISTICS),
                                                                  st.text(max_size=3)))
 def test_estimate(a, b, delta, method):
     def bounds(*args, **kw):  # tpr_at_fpr is NaN by design where too few samples measure that FPR
-        est = audit.estimate(*args, **kw)
+        est = audit.statistics.estimate(*args, **kw)
         return est.epsilon_lower, est.epsilon_point, est.auroc
 
     out = check_contract(bounds, a, b, delta=delta, method=method,
@@ -47,9 +47,9 @@ def test_estimate(a, b, delta, method):
 @example(sens=1.0, sigma=5e-324, eps=1.0, delta=1e-300)  # gdp_epsilon: a message about "sensitivity" before
 def test_gaussian_mechanism_formulas(sens, sigma, eps, delta):
     names = ("sensitivity", "sigma", "epsilon", "delta")
-    check_contract(audit.gaussian_epsilon, sens, sigma, delta, names=names, allow_inf=True)
-    check_contract(audit.gaussian_sigma, sens, eps, delta, names=names)
-    check_contract(audit.gdp_epsilon, sigma, delta, names=("mu", "delta"), allow_inf=True)
+    check_contract(audit.mechanisms.gaussian_epsilon, sens, sigma, delta, names=names, allow_inf=True)
+    check_contract(audit.mechanisms.gaussian_sigma, sens, eps, delta, names=names)
+    check_contract(audit.statistics.gdp_epsilon, sigma, delta, names=("mu", "delta"), allow_inf=True)
 
 
 @FUZZ
@@ -69,7 +69,7 @@ def test_synthetic_loader(kw, seed):
     ds = check_contract(data.load, "synthetic", device="cpu", seed=seed, **kw,
                         names=tuple(kw) + ("seed", "device"))
     if ds is not None:
-        check_contract(data.scale_to_unit_ball, ds, names=("dataset",))
+        check_contract(data.preprocess.scale_to_unit_ball, ds, names=("dataset",))
 
 
 @FUZZ

@@ -71,7 +71,7 @@ def test_run_arguments(method, profile, seed, out):
        seed=seeds, out=st.sampled_from(OUTS))
 @example(paper="rrdu", profile="quick", seed=-1, out=OUT_OK)  # ran the whole reproduction before the fix
 def test_reproduce_arguments(paper, profile, seed, out):
-    from unlearnkit.reproduce import REPRODUCE_PROFILES
+    from unlearnkit.reproduce.runner import REPRODUCE_PROFILES
 
     assume(not (paper in PAPERS and profile in REPRODUCE_PROFILES and _valid_seed(seed) and out == OUT_OK))
     argv = ["reproduce", paper, "--profile", profile, "--out", out, "--no-progress"]

@@ -113,7 +113,7 @@ def test_no_certificate_for_a_bad_request(tiny, kind, idx, label):
 @pytest.mark.parametrize("make, names", [
     (lambda: methods.GradientAscentConfig(stop_forget_acc=[1.0, 2.0]), ("stop_forget_acc",)),  # a TypeError
     (lambda: rrdu.WalkConfig(token=None), ("token",)),  # accepted, then an AttributeError in the run
-    (lambda: rrdu.NoisyWalkConfig(token="a"), ("token",)),  # an AttributeError in __post_init__ before
+    (lambda: rrdu.noisy.NoisyWalkConfig(token="a"), ("token",)),  # an AttributeError in __post_init__ before
     (lambda: rrdu.WalkConfig(token=TOKEN, route_seed=float("nan")), ("route_seed",)),  # accepted before
     (lambda: methods.DDPWalkConfig(token=TOKEN, sigma=float("nan")), ("sigma",)),  # accepted before
     (lambda: methods.DDPWalkConfig(token=TOKEN, m=float("nan")), ("m",)),  # accepted before

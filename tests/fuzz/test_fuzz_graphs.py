@@ -41,7 +41,7 @@ matrices = st.integers(1, 4).flatmap(lambda k: st.lists(st.lists(st.one_of(wild_
 def test_matrices(W):
     check_contract(G.spectral_gap, W, names=("W",))
     check_contract(G.mixing_time, W, names=("W", "tol"), allow_inf=True)
-    check_contract(G.stationary_distribution, W, names=("P",))
+    check_contract(G.walks.stationary_distribution, W, names=("P",))
 
 
 @FUZZ
@@ -51,12 +51,12 @@ def test_walks(n, u, p, hops, seed):
     rng = np.random.default_rng(seed)
     names = ("n", "u", "p", "hops")
     route = check_contract(G.rrdu_route, n, u, p, hops, rng=rng, names=names)
-    check_contract(G.uniform_route, n, hops, rng=rng, names=names)
-    check_contract(G.transition_matrix, kind="rrdu", n=n, u=u, p=p, names=names)
+    check_contract(G.walks.uniform_route, n, hops, rng=rng, names=names)
+    check_contract(G.walks.transition_matrix, kind="rrdu", n=n, u=u, p=p, names=names)
     if route is not None:
-        counts = check_contract(G.visit_counts, route, n, names=names)
+        counts = check_contract(G.walks.visit_counts, route, n, names=names)
         assert counts is None or counts.sum() == len(route)
-    check_contract(G.observer_probability, n, p, names=names)
+    check_contract(G.walks.observer_probability, n, p, names=names)
 
 
 @FUZZ

@@ -16,7 +16,7 @@ from fuzzkit import time_limit
 from hypothesis import given
 from hypothesis import strategies as st
 
-from unlearnkit.data import DatasetCorruptError, read_idx
+from unlearnkit.data.parsers import DatasetCorruptError, read_idx
 from unlearnkit.data.parsers import IDX_MAX_BYTES
 
 MB = 1024 ** 2

@@ -18,7 +18,7 @@ from unlearnkit import audit, data, decentral, methods, train
 from unlearnkit._io import json_text
 from unlearnkit.constants import logistic_constants
 from unlearnkit.core import MAX_DIM, MAX_STEPS
-from unlearnkit.distributed import QuadraticHop
+from unlearnkit.distributed.tasks import QuadraticHop
 from unlearnkit.methods import noisy_finetune as nf
 from unlearnkit.methods import rrdu
 

@@ -89,7 +89,8 @@ def test_the_limit_itself_passes_the_check(cls_name, name, limit):
 @settings(max_examples=6, deadline=None, derandomize=True)
 @given(extra=too_big)
 def test_audit_functions_refuse_counts_past_their_named_limits(extra):
-    from unlearnkit.audit import audit_ceiling, audit_gaussian, validate_statistics
+    from unlearnkit.audit import audit_ceiling, audit_gaussian
+    from unlearnkit.audit.validation import validate_statistics
 
     _refused(MAX_TRIALS, "n_trials", lambda: audit_ceiling(int(MAX_TRIALS) + extra))
     _refused(MAX_DIM, "dim", lambda: audit_gaussian(sensitivity=1.0, sigma=1.0, epsilon=1.0, delta=1e-5,

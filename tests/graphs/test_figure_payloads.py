@@ -13,7 +13,7 @@ from unlearnkit.viz._payload import payload_problems, plain, sync_widget
 
 
 def _figures():
-    g = G.ring(6)
+    g = G.topology.ring(6)
     yield "graph", vn.graph_figure(g, np.linspace(0, 1, 6), token=2, highlight=[(0, 1)])
     yield "mixing", vn.mixing_heatmap_figure(G.mixing_matrix(g))
     yield "averaging", vn.averaging_figure(np.random.default_rng(0).random((5, 6)), 0.5, current=2)

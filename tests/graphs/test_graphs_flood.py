@@ -4,7 +4,8 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from unlearnkit.graphs import make_graph, relay_messages, remove_client
+from unlearnkit.graphs import make_graph
+from unlearnkit.graphs.flood import relay_messages, remove_client
 
 
 def test_remove_client_relabels_and_keeps_positions():

@@ -19,14 +19,14 @@ def _graph(e, n):
     return G
 
 
-@pytest.mark.parametrize("name", [f for f in g.EDGE_FAMILIES if f not in RANDOM_KW])
+@pytest.mark.parametrize("name", [f for f in g.sparse.EDGE_FAMILIES if f not in RANDOM_KW])
 @pytest.mark.parametrize("n", [2, 3, 4, 9, 12, 16, 17])
 def test_deterministic_edge_lists_are_the_networkx_edges(name, n):
-    assert np.array_equal(g.edge_list(name, n), g.graph_edges(g.make_graph(name, n)))
+    assert np.array_equal(g.edge_list(name, n), g.sparse.graph_edges(g.make_graph(name, n)))
 
 
-@pytest.mark.parametrize("name", g.EDGE_FAMILIES)
-@pytest.mark.parametrize("rule", g.MIXING_RULES)
+@pytest.mark.parametrize("name", g.sparse.EDGE_FAMILIES)
+@pytest.mark.parametrize("rule", g.mixing.MIXING_RULES)
 @pytest.mark.parametrize("n", [6, 12, 20])
 def test_sparse_and_dense_mixing_agree(name, rule, n):
     e = g.edge_list(name, n, seed=3, **RANDOM_KW.get(name, {}))
@@ -37,7 +37,7 @@ def test_sparse_and_dense_mixing_agree(name, rule, n):
     np.testing.assert_allclose(W.toarray(), g.mixing_matrix(G, rule), rtol=0, atol=1e-12)
     # from the networkx graph itself (any topology, also the dense ones)
     np.testing.assert_allclose(g.sparse_mixing_matrix(G, rule=rule).toarray(), g.mixing_matrix(G, rule), atol=1e-12)
-    assert abs(g.slem(W) - g.slem(g.mixing_matrix(G, rule))) < 1e-12
+    assert abs(g.mixing.slem(W) - g.mixing.slem(g.mixing_matrix(G, rule))) < 1e-12
 
 
 @pytest.mark.parametrize("name", ["complete", "two_clusters", "star"])
@@ -59,13 +59,13 @@ def test_validation_names_the_property():
     W = g.sparse_mixing_matrix(g.edge_list("ring", 8), 8).tolil()
     W[0, 1] += 0.1
     with pytest.raises(ValueError, match="symmetric"):
-        g.validate_sparse_mixing(W.tocsr())
+        g.sparse.validate_sparse_mixing(W.tocsr())
     with pytest.raises(ValueError, match="stochastic"):
-        g.validate_sparse_mixing(sp.identity(4, format="csr") * 0.5)
+        g.sparse.validate_sparse_mixing(sp.identity(4, format="csr") * 0.5)
     with pytest.raises(ValueError, match="disconnected"):
-        g.validate_sparse_mixing(sp.identity(4, format="csr"))
+        g.sparse.validate_sparse_mixing(sp.identity(4, format="csr"))
     with pytest.raises(ValueError, match="not neighbours"):
-        g.validate_mixing(g.sparse_mixing_matrix(g.edge_list("ring", 8), 8), G=g.make_graph("path", 8))
+        g.mixing.validate_mixing(g.sparse_mixing_matrix(g.edge_list("ring", 8), 8), G=g.make_graph("path", 8))
     with pytest.raises(ValueError, match=r"n=20000000 is out of range: expected n in \[2, 10000000\]"):
         g.edge_list("ring", 20_000_000)
     with pytest.raises(ValueError, match=r"n=20000 is too large: expected n in \[2, 10000\]"):
@@ -73,9 +73,9 @@ def test_validation_names_the_property():
 
 
 def test_arpack_slem_above_the_dense_limit():
-    n = g.DENSE_EIG_MAX + 500
+    n = g.sparse.DENSE_EIG_MAX + 500
     W = g.sparse_mixing_matrix(g.edge_list("random_regular", n, degree=4, seed=1), n)
-    assert abs(g.sparse_slem(W) - g.slem(W.toarray())) < 1e-8
+    assert abs(g.sparse.sparse_slem(W) - g.mixing.slem(W.toarray())) < 1e-8
     n = 2600
     ring = g.sparse_mixing_matrix(g.edge_list("ring", n), n, "lazy")
     lazy_ring = 0.5 + 0.5 * (1 / 3 + 2 / 3 * np.cos(2 * np.pi / n))  # closed form of the lazy ring

@@ -9,7 +9,7 @@ from unlearnkit.viz.networks import (DynamicExplorer, NetworkExplorer, WalkExplo
 
 
 def test_pure_figures_have_fixed_traces():
-    G = g.two_clusters(8)
+    G = g.topology.two_clusters(8)
     fig = graph_figure(G, np.arange(8.0), highlight=[G.graph["bridge"]], token=3)
     assert len(fig.data) == 4
     assert fig.data[3].x == (G.graph["pos"][3, 0],)

@@ -57,7 +57,7 @@ def test_averaging_on_device_is_the_gossip_trajectory():
 
 def test_edge_xy_matches_the_per_edge_loop():
     G = _g.make_graph("small_world", 30, seed=0)
-    pos = _g.positions(G)
+    pos = _g.topology.positions(G)
     xs, ys = [], []
     for a, b in G.edges:
         xs += [pos[a, 0], pos[b, 0], None]

@@ -6,7 +6,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from unlearnkit.graphs import edge_list, flood, graph_edges, make_graph, relay_messages, sparse_mixing_matrix
+from unlearnkit.graphs import edge_list, flood, make_graph, sparse_mixing_matrix
+from unlearnkit.graphs.sparse import graph_edges
+from unlearnkit.graphs.flood import relay_messages
 
 FAMILIES = [("ring", {}), ("path", {}), ("star", {}), ("grid", {}), ("torus", {}), ("exponential", {}),
             ("random_regular", {"degree": 3}), ("erdos_renyi", {"p_edge": 0.2, "seed": 3}), ("small_world", {})]

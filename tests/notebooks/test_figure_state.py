@@ -175,7 +175,8 @@ def test_the_state_is_sent_once_per_batch_and_after_the_messages():
 
 @pytest.fixture(scope="module")
 def central_setup():
-    from unlearnkit.experiments import CentralProfile, centralized_setup
+    from unlearnkit.experiments import centralized_setup
+    from unlearnkit.experiments.centralized import CentralProfile
     from unlearnkit.train import SGDConfig
 
     prof = CentralProfile(train=SGDConfig(steps=200, lr=0.5, batch_size=32, weight_decay=1e-4))

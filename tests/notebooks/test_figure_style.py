@@ -70,7 +70,7 @@ def _catalogue():
         epsilon=1.0, delta=1e-5, n_clients=10, d=100, T_unlearn=100, L=0.5, rho=0.5, p=0.1, s=4)
     yield "06", "rrdu(no world)", lambda: vr.RRDUExplorer(None, n_clients=6, seed=0)
     yield "07", "influence_animation", lambda: vn.influence_animation(
-        G.mixing_matrix(G.ring(8)), range(0, 41, 2))
+        G.mixing_matrix(G.topology.ring(8)), range(0, 41, 2))
     yield "07", "influence", lambda: vn.InfluenceExplorer(n=8, k=5)
     yield "07", "curvature", lambda: vn.CurvatureExplorer(alpha=1.0)
     yield "07", "newton_noise", lambda: vn.NewtonNoiseExplorer(epsilon=1.0, weight_decay=1.0)

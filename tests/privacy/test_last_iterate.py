@@ -5,7 +5,8 @@ import math
 
 import pytest
 
-from unlearnkit.privacy import analytic_gaussian_epsilon, last_iterate_delta, last_iterate_epsilon, pld_epsilon
+from unlearnkit.privacy import analytic_gaussian_epsilon, last_iterate_epsilon, pld_epsilon
+from unlearnkit.privacy.last_iterate import last_iterate_delta
 
 
 # (q, sigma, T, delta): the heuristic's epsilon, checked here by a direct numerical integration of the

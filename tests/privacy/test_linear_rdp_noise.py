@@ -7,7 +7,8 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from unlearnkit.privacy import gaussian_noise, linear_rdp_epsilon, linear_rdp_slope
+from unlearnkit.privacy import gaussian_noise
+from unlearnkit.privacy.linear_rdp import linear_rdp_epsilon, linear_rdp_slope
 
 
 def test_mironov_closed_form():

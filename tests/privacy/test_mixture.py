@@ -7,9 +7,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy import integrate, stats
 
-from unlearnkit.privacy import (capped_delta, capped_epsilon, composition_saving_table, gaussian_composition_delta,
-                                gaussian_composition_epsilon, gaussian_composition_mu, linear_rdp_epsilon,
-                                mixture_delta, mixture_epsilon, mixture_sigma)
+from unlearnkit.privacy import gaussian_composition_epsilon, mixture_epsilon
+from unlearnkit.privacy.mixture import (capped_delta, capped_epsilon, composition_saving_table,
+                                        gaussian_composition_delta, gaussian_composition_mu, mixture_delta,
+                                        mixture_sigma)
+from unlearnkit.privacy.linear_rdp import linear_rdp_epsilon
 
 
 def binom(T, p):

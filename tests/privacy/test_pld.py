@@ -8,16 +8,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from unlearnkit.privacy import (
-    PLD,
-    DeltaBracket,
-    EpsilonBracket,
-    dpsgd_epsilon,
-    gaussian_composition_delta,
-    gaussian_composition_epsilon,
-    pld_delta,
-    pld_epsilon,
-)
+from unlearnkit.privacy import PLD, dpsgd_epsilon, gaussian_composition_epsilon, pld_epsilon
+from unlearnkit.privacy.pld import DeltaBracket, EpsilonBracket, pld_delta
+from unlearnkit.privacy.mixture import gaussian_composition_delta
 
 # -- (a) plain Gaussian composition: exactly mu-GDP with mu = sqrt(T) / sigma --------------------------------
 

@@ -15,13 +15,13 @@ from unlearnkit.privacy import dpsgd_epsilon, pld_epsilon
 
 def test_pld_noise_multiplier_is_smaller_and_certified():
     eps, delta, q, steps = 2.0, 1e-5, 0.02, 500
-    z_rdp = nf.dpsgd_noise_multiplier(eps, delta, q=q, steps=steps)
-    z_pld = nf.dpsgd_noise_multiplier(eps, delta, q=q, steps=steps, accountant="pld")
+    z_rdp = nf.dpsgd.dpsgd_noise_multiplier(eps, delta, q=q, steps=steps)
+    z_pld = nf.dpsgd.dpsgd_noise_multiplier(eps, delta, q=q, steps=steps, accountant="pld")
     assert z_pld < z_rdp
     assert pld_epsilon(q, z_pld, steps, delta).upper <= eps
     assert dpsgd_epsilon(z_pld, q, steps, delta) > eps  # RDP alone could not certify this noise
     with pytest.raises(ValueError, match="accountant="):
-        nf.dpsgd_noise_multiplier(eps, delta, q=q, steps=steps, accountant="prv")
+        nf.dpsgd.dpsgd_noise_multiplier(eps, delta, q=q, steps=steps, accountant="prv")
 
 
 def test_dp_sgd_train_reports_both_accountants():
@@ -32,7 +32,7 @@ def test_dp_sgd_train_reports_both_accountants():
     runs = {}
     for acc in ("rdp", "pld"):
         conf = nf.DPSGDConfig(epsilon=10, k=2, steps=20, batch_size=32, accountant=acc)
-        runs[acc] = nf.dp_sgd_train(flat, ds, idx, conf, generator=uk.make_generator(0), init=torch.zeros(flat.d))[1]
+        runs[acc] = nf.dpsgd.dp_sgd_train(flat, ds, idx, conf, generator=uk.make_generator(0), init=torch.zeros(flat.d))[1]
     rdp, pld = runs["rdp"], runs["pld"]
     assert "accountant" not in rdp.constants and "RDP" in rdp.mechanism  # the default is unchanged
     assert "PLD" in pld.mechanism and pld.sigma < rdp.sigma

@@ -8,17 +8,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from unlearnkit.privacy import (
-    PLD,
-    capped_epsilon,
-    dpsgd_epsilon,
-    gaussian_composition_epsilon,
-    mixture_delta,
-    mixture_epsilon,
-    pld_epsilon,
-    pld_mixture_delta,
-    pld_mixture_epsilon,
-)
+from unlearnkit.privacy import PLD, dpsgd_epsilon, gaussian_composition_epsilon, mixture_epsilon, pld_epsilon
+from unlearnkit.privacy.mixture import capped_epsilon, mixture_delta
+from unlearnkit.privacy.pld_mixture import pld_mixture_delta, pld_mixture_epsilon
 from unlearnkit.methods.rrdu.mixture import rrdu_mixture_epsilon, rrdu_visit_pmf
 
 

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from unlearnkit.privacy import PLD, gaussian_composition_epsilon, pld_delta, pld_epsilon
+from unlearnkit.privacy import PLD, gaussian_composition_epsilon, pld_epsilon
+from unlearnkit.privacy.pld import pld_delta
 from unlearnkit.privacy.pld import _loss_of_x, _x_of_loss
 
 

@@ -25,7 +25,8 @@ def test_tradeoff_audit_figure_from_an_audit():
     import torch
 
     from unlearnkit.audit import AuditConfig, audit_gaussian
-    from unlearnkit.privacy import analytic_gaussian_sigma, gaussian_certificate_mu
+    from unlearnkit.privacy import analytic_gaussian_sigma
+    from unlearnkit.privacy.tradeoff import gaussian_certificate_mu
     from unlearnkit.viz.pld import audit_operating_points, tradeoff_audit_figure
 
     sigma = analytic_gaussian_sigma(8.0, 1e-5)  # mu about 2: visible to 200 held-out trials per world

@@ -4,20 +4,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from unlearnkit.privacy import (
-    DEFAULT_ORDERS,
-    OPACUS_ORDERS,
-    Certificate,
-    GaussianEvent,
-    LinearEvent,
-    RDPAccountant,
-    SubsampledGaussianEvent,
-    analytic_gaussian_sigma,
-    calibrate_sigma,
-    dpsgd_epsilon,
-    get_noise_multiplier,
-    subsampled_gaussian_rdp,
-)
+from unlearnkit.privacy import (Certificate, RDPAccountant, analytic_gaussian_sigma, calibrate_sigma, dpsgd_epsilon,
+                                get_noise_multiplier)
+from unlearnkit.privacy.rdp import DEFAULT_ORDERS, subsampled_gaussian_rdp
+from unlearnkit.privacy.calibrate import OPACUS_ORDERS
+from unlearnkit.privacy.accountant import GaussianEvent, LinearEvent, SubsampledGaussianEvent
 
 dp_accounting = pytest.importorskip("dp_accounting")
 

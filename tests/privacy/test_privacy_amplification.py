@@ -6,23 +6,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from unlearnkit.privacy import (
-    calibrate_sigma,
-    expected_inverse_delay,
-    first_observation_delay_pmf,
-    first_observation_rate,
-    gradient_clipping_rho,
-    iteration_rdp,
-    linear_rdp,
-    model_clipping_delta,
-    model_clipping_sigma_paper,
-    model_clipping_steps,
-    optimal_shift_schedule,
-    rdp_to_dp,
-    sample_first_observation_delay,
-    theta_epsilon,
-    visit_count_bound,
-)
+from unlearnkit.privacy import calibrate_sigma
+from unlearnkit.privacy.rdp import linear_rdp
+from unlearnkit.privacy.amplification import (expected_inverse_delay, first_observation_delay_pmf,
+                                              first_observation_rate, gradient_clipping_rho, iteration_rdp,
+                                              model_clipping_delta, model_clipping_sigma_paper, model_clipping_steps,
+                                              optimal_shift_schedule, sample_first_observation_delay,
+                                              visit_count_bound)
+from unlearnkit.privacy.rdp import rdp_to_dp
+from unlearnkit.privacy.gaussian import theta_epsilon
 
 # digest 004 section 3.3: a dense grid of orders q > 1 for the linear-curve conversion
 QS = np.exp(np.linspace(np.log(1 + 1e-4), np.log(1e6), 200_000))

@@ -7,16 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from unlearnkit.privacy import (
-    ClassicGaussianRangeWarning,
-    analytic_gaussian_epsilon,
-    analytic_gaussian_sigma,
-    classic_gaussian_sigma,
-    gaussian_delta,
-    relaxed_gaussian_sigma,
-    theta_epsilon,
-    zcdp_gaussian_sigma,
-)
+from unlearnkit.privacy import analytic_gaussian_epsilon, analytic_gaussian_sigma, classic_gaussian_sigma
+from unlearnkit.privacy.gaussian import (ClassicGaussianRangeWarning, gaussian_delta, relaxed_gaussian_sigma,
+                                         theta_epsilon, zcdp_gaussian_sigma)
 
 
 def test_analytic_sigma_golden_dp_accounting():

@@ -6,7 +6,8 @@ import pytest
 pytest.importorskip("ipywidgets")
 pytest.importorskip("anywidget")
 
-from unlearnkit.privacy import DEFAULT_ORDERS, analytic_gaussian_sigma, subsampled_gaussian_rdp  # noqa: E402
+from unlearnkit.privacy import analytic_gaussian_sigma
+from unlearnkit.privacy.rdp import DEFAULT_ORDERS, subsampled_gaussian_rdp
 from unlearnkit.viz.privacy import (  # noqa: E402
     CalibratorExplorer,
     GaussianExplorer,
@@ -81,7 +82,8 @@ def test_renyi_explorer_without_dp_accounting_never_shows_our_curve_under_its_na
 
 def test_gaussian_sigma_rows_compare_the_two_calibrations():
     from unlearnkit.experiments.labs.privacy import gaussian_sigma_rows
-    from unlearnkit.privacy import classic_gaussian_sigma, gaussian_delta
+    from unlearnkit.privacy import classic_gaussian_sigma
+    from unlearnkit.privacy.gaussian import gaussian_delta
 
     rows = gaussian_sigma_rows([0.5, 1.0, 20.0], 1e-5)
     assert [r["epsilon"] for r in rows] == [0.5, 1.0, 20.0]
@@ -95,7 +97,8 @@ def test_gaussian_sigma_rows_compare_the_two_calibrations():
 
 def test_relaxed_sigma_rows_need_far_more_noise_than_a_fixed_sensitivity():
     from unlearnkit.experiments.labs.privacy import relaxed_sigma_rows
-    from unlearnkit.privacy import classic_gaussian_sigma, relaxed_gaussian_sigma
+    from unlearnkit.privacy import classic_gaussian_sigma
+    from unlearnkit.privacy.gaussian import relaxed_gaussian_sigma
 
     rows = relaxed_sigma_rows(0.5, 1e-5)
     assert [r["moment"] for r in rows] == ["first_moment", "second_moment"]

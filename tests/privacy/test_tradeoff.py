@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from unlearnkit.privacy import gaussian_certificate_mu, gaussian_composition_epsilon, gdp_tradeoff, pld_epsilon
+from unlearnkit.privacy import gaussian_composition_epsilon, pld_epsilon
+from unlearnkit.privacy.tradeoff import gaussian_certificate_mu, gdp_tradeoff
 
 
 def test_tradeoff_ends_and_symmetry():
@@ -45,7 +46,8 @@ def test_errors_name_the_parameter(call, name):
 
 # ---- (epsilon, delta) curves and an audit's operating points -----------------------------------------------
 
-from unlearnkit.privacy import dp_tradeoff, tradeoff_operating_points  # noqa: E402
+from unlearnkit.privacy import dp_tradeoff
+from unlearnkit.privacy.tradeoff import tradeoff_operating_points
 
 
 def test_dp_tradeoff_lies_below_the_gdp_curve_of_the_same_sigma():
@@ -116,7 +118,8 @@ def test_new_errors_name_the_parameter(call, name):
 
 
 def test_pld_tradeoff_is_the_gdp_curve_for_gaussians_and_a_valid_promise():
-    from unlearnkit.privacy import PLD, pld_tradeoff
+    from unlearnkit.privacy import PLD
+    from unlearnkit.privacy.tradeoff import pld_tradeoff
 
     alpha = np.linspace(0.0, 1.0, 51)
     f = pld_tradeoff(PLD.gaussian(2.0).self_compose(4), alpha)   # exactly 1-GDP

@@ -25,7 +25,7 @@ def _pdudt_noise(digits):
 
     flat = FlatParams(make_model("logreg", digits.input_shape, digits.n_classes))
     corrected = flat.init().unsqueeze(0).repeat(3, 1)
-    C = P.GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=2.3, delta_f_tilde=2.3, rho1=0.9, rho2=0.9)
+    C = P.certify.GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=2.3, delta_f_tilde=2.3, rho1=0.9, rho2=0.9)
     return PDUDTNoiseExplorer(flat, corrected, digits, lr=1e-3, t1=6, constants=C, sigma=1e-4)
 
 

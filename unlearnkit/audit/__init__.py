@@ -39,42 +39,13 @@ This module is the statistics only (it knows no unlearning method); the worlds o
 on a tiny convex task, and the audit of every method, are in :mod:`unlearnkit.experiments.audits.methods`.
 """
 
-from .bounds import clopper_pearson, epsilon_lower_bound
-from .ceiling import CEILING_STATISTICS, audit_ceiling, ceiling_curve
-from .forgetting import example_epsilon, forgetting_score, score_interval
-from .mechanisms import GaussianMechanism, Mechanism, gaussian_epsilon, gaussian_sigma, per_trial
-from .one_run import one_run_epsilon_lower_bound, one_run_guesses, one_run_p_value
-from .run import AuditConfig, AuditResult, audit, audit_gaussian, audit_samples, bonferroni
-from .statistics import AUDIT_STATISTICS, STATISTIC_ASSUMPTIONS, Estimate, estimate, gdp_epsilon
-from .validation import validate_statistics
+from ..runtime import lazy_exports
 
 __all__ = [
-    "AuditConfig",
-    "AuditResult",
-    "bonferroni",
-    "Mechanism",
-    "GaussianMechanism",
-    "per_trial",
-    "clopper_pearson",
-    "epsilon_lower_bound",
-    "gaussian_epsilon",
-    "gaussian_sigma",
-    "audit_samples",
-    "audit",
-    "audit_gaussian",
-    "AUDIT_STATISTICS",
-    "STATISTIC_ASSUMPTIONS",
-    "Estimate",
-    "estimate",
-    "gdp_epsilon",
-    "one_run_p_value",
-    "one_run_epsilon_lower_bound",
-    "one_run_guesses",
-    "validate_statistics",
-    "CEILING_STATISTICS",
-    "audit_ceiling",
-    "ceiling_curve",
-    "example_epsilon",
-    "forgetting_score",
-    "score_interval",
+    "AuditConfig", "AuditResult", "audit", "audit_gaussian", "audit_ceiling", "forgetting_score",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __all__, {
+    "AuditConfig": ".run", "AuditResult": ".run", "audit": ".run", "audit_gaussian": ".run",
+    "audit_ceiling": ".ceiling", "forgetting_score": ".forgetting",
+})

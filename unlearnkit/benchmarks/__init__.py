@@ -25,8 +25,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from .._validate import check_choice
 
-__all__ = ["register_bench", "available_benches", "run_benches", "machine_info", "format_table", "timeit",
-           "bench_devices"]
+__all__ = ["register_bench", "available_benches", "run_benches"]
 
 BenchFn = Callable[..., list[dict[str, Any]]]
 

@@ -25,15 +25,10 @@ Q, SIGMA, STEPS, DELTA, TARGET_EPS = 0.01, 1.1, 10_000, 1e-5, 2.0
 
 
 def _ours(rows: list[dict[str, Any]], repeat: int, warmup: int) -> None:
-    from ..privacy import (
-        DEFAULT_ORDERS,
-        OPACUS_ORDERS,
-        RDPAccountant,
-        SubsampledGaussianEvent,
-        calibrate_sigma,
-        dpsgd_epsilon,
-        get_noise_multiplier,
-    )
+    from ..privacy import RDPAccountant, calibrate_sigma, dpsgd_epsilon, get_noise_multiplier
+    from ..privacy.rdp import DEFAULT_ORDERS
+    from ..privacy.calibrate import OPACUS_ORDERS
+    from ..privacy.accountant import SubsampledGaussianEvent
 
     for label, orders, method in (("unlearnkit", DEFAULT_ORDERS, "cks"),
                                   ("unlearnkit (Opacus orders)", OPACUS_ORDERS, "balle")):

@@ -27,7 +27,7 @@ from . import register_bench
 @register_bench("audit", per_device=False,  # it runs the CPU and the GPU side by side itself
                 description="audit trials/s (vectorised vs loop, CPU/GPU), statistics validation, ceilings")
 def bench_audit(*, quick: bool = False) -> list[dict[str, Any]]:
-    from ..audit import validate_statistics
+    from ..audit.validation import validate_statistics
     from ..audit.ceiling import CEILING_STATISTICS, audit_ceiling
     from ..experiments.audits.vectorised import trials_per_second
 

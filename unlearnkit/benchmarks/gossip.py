@@ -31,8 +31,10 @@ from .token_walk import walk_loop_rows
 def bench_gossip(*, quick: bool = False) -> list[dict[str, Any]]:
     from .. import data as D
     from .. import runtime as rt
-    from ..decentral import ClientSampler, gossip_step, gossip_step_loop
-    from ..graphs import mixing_matrix, ring
+    from ..decentral._engine import ClientSampler
+    from ..decentral.gossip import gossip_step, gossip_step_loop
+    from ..graphs import mixing_matrix
+    from ..graphs.topology import ring
     from ..models import FlatParams, make_model
 
     dev = rt.device()

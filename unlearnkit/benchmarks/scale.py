@@ -159,7 +159,8 @@ def flood_rows(sizes: list[int]) -> list[dict[str, Any]]:
     """One flood of Newton's correction (:func:`~unlearnkit.graphs.flood`: breadth-first distances and parents
     over the edge list) and the relay count to a sink (:func:`~unlearnkit.graphs.relay_messages`) from client
     0: time, traced peak, hops and messages. On a ring the flood takes ``N / 2`` hops, all computed at once."""
-    from ..graphs import edge_list, flood, relay_messages
+    from ..graphs import edge_list, flood
+    from ..graphs.flood import relay_messages
 
     rows = []
     for name, kw in (("ring", {}), ("random_regular", {"degree": 4})):
@@ -184,7 +185,8 @@ def flood_rows(sizes: list[int]) -> list[dict[str, Any]]:
 def walk_route_rows(sizes: list[int], hops: int = 10_000) -> list[dict[str, Any]]:
     """RR-DU's edge-respecting walk (``u = 0``, ``p = 0.1``) of ``hops`` hops on a random 4-regular edge list of
     each size: the time and the traced peak memory of building the route (CSR rows, never ``N x N``)."""
-    from ..graphs import edge_list, rrdu_graph_walk
+    from ..graphs import edge_list
+    from ..graphs.walks import rrdu_graph_walk
     import numpy as np
 
     rows = []

@@ -6,13 +6,15 @@
 ((1, 8, 8), 10)
 """
 
-from .datasets import DATASETS, Dataset, DatasetUnavailableError, available, data_root, load
-from .preprocess import scale_to_unit_ball, unit_ball_map
-from .federated import (Backdoor, Federation, add_backdoor, forget_class, forget_client, forget_samples, partition,
-                        renumbered, stamp_trigger, without_rows)
-from .parsers import DatasetCorruptError, SafeUnpickler, read_cifar10_batch, read_idx
+from ..runtime import lazy_exports
 
-__all__ = ["DATASETS", "Dataset", "DatasetUnavailableError", "DatasetCorruptError", "available", "data_root", "load",
-           "read_idx", "read_cifar10_batch", "SafeUnpickler", "scale_to_unit_ball", "unit_ball_map", "Federation", "partition",
-           "forget_samples", "forget_class", "forget_client", "Backdoor", "add_backdoor", "stamp_trigger",
-           "without_rows", "renumbered"]
+__all__ = [
+    "load", "available", "partition", "Federation", "forget_samples", "forget_class", "forget_client",
+    "DatasetUnavailableError",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, __all__, {
+    "load": ".datasets", "available": ".datasets", "partition": ".federated", "Federation": ".federated",
+    "forget_samples": ".federated", "forget_class": ".federated", "forget_client": ".federated",
+    "DatasetUnavailableError": ".datasets",
+})

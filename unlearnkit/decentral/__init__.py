@@ -16,22 +16,15 @@
   flooded correction written once against it, for either runtime.
 """
 
-from ._engine import ClientSampler, MixingSource, batched_loss_and_grad, consensus_distance
-from .correction import retrain_matrices
-from .mixer import MIX_KERNELS, GossipKernel
-from .gradient_gossip import (GradientGossipConfig, HistoryCache, RunningSumCache, paper_storage_bytes,
-                              gradient_gossip_round, run_gradient_gossip)
-from .token import HopContext, TokenConfig, TokenOptimizer, netdp_sigma, run_netdp, run_token
-from .many_walks import Walks, run_walks
-from .gossip import GossipConfig, gossip_step, gossip_step_loop, run_gossip, simulate_averaging
-from .network import Network, SimulatedNetwork
-from .network_steps import LocalProblem, dpsgd_rounds, flooded_correction, gradient_gossip_rounds
+from ..runtime import lazy_exports
 
-__all__ = ["HopContext", "TokenConfig", "TokenOptimizer", "netdp_sigma", "run_netdp", "run_token", "Walks", "run_walks",
-           "GradientGossipConfig", "HistoryCache", "RunningSumCache", "paper_storage_bytes", "retrain_matrices",
-           "run_gradient_gossip", "gradient_gossip_round",
-           "MIX_KERNELS", "GossipKernel",
-           "ClientSampler", "MixingSource", "batched_loss_and_grad", "consensus_distance",
-           "GossipConfig", "gossip_step", "gossip_step_loop", "run_gossip", "simulate_averaging",
-           "Network", "SimulatedNetwork", "LocalProblem", "dpsgd_rounds", "gradient_gossip_rounds",
-           "flooded_correction"]
+__all__ = [
+    "GossipConfig", "run_gossip", "TokenConfig", "run_token", "run_walks", "GradientGossipConfig",
+    "run_gradient_gossip", "SimulatedNetwork",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, __all__, {
+    "GossipConfig": ".gossip", "run_gossip": ".gossip", "TokenConfig": ".token", "run_token": ".token",
+    "run_walks": ".many_walks", "GradientGossipConfig": ".gradient_gossip", "run_gradient_gossip": ".gradient_gossip",
+    "SimulatedNetwork": ".network",
+})

@@ -48,18 +48,13 @@ GPUs) but not the walk (NCCL has no receive-from-any, which the walk token uses)
 hanging.
 """
 
-from .launch import DistributedRunError, free_port, launch_torchrun, spawn, torchrun_command
-from .network import BACKENDS, Message, MessageLog, PeerLostError, ProcessGroupNetwork, WalkResult, init_process_group
-from .seeds import STREAMS, initial_vector, rank_generator, rank_seed
-from .tasks import (DTYPES, QuadraticHop, flood_task, gossip_averaging, round_matrix, run_sequence, walk_reference,
-                    walk_task)
-from .token_sgd import TokenSGDHop, token_sgd_task
+from ..runtime import lazy_exports
 
 __all__ = [
-    "DistributedRunError", "free_port", "launch_torchrun", "spawn", "torchrun_command",
-    "BACKENDS", "Message", "MessageLog", "PeerLostError", "ProcessGroupNetwork", "WalkResult", "init_process_group",
-    "STREAMS", "initial_vector", "rank_generator", "rank_seed",
-    "DTYPES", "QuadraticHop", "flood_task", "gossip_averaging", "round_matrix", "run_sequence", "walk_reference",
-    "walk_task",
-    "TokenSGDHop", "token_sgd_task",
+    "spawn", "launch_torchrun", "ProcessGroupNetwork", "DistributedRunError",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __all__, {
+    "spawn": ".launch", "launch_torchrun": ".launch", "ProcessGroupNetwork": ".network",
+    "DistributedRunError": ".launch",
+})

@@ -18,7 +18,8 @@ def classic_threshold(delta: float = 1e-5, *, lo: float = 1.0, hi: float = 50.0)
     Gaussian mechanism (Balle & Wang 2018, Thm 8) along the classic calibration (Dwork & Roth 2014, Thm A.1)."""
     from scipy.optimize import brentq
 
-    from ..privacy import classic_gaussian_sigma, gaussian_delta
+    from ..privacy import classic_gaussian_sigma
+    from ..privacy.gaussian import gaussian_delta
 
     def excess(eps: float) -> float:
         return math.log(gaussian_delta(eps, classic_gaussian_sigma(eps, delta, warn=False))) - math.log(delta)

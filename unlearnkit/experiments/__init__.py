@@ -9,27 +9,11 @@ calculators) must not pay for torch, which ``centralized`` needs as soon as it d
 
 from __future__ import annotations
 
-import importlib
+from ..runtime import lazy_exports
 
-_EXPORTS = {
-    "CENTRAL_PROFILES": "centralized", "CentralProfile": "centralized", "centralized_backdoor_setup": "centralized",
-    "centralized_setup": "centralized", "run_centralized": "centralized",
-    "METHODS": "registry", "RESULT_METRICS": "registry", "MethodSpec": "registry", "available_methods": "registry",
-    "get_method": "registry", "registry_errors": "registry",
-}
+__all__ = ["get_method", "available_methods", "centralized_setup", "run_centralized"]
 
-__all__ = ["MethodSpec", "METHODS", "RESULT_METRICS", "available_methods", "get_method", "registry_errors",
-           "CentralProfile", "CENTRAL_PROFILES", "centralized_setup", "centralized_backdoor_setup",
-           "run_centralized"]
-
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'unlearnkit.experiments' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, __all__, {
+    "get_method": ".registry", "available_methods": ".registry", "centralized_setup": ".centralized",
+    "run_centralized": ".centralized",
+})

@@ -168,7 +168,7 @@ def _plant_backdoor(ds, prof: CentralProfile, *, seed: int):
     candidates = np.flatnonzero(ds.y_train.cpu().numpy() != prof.target)
     check_int("m", prof.m, low=1, high=candidates.size)
     poisoned = np.random.default_rng(seed).choice(candidates, size=prof.m, replace=False)
-    return D.add_backdoor(ds, poisoned, target=prof.target, patch=prof.patch)
+    return D.federated.add_backdoor(ds, poisoned, target=prof.target, patch=prof.patch)
 
 
 def preprocess(ds, backdoor, prof: CentralProfile):
@@ -187,7 +187,7 @@ def preprocess(ds, backdoor, prof: CentralProfile):
         raise ValueError("center=True needs unit_ball=True: the public centre comes with the public unit-ball map")
     if not prof.unit_ball:
         return ds, backdoor
-    scaled = D.scale_to_unit_ball(ds, center=prof.center)
+    scaled = D.preprocess.scale_to_unit_ball(ds, center=prof.center)
     if backdoor is None:
         return scaled, None
     c, scale = scaled.info["unit_ball_center"], scaled.info["unit_ball_scale"]

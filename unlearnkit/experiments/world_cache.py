@@ -39,7 +39,7 @@ def world_cache_dir() -> Optional[Path]:
     if value.lower() in {"", "0", "false", "no", "off"}:
         return None
     if value.lower() in {"1", "true", "yes", "on"}:
-        from ..data import data_root
+        from ..data.datasets import data_root
 
         return data_root() / "worlds"
     return Path(value).expanduser()

@@ -14,31 +14,16 @@
   random k-out) with a mixing matrix per round and window-connectivity checks.
 """
 
-from .dynamic import (DYNAMIC_TOPOLOGIES, DynamicTopology, EdgeChurnSchedule, ErdosRenyiSchedule,
-                      OnePeerExponentialSchedule, RandomKOutSchedule, StaticSchedule, make_schedule, union_graph,
-                      window_connected)
-from .flood import Flood, check_flood_network, flood, relay_messages, remove_client
-from .mixing import (MIXING_RULES, eigenvalues, influence, influence_distance, influence_from, mixing_matrix,
-                     mixing_time, slem, spectral_gap, validate_mixing)
-from .sparse import (DENSE_EIG_MAX, EDGE_FAMILIES, MAX_SPARSE_CLIENTS, edge_list, graph_edges, sparse_mixing_matrix,
-                     sparse_slem, validate_sparse_mixing)
-from .topology import (TOPOLOGIES, complete, erdos_renyi, exponential, from_networkx, grid, make_graph, path,
-                       positions, random_regular, ring, small_world, star, torus, two_clusters, validate_graph)
-from .walks import (Segments, crosses_only_edges, first_observation_delays, observer_probability, route_next,
-                    rrdu_graph_walk, rrdu_route, segments, simple_walk, stationary_distribution, transition_matrix,
-                    uniform_route, visit_counts)
+from ..runtime import lazy_exports
+from .flood import flood  # also the name of its module: bound here, before that module loads
 
 __all__ = [
-    "DYNAMIC_TOPOLOGIES", "DynamicTopology", "EdgeChurnSchedule", "ErdosRenyiSchedule", "OnePeerExponentialSchedule",
-    "RandomKOutSchedule", "StaticSchedule", "make_schedule", "union_graph", "window_connected",
-    "Flood", "check_flood_network", "flood", "relay_messages", "remove_client",
-    "MIXING_RULES", "eigenvalues", "influence", "influence_distance", "influence_from", "mixing_matrix",
-    "mixing_time", "slem", "spectral_gap", "validate_mixing",
-    "DENSE_EIG_MAX", "EDGE_FAMILIES", "MAX_SPARSE_CLIENTS", "edge_list", "graph_edges", "sparse_mixing_matrix",
-    "sparse_slem", "validate_sparse_mixing",
-    "TOPOLOGIES", "complete", "erdos_renyi", "exponential", "from_networkx", "grid", "make_graph", "path",
-    "positions", "random_regular", "ring", "small_world", "star", "torus", "two_clusters", "validate_graph",
-    "Segments", "crosses_only_edges", "first_observation_delays", "observer_probability", "rrdu_graph_walk",
-    "route_next", "rrdu_route", "segments", "simple_walk", "stationary_distribution", "transition_matrix",
-    "uniform_route", "visit_counts",
+    "make_graph", "TOPOLOGIES", "mixing_matrix", "sparse_mixing_matrix", "edge_list", "spectral_gap", "mixing_time",
+    "make_schedule", "flood", "rrdu_route", "simple_walk",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __all__, {
+    "make_graph": ".topology", "TOPOLOGIES": ".topology", "mixing_matrix": ".mixing",
+    "sparse_mixing_matrix": ".sparse", "edge_list": ".sparse", "spectral_gap": ".mixing", "mixing_time": ".mixing",
+    "make_schedule": ".dynamic", "rrdu_route": ".walks", "simple_walk": ".walks",
+})

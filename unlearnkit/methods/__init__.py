@@ -9,31 +9,30 @@ Every method class has one entry point with one calling shape (``tests/test_call
     Method().unlearn(state, request, config, *, generator, callback=None, progress=False) -> Result
 """
 
-from ..core import Cost, Event, Request, Result, Stopwatch, TrainedState, Unlearner, emit
-from .baselines import Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain, RetrainConfig
-from .descend_rewind import D2D, R2D, D2DConfig, R2DConfig
-from .newton import GossipRetrain, GossipRetrainConfig, Newton, NewtonConfig
-from .noisy_finetune import (CleanFinetuneConfig, DPSGDConfig, GradientClipping, GradientClippingConfig, ModelClipping,
-                             ModelClippingConfig, OutputPerturbation, OutputPerturbationConfig)
-from .pdudt import PDUDT, PDUDTConfig
-from .rrdu import (RRDU, DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, FinetuneWalk, NoisyDDP, NoisyDDPConfig,
-                   RetrainWalk, RRDUConfig, WalkConfig)
+from ..runtime import lazy_exports
 
 __all__ = [
-    # the shared types (from unlearnkit.core)
-    "Cost", "Event", "Request", "Result", "Stopwatch", "TrainedState", "Unlearner", "emit",
-    # baselines
-    "Retrain", "RetrainConfig", "Finetune", "FinetuneConfig", "GradientAscent", "GradientAscentConfig",
-    # Descend or Rewind? (Mu & Klabjan 2025)
-    "D2D", "D2DConfig", "R2D", "R2DConfig",
-    # Certified Unlearning for Neural Networks (Koloskova et al. 2025)
-    "GradientClipping", "GradientClippingConfig", "ModelClipping", "ModelClippingConfig", "OutputPerturbation",
-    "OutputPerturbationConfig", "CleanFinetuneConfig", "DPSGDConfig",
-    # RR-DU (Lamri & Maniatakos) and its walk baselines
-    "RRDU", "RRDUConfig", "RetrainWalk", "FinetuneWalk", "DDPWalk", "DPSGDWalk", "WalkConfig", "DDPWalkConfig",
-    "DPSGDWalkConfig", "NoisyDDP", "NoisyDDPConfig",
-    # Newton/Fisher in decentralized FL (Wu et al. 2026)
-    "Newton", "NewtonConfig", "GossipRetrain", "GossipRetrainConfig",
-    # PDUDT (Qiao et al. 2025)
-    "PDUDT", "PDUDTConfig",
+    "Request", "TrainedState", "Result", "Unlearner", "Retrain", "RetrainConfig", "Finetune", "FinetuneConfig",
+    "GradientAscent", "GradientAscentConfig", "R2D", "R2DConfig", "D2D", "D2DConfig", "GradientClipping",
+    "GradientClippingConfig", "ModelClipping", "ModelClippingConfig", "OutputPerturbation",
+    "OutputPerturbationConfig", "CleanFinetuneConfig", "DPSGDConfig", "RRDU", "RRDUConfig", "RetrainWalk",
+    "FinetuneWalk", "DDPWalk", "DPSGDWalk", "WalkConfig", "DDPWalkConfig", "DPSGDWalkConfig", "NoisyDDP",
+    "NoisyDDPConfig", "Newton", "NewtonConfig", "GossipRetrain", "GossipRetrainConfig", "PDUDT", "PDUDTConfig",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __all__, {
+    "Request": "..core", "TrainedState": "..core", "Result": "..core", "Unlearner": "..core", "Retrain": ".baselines",
+    "RetrainConfig": ".baselines", "Finetune": ".baselines", "FinetuneConfig": ".baselines",
+    "GradientAscent": ".baselines", "GradientAscentConfig": ".baselines", "R2D": ".descend_rewind.r2d",
+    "R2DConfig": ".descend_rewind.r2d", "D2D": ".descend_rewind.d2d", "D2DConfig": ".descend_rewind.d2d",
+    "GradientClipping": ".noisy_finetune.algorithms", "GradientClippingConfig": ".noisy_finetune.algorithms",
+    "ModelClipping": ".noisy_finetune.algorithms", "ModelClippingConfig": ".noisy_finetune.algorithms",
+    "OutputPerturbation": ".noisy_finetune.algorithms", "OutputPerturbationConfig": ".noisy_finetune.algorithms",
+    "CleanFinetuneConfig": ".noisy_finetune.finetune", "DPSGDConfig": ".noisy_finetune.dpsgd",
+    "RRDU": ".rrdu.algorithm", "RRDUConfig": ".rrdu.algorithm", "RetrainWalk": ".rrdu.baselines",
+    "FinetuneWalk": ".rrdu.baselines", "DDPWalk": ".rrdu.baselines", "DPSGDWalk": ".rrdu.baselines",
+    "WalkConfig": ".rrdu.baselines", "DDPWalkConfig": ".rrdu.baselines", "DPSGDWalkConfig": ".rrdu.baselines",
+    "NoisyDDP": ".rrdu.noisy", "NoisyDDPConfig": ".rrdu.noisy", "Newton": ".newton.algorithm",
+    "NewtonConfig": ".newton.config", "GossipRetrain": ".newton.training", "GossipRetrainConfig": ".newton.training",
+    "PDUDT": ".pdudt.algorithm", "PDUDTConfig": ".pdudt.algorithm",
+})

@@ -26,157 +26,19 @@ The public names other modules rely on are imported here eagerly (numpy and scip
 - :class:`Certificate` (:mod:`.certificate`).
 """
 
-from .accountant import (
-    CENTRAL,
-    CurveEvent,
-    GaussianEvent,
-    LinearEvent,
-    RDPAccountant,
-    SubsampledGaussianEvent,
-)
-from .amplification import (
-    ShiftSchedule,
-    expected_inverse_delay,
-    first_observation_delay_pmf,
-    first_observation_rate,
-    gradient_clipping_rho,
-    iteration_rdp,
-    model_clipping_delta,
-    model_clipping_sigma_paper,
-    model_clipping_steps,
-    optimal_shift_schedule,
-    sample_first_observation_delay,
-    visit_count_bound,
-)
-from .calibrate import OPACUS_ORDERS, calibrate_sigma, dpsgd_epsilon, get_noise_multiplier
-from ..core import MODES, Certificate
-from .gaussian import (
-    ClassicGaussianRangeWarning,
-    RelaxedGaussian,
-    analytic_gaussian_epsilon,
-    analytic_gaussian_sigma,
-    classic_gaussian_sigma,
-    gaussian_delta,
-    relaxed_gaussian_sigma,
-    theta_epsilon,
-    zcdp_gaussian_sigma,
-)
-from .linear_rdp import LINEAR_METHODS, linear_rdp_epsilon, linear_rdp_slope
-from .mixture import (
-    capped_delta,
-    capped_epsilon,
-    composition_saving_table,
-    gaussian_composition_delta,
-    gaussian_composition_epsilon,
-    gaussian_composition_mu,
-    mixture_delta,
-    mixture_epsilon,
-    mixture_sigma,
-)
-from .pld import PLD, PLD_DIRECTIONS, PLD_ESTIMATES, PLD_RELATIONS, DeltaBracket, EpsilonBracket, pld_delta, pld_epsilon
-from .pld_mixture import pld_mixture_delta, pld_mixture_epsilon
-from .tradeoff import (OperatingPoints, dp_tradeoff, gaussian_certificate_mu, gdp_tradeoff, pld_tradeoff,
-                       tradeoff_operating_points)
-from .last_iterate import last_iterate_delta, last_iterate_epsilon
-from .rdp import (
-    CONVERSIONS,
-    DEFAULT_ORDERS,
-    OrderGridWarning,
-    compose_rdp,
-    epsilons_per_order,
-    gaussian_rdp,
-    linear_rdp,
-    rdp_to_delta,
-    rdp_to_dp,
-    subsampled_gaussian_epsilon,
-    subsampled_gaussian_rdp,
-    subsampled_gaussian_rdp_mpmath,
-)
+from ..runtime import lazy_exports
 
 __all__ = [
-    "LINEAR_METHODS",
-    "linear_rdp_epsilon",
-    "linear_rdp_slope",
-    "capped_delta",
-    "capped_epsilon",
-    "composition_saving_table",
-    "gaussian_composition_delta",
-    "gaussian_composition_epsilon",
-    "gaussian_composition_mu",
-    "mixture_delta",
-    "mixture_epsilon",
-    "mixture_sigma",
-    "gaussian_noise",
-    "CENTRAL",
-    "CurveEvent",
-    "GaussianEvent",
-    "LinearEvent",
-    "RDPAccountant",
-    "SubsampledGaussianEvent",
-    "ShiftSchedule",
-    "expected_inverse_delay",
-    "first_observation_delay_pmf",
-    "first_observation_rate",
-    "gradient_clipping_rho",
-    "iteration_rdp",
-    "model_clipping_delta",
-    "model_clipping_sigma_paper",
-    "model_clipping_steps",
-    "optimal_shift_schedule",
-    "sample_first_observation_delay",
-    "visit_count_bound",
-    "OPACUS_ORDERS",
-    "calibrate_sigma",
-    "dpsgd_epsilon",
-    "get_noise_multiplier",
-    "Certificate",
-    "MODES",
-    "ClassicGaussianRangeWarning",
-    "RelaxedGaussian",
-    "analytic_gaussian_epsilon",
-    "analytic_gaussian_sigma",
-    "classic_gaussian_sigma",
-    "gaussian_delta",
-    "relaxed_gaussian_sigma",
-    "theta_epsilon",
-    "zcdp_gaussian_sigma",
-    "PLD",
-    "PLD_DIRECTIONS",
-    "PLD_RELATIONS",
-    "PLD_ESTIMATES",
-    "DeltaBracket",
-    "EpsilonBracket",
-    "pld_delta",
-    "pld_epsilon",
-    "pld_mixture_delta",
-    "pld_mixture_epsilon",
-    "gaussian_certificate_mu",
-    "gdp_tradeoff",
-    "dp_tradeoff",
-    "pld_tradeoff",
-    "OperatingPoints",
-    "tradeoff_operating_points",
-    "last_iterate_epsilon",
-    "last_iterate_delta",
-    "CONVERSIONS",
-    "DEFAULT_ORDERS",
-    "OrderGridWarning",
-    "compose_rdp",
-    "epsilons_per_order",
-    "gaussian_rdp",
-    "linear_rdp",
-    "rdp_to_delta",
-    "rdp_to_dp",
-    "subsampled_gaussian_epsilon",
-    "subsampled_gaussian_rdp",
-    "subsampled_gaussian_rdp_mpmath",
+    "Certificate", "MODES", "calibrate_sigma", "analytic_gaussian_sigma", "analytic_gaussian_epsilon",
+    "classic_gaussian_sigma", "gaussian_noise", "RDPAccountant", "dpsgd_epsilon", "get_noise_multiplier",
+    "gaussian_composition_epsilon", "PLD", "pld_epsilon", "mixture_epsilon", "dp_tradeoff", "last_iterate_epsilon",
 ]
 
-
-def __getattr__(name: str):
-    # the noise draw needs torch; the accountants must import without it (Binder's first cell, the CLI)
-    if name == "gaussian_noise":
-        from .noise import gaussian_noise
-
-        return gaussian_noise
-    raise AttributeError(f"module 'unlearnkit.privacy' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, __all__, {
+    "Certificate": "..core", "MODES": "..core", "calibrate_sigma": ".calibrate",
+    "analytic_gaussian_sigma": ".gaussian", "analytic_gaussian_epsilon": ".gaussian",
+    "classic_gaussian_sigma": ".gaussian", "gaussian_noise": ".noise", "RDPAccountant": ".accountant",
+    "dpsgd_epsilon": ".calibrate", "get_noise_multiplier": ".calibrate", "gaussian_composition_epsilon": ".mixture",
+    "PLD": ".pld", "pld_epsilon": ".pld", "mixture_epsilon": ".mixture", "dp_tradeoff": ".tradeoff",
+    "last_iterate_epsilon": ".last_iterate",
+})

@@ -213,14 +213,17 @@ def gradient_clipping_rho(C0: float, C1: float, gamma: float, lam: float, T: int
     sigma = check_positive("sigma", sigma)
     if gamma * lam >= 1:
         raise ValueError(f"gamma*lam={gamma * lam!r} is out of range: Theorem A.9 needs gamma*lam in [0, 1)")
-    if gamma * lam * T < 1e-12:  # lam = 0, or so small that the lam -> 0 limit is exact to ~1e-12
-        return 2.0 * (C0 + gamma * C1 * T) ** 2 / (T * sigma**2)
-    log_r = math.log1p(-gamma * lam)  # expm1/log1p keep the digits when gamma*lam is tiny
-    rT = math.exp(T * log_r)
-    one_minus_rT = -math.expm1(T * log_r)
-    one_minus_r2T = -math.expm1(2 * T * log_r)
-    B = 2.0 * C0 * rT + (2.0 * C1 / lam) * one_minus_rT
-    return gamma * lam * (2.0 - gamma * lam) * B * B / (2.0 * sigma**2 * one_minus_r2T)
+    try:  # a shift that overflows against the noise is an infinite rho (no privacy), not an OverflowError
+        if gamma * lam * T < 1e-12:  # lam = 0, or so small that the lam -> 0 limit is exact to ~1e-12
+            return 2.0 * ((C0 + gamma * C1 * T) / sigma) ** 2 / T
+        log_r = math.log1p(-gamma * lam)  # expm1/log1p keep the digits when gamma*lam is tiny
+        rT = math.exp(T * log_r)
+        one_minus_rT = -math.expm1(T * log_r)
+        one_minus_r2T = -math.expm1(2 * T * log_r)
+        B = 2.0 * C0 * rT + (2.0 * C1 / lam) * one_minus_rT
+        return gamma * lam * (2.0 - gamma * lam) * (B / sigma) ** 2 / (2.0 * one_minus_r2T)
+    except OverflowError:
+        return math.inf
 
 
 # -- 2. model clipping: contraction of delta ------------------------------------------------------------------

@@ -7,8 +7,12 @@
 ('Table 2', 8)
 """
 
-from .reference import ANALOG, EXTRACTORS, PAPERS, REFERENCES, PaperInfo, RefValue, references
-from .runner import REPRODUCE_PROFILES, compare, format_rows, methods_for_paper, run_reproduction
+from ..runtime import lazy_exports
 
-__all__ = ["PAPERS", "REFERENCES", "ANALOG", "EXTRACTORS", "PaperInfo", "RefValue", "references", "REPRODUCE_PROFILES",
-           "methods_for_paper", "compare", "format_rows", "run_reproduction"]
+__all__ = [
+    "run_reproduction", "PAPERS",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, __all__, {
+    "run_reproduction": ".runner", "PAPERS": ".reference",
+})

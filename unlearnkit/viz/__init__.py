@@ -6,9 +6,7 @@ Modules are imported lazily: ``from unlearnkit.viz.dashboard import ForgettingDa
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
+from ..runtime import lazy_exports
 from ._startup import skip_iri_grammar
 
 skip_iri_grammar()  # before anything imports plotly's renderers (see _startup: about 2 s saved per notebook)
@@ -23,11 +21,4 @@ use_shared_bundle()  # plotly's widget bundle is evaluated once per page, and no
 
 __all__ = ["Explorer", "driving", "readable"]
 
-
-def __getattr__(name: str):
-    names = {m.name for m in pkgutil.iter_modules(__path__)}
-    if name in names:
-        module = importlib.import_module(f"{__name__}.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module 'unlearnkit.viz' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, __all__, {})  # the figure modules load as themselves (uk.viz.dashboard)

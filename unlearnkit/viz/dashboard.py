@@ -20,7 +20,8 @@ from .. import data as D
 from ..runtime import make_generator
 from ..core import DivergenceError, Request
 from ..evaluate import report
-from ..experiments import CentralProfile, centralized_setup
+from ..experiments import centralized_setup
+from ..experiments.centralized import CentralProfile
 from ..experiments.labs.baselines import retrain_reference, run_baseline_in_chunks
 from ._explorer import Explorer
 from .figures import forgetting_curves, label_histogram, metrics_bars
@@ -31,7 +32,7 @@ __all__ = ["PartitionExplorer", "ForgettingDashboard"]
 class PartitionExplorer(Explorer):
     """Sliders for the number of clients, the scheme and Dirichlet's alpha; a heatmap of labels per client."""
 
-    def __init__(self, dataset: D.Dataset, *, n_clients: int = 10, seed: int = 0) -> None:
+    def __init__(self, dataset: D.datasets.Dataset, *, n_clients: int = 10, seed: int = 0) -> None:
         super().__init__()
         self.dataset = dataset
         self.seed = seed

@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 
 from .._validate import check_int
 from ..experiments.descend_rewind.coupled import CoupledRun, simulate
-from ..methods.descend_rewind import descend_rewind_sigma, diameter_cap_sigma, psgd_r2d_sensitivity
+from ..methods.descend_rewind.bounds import descend_rewind_sigma, diameter_cap_sigma, psgd_r2d_sensitivity
 from ..toy import TOY_REGIMES, make_toy
 from ._explorer import Explorer
 from ._style import OFF_SCALE, fmt_power, mark_bound, styled

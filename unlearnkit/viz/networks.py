@@ -51,7 +51,7 @@ def graph_figure(G: nx.Graph, values: Optional[Sequence[float]] = None, *, pos: 
     Traces (always four, in this order): edges, highlighted edges, nodes, token.
     """
     n = G.number_of_nodes()
-    pos = _g.positions(G) if pos is None else np.asarray(pos)
+    pos = _g.topology.positions(G) if pos is None else np.asarray(pos)
     vals = np.zeros(n) if values is None else np.asarray(values, dtype=float)
     sz = np.full(n, 16.0) if sizes is None else np.asarray(sizes, dtype=float)
     ex, ey = _edge_xy(pos, drawn_edges(G))  # every edge up to 20,000: all of them in the CPU ranges
@@ -192,14 +192,14 @@ class NetworkExplorer(Explorer):
 
         self.topology = W.Dropdown(options=sorted(_g.TOPOLOGIES), value=topology, description="topology")
         self.n = W.IntSlider(value=n, min=3, max=self.limits.max_clients, description="N")
-        self.rule = W.Dropdown(options=list(_g.MIXING_RULES), value=rule, description="rule")
+        self.rule = W.Dropdown(options=list(_g.mixing.MIXING_RULES), value=rule, description="rule")
         self.initial = W.Dropdown(options=["spike", "halves", "ramp"], value=initial, description="start")
         self.rounds = check_int("rounds", rounds, low=1)
         self.round = W.IntSlider(value=0, min=0, max=self.rounds, description="round t")
         self.play = W.Play(value=0, min=0, max=self.rounds, interval=300, description="play")
         W.jslink((self.play, "value"), (self.round, "value"))
         self.info = W.HTML()
-        G0 = _g.ring(4)
+        G0 = _g.topology.ring(4)
         self.graph_fig = go.FigureWidget(graph_figure(G0, cmin=0, cmax=1, colorbar_title="value"))
         self.heat_fig = go.FigureWidget(mixing_heatmap_figure(_g.mixing_matrix(G0)))
         self.avg_fig = go.FigureWidget(averaging_figure(np.zeros((2, 4)) + [[1, 0, 0, 0], [0.5, 0.5, 0, 0]], 0.5))
@@ -215,7 +215,7 @@ class NetworkExplorer(Explorer):
         G = _g.make_graph(self.topology.value, n, **_GRAPH_KW)
         W = _g.mixing_matrix(G, self.rule.value)
         traj = averaging_on_device(W, initial_values(G, self.initial.value), self.rounds)  # one matmul a round
-        return {"G": G, "W": W, "traj": traj, "gap": _g.spectral_gap(W), "slem": _g.slem(W),
+        return {"G": G, "W": W, "traj": traj, "gap": _g.spectral_gap(W), "slem": _g.mixing.slem(W),
                 "mixing_time": _g.mixing_time(W, 1e-3)}
 
     def update(self) -> None:
@@ -269,7 +269,7 @@ class WalkExplorer(Explorer):
         self.play = W.Play(value=hops, min=0, max=hops, interval=150, description="play")
         W.jslink((self.play, "value"), (self.hop, "value"))
         self.info = W.HTML()
-        G0 = _g.ring(4)
+        G0 = _g.topology.ring(4)
         self.graph_fig = go.FigureWidget(graph_figure(G0, colorbar_title="visits", token=0))
         self.visit_fig = go.FigureWidget(visits_figure(np.zeros(4), np.zeros(4)))
         for w in (self.topology, self.n, self.routing, self.p, self.u, self.hops):
@@ -288,15 +288,15 @@ class WalkExplorer(Explorer):
         kind = self.routing.value
         if kind == "simple":
             route = _g.simple_walk(G, T, start=u, rng=rng)
-            pi = _g.stationary_distribution(_g.transition_matrix(G, kind="simple"))
+            pi = _g.walks.stationary_distribution(_g.walks.transition_matrix(G, kind="simple"))
         elif kind == "rrdu":
             p = check_probability("p", self.p.value)
             route = _g.rrdu_route(n, u, p, T, rng=rng)
-            pi = _g.transition_matrix(kind="rrdu", n=n, u=u, p=p)[0]
+            pi = _g.walks.transition_matrix(kind="rrdu", n=n, u=u, p=p)[0]
         else:
             p = check_probability("p", self.p.value, allow_zero=False, allow_one=False)
-            route = _g.rrdu_graph_walk(G, u, p, T, start=u, rng=rng)
-            pi = _g.stationary_distribution(_g.transition_matrix(G, kind="rrdu_graph", u=u, p=p))
+            route = _g.walks.rrdu_graph_walk(G, u, p, T, start=u, rng=rng)
+            pi = _g.walks.stationary_distribution(_g.walks.transition_matrix(G, kind="rrdu_graph", u=u, p=p))
         return {"G": G, "route": route, "pi": pi, "u": u, "T": T, "n": n}
 
     def update(self) -> None:
@@ -307,7 +307,7 @@ class WalkExplorer(Explorer):
         if self.hop.value > v["T"]:
             self.hop.value = v["T"]
         r, u = v["route"], v["u"]
-        seg = _g.segments(r, u)
+        seg = _g.walks.segments(r, u)
         jumps = 0 if len(r) < 2 else int(sum(1 for a, b in zip(r[:-1], r[1:]) if a != b and not v["G"].has_edge(a, b)))
         gaps = f"mean run between visits to u: {seg.descent_hops.mean():.2f}" if seg.n_visits else "u never visited"
         self.info.value = (f"{seg.n_visits} of {v['T']} hops at u = {u} (share {seg.n_visits / v['T']:.3f}, "
@@ -319,7 +319,7 @@ class WalkExplorer(Explorer):
         v = self.current
         t = min(int(self.hop.value), v["T"])
         r, G = v["route"], v["G"]
-        counts = _g.visit_counts(r[:t], v["n"])
+        counts = _g.walks.visit_counts(r[:t], v["n"])
         token = int(r[t - 1]) if t > 0 else int(r[0])
         hl = [(int(r[t - 2]), int(r[t - 1]))] if t >= 2 and r[t - 2] != r[t - 1] else []
         sizes = 14 + 20 * np.sqrt(counts / max(counts.max(), 1))
@@ -338,7 +338,7 @@ class DynamicExplorer(Explorer):
         super().__init__()
         import ipywidgets as W
 
-        self.schedule = W.Dropdown(options=[s for s in _g.DYNAMIC_TOPOLOGIES if s != "static"], value=schedule,
+        self.schedule = W.Dropdown(options=[s for s in _g.dynamic.DYNAMIC_TOPOLOGIES if s != "static"], value=schedule,
                                    description="schedule")
         self.n = W.IntSlider(value=n, min=3, max=40, description="N")
         self.rate = W.FloatSlider(value=rate, min=0.0, max=1.0, step=0.05, description="churn rate")
@@ -350,7 +350,7 @@ class DynamicExplorer(Explorer):
         self.play = W.Play(value=0, min=0, max=self.rounds - 1, interval=400, description="play")
         W.jslink((self.play, "value"), (self.round, "value"))
         self.info = W.HTML()
-        self.graph_fig = go.FigureWidget(graph_figure(_g.ring(4), colorbar_title="degree"))
+        self.graph_fig = go.FigureWidget(graph_figure(_g.topology.ring(4), colorbar_title="degree"))
         z = np.ones(self.rounds)
         self.dyn_fig = go.FigureWidget(dynamic_figure(z, z, z))
         for w in (self.schedule, self.n, self.rate, self.p_edge, self.base):
@@ -366,7 +366,7 @@ class DynamicExplorer(Explorer):
         p_edge = check_probability("p_edge", self.p_edge.value, allow_zero=False)
         sched = _g.make_schedule(self.schedule.value, n, seed=self.seed, base=self.base.value, rate=rate,
                                  p_edge=p_edge)
-        static = _g.StaticSchedule(_g.make_graph(self.base.value, n, seed=self.seed))
+        static = _g.dynamic.StaticSchedule(_g.make_graph(self.base.value, n, seed=self.seed))
         gaps = sched.spectral_gaps(self.rounds)
         contraction = sched.contraction(self.rounds)
         window = next((B for B in range(1, self.rounds + 1) if sched.window_connected(self.rounds, B)), None)

@@ -67,8 +67,8 @@ def nf_frontier_figure(fr: Mapping[str, Any]) -> go.Figure:
 def sigma_t_figure(epsilon: float, delta: float, *, C0: float, C1: float, gamma: float, lam: float,
                    T_max: int = 200, T_mark: int | None = None) -> go.Figure:
     Ts = np.unique(np.linspace(1, T_max, min(T_max, 120)).astype(int))
-    sound = [nf.gc_sigma(epsilon, delta, C0=C0, C1=C1, gamma=gamma, lam=lam, T=int(t)) for t in Ts]
-    paper = [nf.gc_sigma(epsilon, delta, C0=C0, C1=C1, gamma=gamma, lam=lam, T=int(t), mode="paper") for t in Ts]
+    sound = [nf.bounds.gc_sigma(epsilon, delta, C0=C0, C1=C1, gamma=gamma, lam=lam, T=int(t)) for t in Ts]
+    paper = [nf.bounds.gc_sigma(epsilon, delta, C0=C0, C1=C1, gamma=gamma, lam=lam, T=int(t), mode="paper") for t in Ts]
     fig = go.Figure()
     fig.add_scatter(x=Ts, y=sound, mode="lines", name="sound (Thm A.9 + Balle 2020)")
     fig.add_scatter(x=Ts, y=paper, mode="lines", name="paper (tables' code)", line={"dash": "dash"})
@@ -83,7 +83,7 @@ def sigma_t_figure(epsilon: float, delta: float, *, C0: float, C1: float, gamma:
 def mc_delta_figure(epsilon: float, delta: float, *, C2: float, sigma: float, T: int = 60) -> go.Figure:
     fig = go.Figure()
     for tight, name in ((True, "tight recursion (Balle 2019 Thm 1; the tables)"), (False, "Lemma A.2 as printed")):
-        tr = nf.mc_delta_trace(epsilon, C2=C2, sigma=sigma, T=T, tight=tight)
+        tr = nf.bounds.mc_delta_trace(epsilon, C2=C2, sigma=sigma, T=T, tight=tight)
         fig.add_scatter(x=np.arange(T + 1), y=np.log10(np.maximum(tr, 1e-300)), mode="lines", name=name)
     fig.add_hline(y=math.log10(delta), line_dash="dash", annotation_text="target delta")
     fig.update_layout(title=f"model clipping: delta after t steps (C2/sigma = {C2 / sigma:.3g})",
@@ -172,5 +172,5 @@ class CalibrationExplorer(Explorer):
                                                                 **kw))
         TrajectoryExplorer._copy(self.fig_mc, mc_delta_figure(self.eps.value, delta, C2=self.C2.value,
                                                               sigma=self.sigma_mc.value))
-        n_mc = nf.mc_steps(self.eps.value, delta, C2=self.C2.value, sigma=self.sigma_mc.value, T_max=5000)
+        n_mc = nf.bounds.mc_steps(self.eps.value, delta, C2=self.C2.value, sigma=self.sigma_mc.value, T_max=5000)
         self.status.value = f"model clipping needs {n_mc} steps (tight recursion)"

@@ -326,7 +326,8 @@ class PDUDTNoiseExplorer(Explorer):
 
     def compute(self) -> dict:
         from ..evaluate import accuracy
-        from ..methods.pdudt import client_noise, pdudt_certificate
+        from ..methods.pdudt.algorithm import client_noise
+        from ..methods.pdudt.certify import pdudt_certificate
 
         sigma = check_positive("sigma", self.sigma.value, allow_zero=True)
         eps = check_positive("epsilon", self.epsilon.value)

@@ -20,8 +20,8 @@ from typing import Any, Mapping, Optional
 import numpy as np
 import plotly.graph_objects as go
 
-from ..privacy import (PLD, dp_tradeoff, dpsgd_epsilon, gaussian_composition_epsilon, gdp_tradeoff, pld_epsilon,
-                       pld_tradeoff)
+from ..privacy import PLD, dp_tradeoff, dpsgd_epsilon, gaussian_composition_epsilon, pld_epsilon
+from ..privacy.tradeoff import gdp_tradeoff, pld_tradeoff
 from ..privacy.tradeoff import OperatingPoints, tradeoff_operating_points
 from ..privacy.pld import PLD_DIRECTIONS
 from .._validate import check_choice, check_delta, check_int, check_probability, check_range, check_scale

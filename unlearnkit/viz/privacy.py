@@ -19,7 +19,9 @@ import plotly.graph_objects as go
 
 from .._validate import check_positive, check_probability
 from ..experiments.labs.privacy import CALIBRATION_PLOT_ORDERS, calibration_sweep, renyi_comparison
-from ..privacy import DEFAULT_ORDERS, analytic_gaussian_sigma, classic_gaussian_sigma, gaussian_delta, rdp_to_dp
+from ..privacy import analytic_gaussian_sigma, classic_gaussian_sigma
+from ..privacy.rdp import DEFAULT_ORDERS, rdp_to_dp
+from ..privacy.gaussian import gaussian_delta
 from ..privacy.rdp import epsilons_per_order, gaussian_rdp
 from ._explorer import Explorer
 from ._style import styled

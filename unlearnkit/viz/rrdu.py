@@ -152,7 +152,7 @@ def curves_figure(curves: dict[str, dict], *, start: Optional[int] = None,
 def accountant_sigma_figure(*, delta: float, n_clients: int, p: float, T_unlearn: int, L: float, m: int = 1,
                  eps_grid: Optional[np.ndarray] = None, mark: Optional[float] = None) -> go.Figure:
     """sigma against epsilon for accountants A-D (flat in m) and DDP (Algorithm 3 and group privacy in m)."""
-    from ..methods.rrdu import ddp_sigma, rrdu_sigma
+    from ..methods.rrdu.certify import ddp_sigma, rrdu_sigma
 
     eps_grid = np.geomspace(0.1, 20, 25) if eps_grid is None else np.asarray(eps_grid)
     fig = go.Figure()
@@ -266,7 +266,7 @@ class RRDUExplorer(Explorer):
 
     def update(self) -> None:
         from ..graphs.walks import rrdu_route
-        from ..methods.rrdu import rrdu_certify, rrdu_sigma
+        from ..methods.rrdu.certify import rrdu_certify, rrdu_sigma
 
         cfg = self.config()
         self.sigma = rrdu_sigma(cfg.accountant, epsilon=cfg.epsilon, delta=cfg.delta, n_clients=self.n_clients, p=cfg.p,
@@ -303,7 +303,7 @@ class RRDUExplorer(Explorer):
     def ledger_epsilons(self, route: Sequence[int]) -> np.ndarray:
         """Per-client epsilon along ``route`` at the current sigma (the ledger of the explorer's accountant:
         the amplified one for B, the per-visit one otherwise)."""
-        from ..methods.rrdu import ObserverLedger
+        from ..methods.rrdu.certify import ObserverLedger
 
         if not (self.sigma > 0):
             out = np.zeros(self.n_clients)

@@ -67,7 +67,8 @@ def consensus_run(topology: str, n: int, d: int = 10, rounds: int = 100, *, seed
     from ..runtime import device as default_device
     from ..runtime import make_generator
     from ..decentral.mixer import GossipKernel
-    from ..graphs import edge_list, sparse_mixing_matrix, sparse_slem
+    from ..graphs import edge_list, sparse_mixing_matrix
+    from ..graphs.sparse import sparse_slem
 
     check_choice("topology", topology, SCALE_TOPOLOGIES)
     dev = torch.device(device if device is not None else default_device())

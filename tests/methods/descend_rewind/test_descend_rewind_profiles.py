@@ -110,7 +110,7 @@ def test_full_batch_training_couples_to_full_retain_batches():
 
 def test_sigma_by_delta_compares_first_moment_with_deterministic_noise():
     from unlearnkit.experiments.descend_rewind.lab import sigma_by_delta
-    from unlearnkit.methods.descend_rewind import descend_rewind_sigma
+    from unlearnkit.methods.descend_rewind.bounds import descend_rewind_sigma
 
     rows = sigma_by_delta(0.5, 1.0, [1e-2, 1e-5])
     assert [r["delta"] for r in rows] == [1e-2, 1e-5] and all(r["Delta_1"] == 0.5 for r in rows)

@@ -18,7 +18,9 @@ from unlearnkit.constants import logistic_constants, softmax_constants
 from unlearnkit.core import Request
 from unlearnkit.experiments.audits.recipes import ToyTask, audit_unlearner, toy_setup
 from unlearnkit.experiments.descend_rewind.lab import gd_r2d_worlds
-from unlearnkit.methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig, d2d_certificate, psgd_d2d_sensitivity
+from unlearnkit.methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig
+from unlearnkit.methods.descend_rewind.d2d import d2d_certificate
+from unlearnkit.methods.descend_rewind.coverage import psgd_d2d_sensitivity
 from unlearnkit.models import FlatParams, make_model
 from unlearnkit.train import SGDConfig, train_sgd
 

@@ -13,8 +13,10 @@ from unlearnkit.graphs import make_graph
 from unlearnkit.core import Request, TrainedState
 from unlearnkit.decentral.gossip import GossipConfig
 from unlearnkit.graphs import flood
-from unlearnkit.methods.newton import (Newton, NewtonConfig, exact_minimizer, newton_model_constants,
-                                       paper_sensitivity, train_dpsgd)
+from unlearnkit.methods.newton import Newton, NewtonConfig
+from unlearnkit.methods.newton.training import exact_minimizer, train_dpsgd
+from unlearnkit.methods.newton.steps import newton_model_constants
+from unlearnkit.methods.newton.certify import paper_sensitivity
 from unlearnkit.models import FlatParams, logreg
 
 LAM = 0.5
@@ -279,7 +281,8 @@ def test_softmax_hessian_lipschitz_bound_holds_numerically():
 
 
 def test_lemma1_influence_distance_is_bounded_by_rho_k():
-    from unlearnkit.graphs import influence_distance, mixing_matrix, slem
+    from unlearnkit.graphs import mixing_matrix
+    from unlearnkit.graphs.mixing import influence_distance, slem
     for G in (make_graph("ring", 10), make_graph("erdos_renyi", 10, seed=1, p_edge=0.3)):
         W = mixing_matrix(G)
         rho = slem(W) ** 2  # digest 001: rho is the *square* of the second-largest eigenvalue modulus
@@ -289,7 +292,7 @@ def test_lemma1_influence_distance_is_bounded_by_rho_k():
 
 
 def test_single_requester_global_step_within_the_sound_bound(problem):
-    from unlearnkit.methods.newton import sound_sensitivity
+    from unlearnkit.methods.newton.certify import sound_sensitivity
 
     ds, fed, flat, state, _ = problem
     req = data.forget_samples(fed, 1, m=8, seed=5)

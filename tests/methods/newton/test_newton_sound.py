@@ -9,7 +9,9 @@ from hypothesis import given, settings, strategies as st
 
 from unlearnkit import data
 from unlearnkit.experiments.newton.audit import NewtonAuditTask, _setup, newton_audit, tau_zero_sigma
-from unlearnkit.methods.newton import Newton, NewtonConfig, newton_certificate, train_dpsgd
+from unlearnkit.methods.newton import Newton, NewtonConfig
+from unlearnkit.methods.newton.certify import newton_certificate
+from unlearnkit.methods.newton.training import train_dpsgd
 
 EXACT = dict(scope="global", center_gradient=True)
 CONSTS = {"L": 2.0, "M": 0.3, "lam": 0.5}

@@ -13,7 +13,8 @@ from unlearnkit import data
 from unlearnkit.core import TrainedState
 from unlearnkit.decentral.gossip import GossipConfig
 from unlearnkit.graphs import make_graph
-from unlearnkit.methods.newton import Newton, NewtonConfig, exact_minimizer
+from unlearnkit.methods.newton import Newton, NewtonConfig
+from unlearnkit.methods.newton.training import exact_minimizer
 from unlearnkit.methods.newton.step_cache import clear_step_cache, step_cache_stats
 from unlearnkit.models import FlatParams, logreg
 

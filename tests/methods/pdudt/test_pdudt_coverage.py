@@ -21,27 +21,27 @@ from unlearnkit.methods import pdudt as P
 from unlearnkit.methods.pdudt import certify
 from unlearnkit.models import FlatParams, make_model
 
-C = P.GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=2.3, delta_f_tilde=2.3, rho1=0.9, rho2=0.9)
+C = P.certify.GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=2.3, delta_f_tilde=2.3, rho1=0.9, rho2=0.9)
 ARGS = dict(lr=1e-3, t1=100, n=10, constants=C, epsilon=1.0, delta=1e-5)
 
 
 def test_coverage_table_names_every_scale_of_the_correction_module():
     assert certify._SCALES == CORRECTION_SCALES
     for scale in CORRECTION_SCALES:
-        assert P.lemma_coverage(scale, "sound")[0]
-        covered, why = P.lemma_coverage(scale, "paper")
+        assert P.certify.lemma_coverage(scale, "sound")[0]
+        covered, why = P.certify.lemma_coverage(scale, "paper")
         assert covered == (scale == "paper")
         assert (scale in why) if scale != "paper" else "Eq. (9)" in why
     with pytest.raises(ValueError, match="correction_scale='half'"):
-        P.lemma_coverage("half", "sound")
+        P.certify.lemma_coverage("half", "sound")
 
 
 @pytest.mark.parametrize("scale", CORRECTION_SCALES)
 def test_certificate_for_each_scale(scale):
-    before_paper = P.pdudt_certificate(**ARGS, mode="paper")  # the default scale: as before this change
-    before_sound = P.pdudt_certificate(**ARGS, mode="sound")
-    paper = P.pdudt_certificate(**ARGS, mode="paper", correction_scale=scale)
-    sound = P.pdudt_certificate(**ARGS, mode="sound", correction_scale=scale)
+    before_paper = P.certify.pdudt_certificate(**ARGS, mode="paper")  # the default scale: as before this change
+    before_sound = P.certify.pdudt_certificate(**ARGS, mode="sound")
+    paper = P.certify.pdudt_certificate(**ARGS, mode="paper", correction_scale=scale)
+    sound = P.certify.pdudt_certificate(**ARGS, mode="sound", correction_scale=scale)
     # sound mode: every scale is covered by the proof of Lemma B.2, with the same d1 and sigma as before; the
     # hand-set constants are not verified on the data, so no certificate
     assert sound.mode == "none" and not sound.certified and sound.sigma == before_sound.sigma
@@ -74,10 +74,10 @@ def test_rho_below_the_retrain_rules_rounds_is_not_certified(trained, rule):
     # before: any rho1/rho2 the user typed were trusted; rho2 depends on the retrain rule's W~
     fed, states = trained
     req = Request("client", np.asarray(fed.client_indices[2]), client=2)
-    r1, r2 = P.measured_rho(states[rule].extras["history"].W, 2, rule)
+    r1, r2 = P.algorithm.measured_rho(states[rule].extras["history"].W, 2, rule)
     assert 0 < r1 <= 1 and 0 < r2 <= 1
-    ok = P.GapConstants(L=0.5, sgd_var=1.0, het_var=1.0, delta_f=0.7, delta_f_tilde=0.7, rho1=r1, rho2=r2)
-    low = P.GapConstants(**{**ok.__dict__, "rho2": 0.5 * r2})
+    ok = P.certify.GapConstants(L=0.5, sgd_var=1.0, het_var=1.0, delta_f=0.7, delta_f_tilde=0.7, rho1=r1, rho2=r2)
+    low = P.certify.GapConstants(**{**ok.__dict__, "rho2": 0.5 * r2})
     for scale in CORRECTION_SCALES:
         good = P.PDUDT().unlearn(states[rule], req, P.PDUDTConfig(retrain_rule=rule, correction_scale=scale,
                                                                   noise="certified", mode="sound", constants=ok),
@@ -96,8 +96,8 @@ def test_rho_below_the_retrain_rules_rounds_is_not_certified(trained, rule):
 def test_unlearn_reports_the_paper_statement_only_for_eq9(trained):
     fed, states = trained
     req = Request("client", np.asarray(fed.client_indices[2]), client=2)
-    r1, r2 = P.measured_rho(states["recompute"].extras["history"].W, 2)
-    c = P.GapConstants(L=0.5, sgd_var=1.0, het_var=1.0, delta_f=0.7, delta_f_tilde=0.7, rho1=r1, rho2=r2)
+    r1, r2 = P.algorithm.measured_rho(states["recompute"].extras["history"].W, 2)
+    c = P.certify.GapConstants(L=0.5, sgd_var=1.0, het_var=1.0, delta_f=0.7, delta_f_tilde=0.7, rho1=r1, rho2=r2)
     modes = {scale: P.PDUDT().unlearn(states["recompute"], req,
                                       P.PDUDTConfig(correction_scale=scale, noise="certified", constants=c),
                                       generator=uk.make_generator(0)).certificate.mode for scale in CORRECTION_SCALES}

@@ -6,6 +6,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
+from unlearnkit.decentral import correction as C
 from unlearnkit.methods import pdudt as P
 
 
@@ -29,10 +30,10 @@ def random_history(T=6, n=6, d=5, p_edge=0.5, seed=0, isolate=None):
     return W, g
 
 
-@pytest.mark.parametrize("rule", P.RETRAIN_RULES)
+@pytest.mark.parametrize("rule", C.RETRAIN_RULES)
 def test_retrain_mixing_is_doubly_stochastic_without_leaver(rule):
     W, _ = random_history(T=4, n=7, seed=3)
-    Wt = P.retrain_mixing(W, 2, rule)
+    Wt = C.retrain_mixing(W, 2, rule)
     keep = [i for i in range(7) if i != 2]
     for w in Wt:
         sub = w[keep][:, keep]
@@ -48,14 +49,14 @@ def test_complete_graph_uniform_weights_gives_federated_residual():
     W = torch.full((T, n, n), 1.0 / n, dtype=torch.float64)
     g = torch.randn(T, n, d, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     # Metropolis on K_{n-1} is the uniform 1/(n-1) matrix of the special case
-    assert torch.allclose(P.retrain_mixing(W[0], k, "recompute")[0, 2], torch.tensor(1.0 / (n - 1), dtype=W.dtype))
-    delta = P.residuals(W, g, k, eta, rule="recompute")
+    assert torch.allclose(C.retrain_mixing(W[0], k, "recompute")[0, 2], torch.tensor(1.0 / (n - 1), dtype=W.dtype))
+    delta = C.residuals(W, g, k, eta, rule="recompute")
     expect = eta / (n - 1) * (g.mean(1) - g[:, k])
     for i in range(n):
         if i != k:
             assert torch.allclose(delta[:, i], expect)
     # the absorb rule is not uniform (W~_ii = 2/n): its residual is eta/n (g_i - g_k), client-specific
-    delta_b = P.residuals(W, g, k, eta, rule="absorb")
+    delta_b = C.residuals(W, g, k, eta, rule="absorb")
     assert torch.allclose(delta_b[:, 0], eta / n * (g[:, 0] - g[:, k]))
 
 
@@ -63,7 +64,7 @@ def test_absorb_rule_closed_form_and_zero_without_edge():
     # 2.7 (2): delta_i^t = eta W_ik (g_i - g_k); zero in rounds where k is not a neighbour
     W, g = random_history(T=8, n=6, seed=1)
     k, eta = 4, 0.05
-    delta = P.residuals(W, g, k, eta, rule="absorb")
+    delta = C.residuals(W, g, k, eta, rule="absorb")
     expect = eta * W[:, :, k, None] * (g - g[:, k:k + 1])
     expect[:, k] = 0
     assert torch.allclose(delta, expect)
@@ -72,12 +73,12 @@ def test_absorb_rule_closed_form_and_zero_without_edge():
     assert (delta[no_edge].abs().sum(-1) == 0).all()
 
 
-@pytest.mark.parametrize("rule", P.RETRAIN_RULES)
+@pytest.mark.parametrize("rule", C.RETRAIN_RULES)
 def test_eq15_invariant(rule):
     # 2.7 (3): sum_{i != k} delta_i^t = eta (sum_j W_kj g_j - g_k) for any doubly stochastic W~
     W, g = random_history(T=5, n=7, seed=2)
     k, eta = 3, 0.2
-    delta = P.residuals(W, g, k, eta, rule=rule)
+    delta = C.residuals(W, g, k, eta, rule=rule)
     lhs = delta.sum(1)
     rhs = eta * (torch.einsum("tj,tjd->td", W[:, k], g) - g[:, k])
     assert torch.allclose(lhs, rhs)
@@ -90,7 +91,7 @@ def test_weights_are_a_distribution(seed, T, n, es):
     W, g = random_history(T=T, n=n, d=3, seed=seed)
     es = min(es, T)
     for H in (None, es):
-        p = P.round_weights(W, g, H)
+        p = C.round_weights(W, g, H)
         assert (p >= 0).all()
         assert torch.allclose(p.sum(0), torch.ones(n, dtype=p.dtype))
         if H is not None:
@@ -100,30 +101,30 @@ def test_weights_are_a_distribution(seed, T, n, es):
 def test_weights_of_a_client_without_updates_are_zero_and_so_is_its_correction():
     W = torch.eye(3, dtype=torch.float64).expand(4, 3, 3).clone()
     g = torch.zeros(4, 3, 2, dtype=torch.float64)
-    p = P.round_weights(W, g)
+    p = C.round_weights(W, g)
     assert (p == 0).all()
-    assert P.correction(P.residuals(W, g, 0, 0.1), p).abs().max() == 0
+    assert C.correction(C.residuals(W, g, 0, 0.1), p).abs().max() == 0
 
 
-@pytest.mark.parametrize("rule", P.RETRAIN_RULES)
+@pytest.mark.parametrize("rule", C.RETRAIN_RULES)
 def test_isolated_leaver_gives_zero_correction(rule):
     # 2.7 (5)
     W, g = random_history(T=6, n=6, seed=4, isolate=5)
-    delta = P.residuals(W, g, 5, 0.1, rule=rule)
+    delta = C.residuals(W, g, 5, 0.1, rule=rule)
     assert delta.abs().max() == 0
-    p = P.round_weights(W, g)
-    for scale in P.CORRECTION_SCALES:
-        assert P.correction(delta, p, scale).abs().max() == 0
+    p = C.round_weights(W, g)
+    for scale in C.CORRECTION_SCALES:
+        assert C.correction(delta, p, scale).abs().max() == 0
 
 
 def test_noise_average_has_variance_sigma_squared():
     # 2.7 (6): averaging n-1 draws of N(0, (n-1) sigma^2) gives variance sigma^2
     gen = torch.Generator().manual_seed(0)
     sigma, m, d = 0.3, 9, 20000
-    z = P.client_noise(m, d, sigma, generator=gen, dtype=torch.float64)
+    z = P.algorithm.client_noise(m, d, sigma, generator=gen, dtype=torch.float64)
     assert abs(z.var().item() - m * sigma**2) / (m * sigma**2) < 0.03
     assert abs(z.mean(0).var().item() - sigma**2) / sigma**2 < 0.05
-    z2 = P.client_noise(m, d, sigma, generator=gen, dtype=torch.float64)
+    z2 = P.algorithm.client_noise(m, d, sigma, generator=gen, dtype=torch.float64)
     assert not torch.equal(z, z2)  # fresh noise every call
 
 
@@ -135,8 +136,8 @@ def test_unrolled_models_match_step_by_step_gossip():
     th = theta0.expand(4, 3).clone()
     for t in range(5):
         th = th - eta * W[t] @ g[t]
-    assert torch.allclose(P.reconstruct_models(theta0, W, g, eta), th)
-    assert torch.allclose(P.reconstruct_models(theta0, W, g, eta, rounds=0), theta0.expand(4, 3))
+    assert torch.allclose(C.reconstruct_models(theta0, W, g, eta), th)
+    assert torch.allclose(C.reconstruct_models(theta0, W, g, eta, rounds=0), theta0.expand(4, 3))
 
 
 def test_sum_scale_is_exact_when_gradients_do_not_depend_on_the_model():
@@ -147,12 +148,12 @@ def test_sum_scale_is_exact_when_gradients_do_not_depend_on_the_model():
     W, _ = random_history(T=T, n=n, d=d, seed=9)
     g = torch.as_tensor(rng.normal(size=(T, n, d)))
     theta0 = torch.zeros(d, dtype=torch.float64)
-    for rule in P.RETRAIN_RULES:
-        Wt = P.retrain_mixing(W, k, rule)
-        theta = P.reconstruct_models(theta0, W, g, 0.1)
-        theta_rt = P.reconstruct_models(theta0, Wt, g, 0.1)
-        delta = P.residuals(W, g, k, 0.1, rule=rule)
-        corr = P.correction(delta, P.round_weights(W, g), "sum")
+    for rule in C.RETRAIN_RULES:
+        Wt = C.retrain_mixing(W, k, rule)
+        theta = C.reconstruct_models(theta0, W, g, 0.1)
+        theta_rt = C.reconstruct_models(theta0, Wt, g, 0.1)
+        delta = C.residuals(W, g, k, 0.1, rule=rule)
+        corr = C.correction(delta, C.round_weights(W, g), "sum")
         keep = [i for i in range(n) if i != k]
         assert torch.allclose((theta - corr)[keep], theta_rt[keep])
 
@@ -160,12 +161,12 @@ def test_sum_scale_is_exact_when_gradients_do_not_depend_on_the_model():
 def test_bad_leaver_and_round_raise_naming_them():
     W, g = random_history(T=3, n=4, d=2)
     with pytest.raises(ValueError, match="leaver"):
-        P.residuals(W, g, 4, 0.1)
+        C.residuals(W, g, 4, 0.1)
     with pytest.raises(ValueError, match="t_unlearn"):
-        P.reconstruct_models(torch.zeros(2, dtype=torch.float64), W, g, 0.1, rounds=4)
+        C.reconstruct_models(torch.zeros(2, dtype=torch.float64), W, g, 0.1, rounds=4)
     with pytest.raises(ValueError, match="es_rounds"):
-        P.round_weights(W, g, 5)
+        C.round_weights(W, g, 5)
     with pytest.raises(ValueError, match="retrain_rule"):
-        P.retrain_mixing(W[0], 0, "drop")
+        C.retrain_mixing(W[0], 0, "drop")
     with pytest.raises(ValueError, match="correction_scale"):
-        P.correction(P.residuals(W, g, 0, 0.1), P.round_weights(W, g), "half")
+        C.correction(C.residuals(W, g, 0, 0.1), C.round_weights(W, g), "half")

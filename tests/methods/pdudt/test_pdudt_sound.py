@@ -15,7 +15,7 @@ from unlearnkit.experiments.pdudt import frontier as F
 from unlearnkit.graphs import dynamic
 from unlearnkit.methods import pdudt as P
 
-SMOOTH = P.GossipSmoothness.softmax_regression(1.0, bias=False)
+SMOOTH = P.sound.GossipSmoothness.softmax_regression(1.0, bias=False)
 
 
 def _schedule(n=6, rounds=30, seed=0, p=0.4):
@@ -25,23 +25,23 @@ def _schedule(n=6, rounds=30, seed=0, p=0.4):
 
 
 def test_softmax_constants():
-    s = P.GossipSmoothness.softmax_regression(1.0, bias=True)
+    s = P.sound.GossipSmoothness.softmax_regression(1.0, bias=True)
     assert s.lipschitz == pytest.approx(2.0) and s.smoothness == pytest.approx(1.0)
     assert SMOOTH.lipschitz == pytest.approx(np.sqrt(2)) and SMOOTH.smoothness == pytest.approx(0.5)
     with pytest.raises(ValueError, match="input_norm"):
-        P.GossipSmoothness.softmax_regression(0.0)
+        P.sound.GossipSmoothness.softmax_regression(0.0)
 
 
 def test_sensitivity_orders_and_monotonicity():
     W, Wt = _schedule()
-    sens = {s: P.gossip_sensitivity(W, Wt, 5, 0.01, SMOOTH, s) for s in ("sum", "paper", "none")}
+    sens = {s: P.sound.gossip_sensitivity(W, Wt, 5, 0.01, SMOOTH, s) for s in ("sum", "paper", "none")}
     # the sum correction removes the kicks: its bound is the drift alone, below the others'
     assert sens["sum"].clients < sens["paper"].clients == pytest.approx(sens["none"].clients)
     assert sens["sum"].average <= sens["sum"].clients + 1e-12
     # monotone in the step size and in the rounds
-    lrs = [P.gossip_sensitivity(W, Wt, 5, lr, SMOOTH, "sum").clients for lr in (1e-3, 1e-2, 1e-1)]
+    lrs = [P.sound.gossip_sensitivity(W, Wt, 5, lr, SMOOTH, "sum").clients for lr in (1e-3, 1e-2, 1e-1)]
     assert lrs[0] < lrs[1] < lrs[2]
-    ts = [P.gossip_sensitivity(W[:t], Wt[:t], 5, 0.01, SMOOTH, "sum").clients for t in (5, 15, 30)]
+    ts = [P.sound.gossip_sensitivity(W[:t], Wt[:t], 5, 0.01, SMOOTH, "sum").clients for t in (5, 15, 30)]
     assert ts[0] <= ts[1] <= ts[2]
     # the drift is second order in the step: 10x the step, about 100x the sum-bound (kicks are first order)
     assert 50 < lrs[1] / lrs[0] < 150
@@ -54,9 +54,9 @@ def test_sensitivity_orders_and_monotonicity():
         Wi[t, 5, :] = Wi[t, :, 5] = 0.0
         Wi[t, 5, 5] = 1.0
     Wti = retrain_mixing(torch.as_tensor(Wi), 5, "absorb").numpy()
-    assert P.gossip_sensitivity(Wi, Wti, 5, 0.1, SMOOTH, "none").clients == pytest.approx(0.0, abs=1e-12)
+    assert P.sound.gossip_sensitivity(Wi, Wti, 5, 0.1, SMOOTH, "none").clients == pytest.approx(0.0, abs=1e-12)
     # sigma falls with epsilon
-    sig = [P.sound_gossip_sigma(1.0, e, 1e-5) for e in (0.5, 2, 8, 32)]
+    sig = [P.sound.sound_gossip_sigma(1.0, e, 1e-5) for e in (0.5, 2, 8, 32)]
     assert all(a > b for a, b in zip(sig, sig[1:]))
 
 
@@ -75,7 +75,7 @@ def test_sound_bound_holds_on_the_coupled_retraining(small_world, scale):
     assert r.certificate.certified and r.certificate.mode == "sound"
     gap = (r.extras["corrected"].double() - w["retrain"].params[keep].double()).norm(dim=1).numpy()
     W = w["state"].extras["history"].W
-    sens = P.gossip_sensitivity(W.numpy(), retrain_mixing(W, 4, "recompute").numpy(), 4, 0.2, SMOOTH, scale)
+    sens = P.sound.gossip_sensitivity(W.numpy(), retrain_mixing(W, 4, "recompute").numpy(), 4, 0.2, SMOOTH, scale)
     assert np.all(gap <= sens.per_client * (1 + 1e-6) + 1e-9), (gap, sens.per_client)
     avg_gap = float((r.extras["corrected"].double().mean(0) - w["retrain"].params[keep].double().mean(0)).norm())
     assert avg_gap <= sens.average * (1 + 1e-6) + 1e-9

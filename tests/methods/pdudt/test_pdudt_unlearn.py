@@ -12,6 +12,7 @@ from unlearnkit.decentral.gradient_gossip import GradientGossipConfig, run_gradi
 from unlearnkit.evaluate import mia_precision
 from unlearnkit.experiments.pdudt import lab as L
 from unlearnkit.graphs.dynamic import ErdosRenyiSchedule
+from unlearnkit.decentral import correction as C
 from unlearnkit.methods import pdudt as P
 from unlearnkit.core import Request
 from unlearnkit.models import FlatParams, make_model
@@ -28,7 +29,7 @@ def setup():
     sched = ErdosRenyiSchedule(N, 0.5, seed=1)
     states = {}
     for cache in ("history", "running"):
-        for rule in P.RETRAIN_RULES:
+        for rule in C.RETRAIN_RULES:
             cfg = GradientGossipConfig(rounds=ROUNDS, lr=LR, batch_size=8, cache=cache, retrain_rule=rule)
             states[cache, rule] = run_gradient_gossip(flat, fed, sched, cfg, generator=uk.make_generator(3))
     es_cfg = GradientGossipConfig(rounds=ROUNDS, lr=LR, batch_size=8, cache="running", es_rounds=8)
@@ -42,8 +43,8 @@ def req(fed, k):
     return Request("client", np.asarray(fed.client_indices[k]), client=k)
 
 
-@pytest.mark.parametrize("rule", P.RETRAIN_RULES)
-@pytest.mark.parametrize("scale", P.CORRECTION_SCALES)
+@pytest.mark.parametrize("rule", C.RETRAIN_RULES)
+@pytest.mark.parametrize("scale", C.CORRECTION_SCALES)
 def test_history_and_running_sums_give_the_same_unlearned_models(setup, rule, scale):
     ds, fed, flat, sched, states, _ = setup
     cfg = P.PDUDTConfig(retrain_rule=rule, correction_scale=scale, sigma=0.0)
@@ -87,7 +88,7 @@ def test_sum_correction_moves_towards_retraining_more_than_nothing(setup):
     keep = [0, 1, 3, 4, 5]
     target = retrain.params[keep].mean(0)
     dist = {}
-    for scale in P.CORRECTION_SCALES:
+    for scale in C.CORRECTION_SCALES:
         r = P.PDUDT().unlearn(st, req(fed, 2), P.PDUDTConfig(correction_scale=scale, sigma=0.0),
                               generator=uk.make_generator(0))
         dist[scale] = float((r.params.mean(0) - target).norm())
@@ -107,18 +108,18 @@ def test_noise_is_fresh_and_its_average_has_std_sigma(setup):
     assert not torch.equal(a.extras["noise"], b.extras["noise"])
     assert torch.allclose(a.extras["corrected"], b.extras["corrected"])
     assert a.certificate.mode == "none" and not a.certificate.certified
-    z = P.client_noise(N - 1, 40000, 0.2, generator=gen, dtype=torch.float64)
+    z = P.algorithm.client_noise(N - 1, 40000, 0.2, generator=gen, dtype=torch.float64)
     assert z.mean(0).std().item() == pytest.approx(0.2, rel=0.02)
     assert z.std().item() == pytest.approx(0.2 * math.sqrt(N - 1), rel=0.02)
 
 
 def test_certified_noise_uses_the_gap_bound(setup):
     ds, fed, flat, sched, states, _ = setup
-    C = P.GapConstants(L=0.25, sgd_var=1.0, het_var=1.0, delta_f=0.7, delta_f_tilde=0.7, rho1=0.9, rho2=0.9)
+    C = P.certify.GapConstants(L=0.25, sgd_var=1.0, het_var=1.0, delta_f=0.7, delta_f_tilde=0.7, rho1=0.9, rho2=0.9)
     with pytest.raises(ValueError, match="lr=0.5"):
         P.PDUDT().unlearn(states["history", "recompute"], req(fed, 2),
                           P.PDUDTConfig(noise="certified", constants=C), generator=uk.make_generator(0))
-    cert = P.pdudt_certificate(lr=0.01, t1=ROUNDS, n=N, constants=C, mode="sound", epsilon=1.0, delta=1e-5)
+    cert = P.certify.pdudt_certificate(lr=0.01, t1=ROUNDS, n=N, constants=C, mode="sound", epsilon=1.0, delta=1e-5)
     assert not cert.certified and cert.mode == "none" and cert.sigma > 0  # hand-set constants: not verified
 
 

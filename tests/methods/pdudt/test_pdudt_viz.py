@@ -59,7 +59,7 @@ def test_figures_build_from_an_experiment_report():
     fig = V.time_figure(secs, paper=L.PAPER_TABLE2["MNIST"])
     assert "times longer" in fig.layout.title.text
     # the noise explorer: the slider changes the accuracy and the figure
-    C = P.GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=2.3, delta_f_tilde=2.3, rho1=0.9, rho2=0.9)
+    C = P.certify.GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=2.3, delta_f_tilde=2.3, rho1=0.9, rho2=0.9)
     corrected = rep["runs"]["pdudt"].extras["corrected"]
     ex = V.PDUDTNoiseExplorer(rep["flat"], corrected, rep["dataset"], lr=1e-3, t1=6, constants=C, sigma=1e-4)
     assert ex.last_error is None

@@ -10,7 +10,8 @@ import torch
 
 import unlearnkit as uk
 from unlearnkit.core import TrainedState
-from unlearnkit.methods.rrdu import RRDU, RRDUConfig, WalkData, expected_update, make_route, retrain_gradient
+from unlearnkit.methods.rrdu import RRDU, RRDUConfig
+from unlearnkit.methods.rrdu.walk import WalkData, expected_update, make_route, retrain_gradient
 from unlearnkit.models import FlatParams, logreg
 
 

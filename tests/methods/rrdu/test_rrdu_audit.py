@@ -36,7 +36,7 @@ def test_sound_replacements_survive_the_audit(kind):
 
 
 def test_noisy_walk_sigma_round_trip_and_every_step_counted():
-    from unlearnkit.privacy import visit_count_bound
+    from unlearnkit.privacy.amplification import visit_count_bound
 
     s = sound.noisy_walk_sigma(epsilon=1.0, delta=1e-5, L=1.0, hops=20, n_clients=4, local_steps=2)
     steps = 2 * visit_count_bound(20, 0.25, 1e-5 / 4)
@@ -59,7 +59,8 @@ def test_accountant_s_and_noisy_ddp_need_a_noisy_start():
     import torch
 
     from unlearnkit.experiments.rrdu.audit import walk_setup
-    from unlearnkit.methods.rrdu import NetworkSGD, RRDU, RRDUConfig, WalkConfig
+    from unlearnkit.methods.rrdu import RRDU, RRDUConfig, WalkConfig
+    from unlearnkit.methods.rrdu.baselines import NetworkSGD
     from unlearnkit.methods.rrdu.noisy import NoisyDDP, NoisyDDPConfig, NoisyWalkConfig, NoisyWalkTraining
 
     task = WalkAuditTask(train_hops=4, T_unlearn=4)

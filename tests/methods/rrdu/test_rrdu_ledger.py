@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from unlearnkit.methods.rrdu import SoundObserverLedger, rrdu_noisy_start_certify
+from unlearnkit.methods.rrdu.ledger import SoundObserverLedger
+from unlearnkit.methods.rrdu.sound import rrdu_noisy_start_certify
 from unlearnkit.methods.rrdu.sound import noisy_walk_epsilon, noisy_walk_rho
 
 PATH = [1, 0, 2, 0, 3, 1, 0, 0, 2]   # u = 0; observer 1 last holds the token after 2 u-visits, 2 after 4, 3 after 2

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from unlearnkit.methods.rrdu import (accountant_comparison, observer_visit_pmf, rrdu_mixture_certify,
-                                     rrdu_mixture_epsilon, rrdu_mixture_sigma, rrdu_visit_pmf)
+from unlearnkit.methods.rrdu.mixture import (accountant_comparison, observer_visit_pmf, rrdu_mixture_certify,
+                                             rrdu_mixture_epsilon, rrdu_mixture_sigma, rrdu_visit_pmf)
 from unlearnkit.methods.rrdu import sound
 from unlearnkit.methods.rrdu.certify import rrdu_epsilon
-from unlearnkit.privacy import visit_count_bound
+from unlearnkit.privacy.amplification import visit_count_bound
 
 
 def test_pinned_comparison_from_the_docstring():

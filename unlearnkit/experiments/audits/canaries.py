@@ -150,7 +150,7 @@ def canary_audit(method: str = "r2d", mode: str = "sound", *, epsilon: float = 1
     retraining, inf without unlearning), ``certified_epsilon_run`` (the method's certificate for the realised
     request), ``ceiling`` (the bound if every guess were right), ``violation``.
     """
-    from ...audit import one_run_epsilon_lower_bound, one_run_guesses
+    from ...audit.one_run import one_run_epsilon_lower_bound, one_run_guesses
     from ...core import Request
     from ...train import train_sgd
 

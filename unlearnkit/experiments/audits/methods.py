@@ -11,7 +11,9 @@ from dataclasses import replace
 from typing import Any, Optional
 
 from ..._validate import check_choice, check_positive, check_probability
-from ...audit import AuditConfig, AuditResult, audit_gaussian, bonferroni, gaussian_sigma
+from ...audit import AuditConfig, AuditResult, audit_gaussian
+from ...audit.run import bonferroni
+from ...audit.mechanisms import gaussian_sigma
 from .recipes import FIXED_START_CERTIFIERS, METHOD_RECIPES, ModeNotSupported, ToyTask, audit_unlearner, toy_setup
 
 __all__ = ["audit_methods", "audit_benchmark"]

@@ -32,7 +32,8 @@ import numpy as np
 import torch
 
 from ..._validate import check_choice, check_int, check_positive
-from ...audit import AuditConfig, AuditResult, audit, per_trial
+from ...audit import AuditConfig, AuditResult, audit
+from ...audit.mechanisms import per_trial
 from ...core import Callback
 from ...methods import noisy_finetune as nf
 from ...methods.baselines import Retrain, RetrainConfig

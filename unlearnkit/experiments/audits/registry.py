@@ -42,7 +42,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Optional, Union
 
 from ..._validate import check_int, check_positive, check_probability
-from ...audit import AuditConfig, audit, bonferroni, estimate
+from ...audit import AuditConfig, audit
+from ...audit.run import bonferroni
+from ...audit.statistics import estimate
 from .recipes import METHOD_RECIPES, ModeNotSupported, ToyTask, toy_setup, unlearner_worlds
 from ...core import MAX_TRIALS
 

@@ -30,7 +30,8 @@ import numpy as np
 import torch
 
 from ..._validate import check_choice, check_int
-from ...audit import AuditConfig, AuditResult, audit_samples
+from ...audit import AuditConfig, AuditResult
+from ...audit.run import audit_samples
 from ...models import project_l2_ball
 from .recipes import METHOD_RECIPES, ToyTask, toy_setup
 from ...core import MAX_TRIALS

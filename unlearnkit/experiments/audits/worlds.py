@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from ..._validate import check_int, check_positive, check_range
-from ...audit import per_trial
+from ...audit.mechanisms import per_trial
 from .recipes import ModeNotSupported, ToyTask, toy_setup
 from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
 from ...graphs.sparse import MAX_SPARSE_CLIENTS
@@ -68,7 +68,9 @@ def dp_sgd_worlds(mode: str, epsilon: float, delta: float, task: ToyTask | None 
     ``n / (n - m)``: the audit tests the code as it runs.
     """
     from ...runtime import make_generator
-    from ...methods.noisy_finetune import DPSGDConfig, dp_sgd_train, dpsgd_group_targets, dpsgd_noise_multiplier
+    from ...methods.noisy_finetune import DPSGDConfig
+    from ...methods.noisy_finetune.dpsgd import dp_sgd_train, dpsgd_noise_multiplier
+    from ...methods.noisy_finetune.bounds import dpsgd_group_targets
 
     if mode not in ("paper", "sound"):
         raise ModeNotSupported(f"mode={mode!r}: DP-SGD has a paper and a sound group-privacy calibration only")
@@ -173,7 +175,8 @@ def pdudt_worlds(mode: str, epsilon: float, delta: float, task: PDUDTAuditTask |
     from ...core import Request
     from ...decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
     from ...graphs import dynamic
-    from ...methods.pdudt import PDUDT, GossipSmoothness, PDUDTConfig
+    from ...methods.pdudt import PDUDT, PDUDTConfig
+    from ...methods.pdudt.sound import GossipSmoothness
     from ...models import FlatParams, make_model
     from ..pdudt.frontier import PAPER_CONSTANTS
 

@@ -26,7 +26,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..._validate import check_int, check_positive
-from ...methods.descend_rewind import psgd_r2d_sensitivity
+from ...methods.descend_rewind.bounds import psgd_r2d_sensitivity
 
 __all__ = ["CoupledRun", "simulate", "ArrayLogistic", "coupled_batches", "coupled_retrain_batches"]
 

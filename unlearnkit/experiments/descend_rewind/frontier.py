@@ -50,8 +50,9 @@ def descend_rewind_frontier(profile: str = "quick", *, epsilons: Sequence[float]
     D2D rows are left out when the profile's loss is not strongly convex (D2D has no certificate there).
     """
     from ...methods.baselines import Finetune, FinetuneConfig, Retrain, RetrainConfig
-    from ...methods.descend_rewind import (D2D, R2D, D2DConfig, R2DConfig, add_output_noise, d2d_certificate,
-                                          initial_norm, r2d_certificate)
+    from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig
+    from ...methods.descend_rewind.r2d import add_output_noise, initial_norm, r2d_certificate
+    from ...methods.descend_rewind.d2d import d2d_certificate
     from ..centralized import centralized_setup
     from .lab import PROFILE_K, central_profile, profile_constants
 

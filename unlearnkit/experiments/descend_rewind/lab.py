@@ -17,7 +17,8 @@ from ...runtime import make_generator
 from ..._validate import check_choice
 from ...constants import Constants
 from ...core import Request, TrainedState
-from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig, descend_rewind_sigma
+from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig
+from ...methods.descend_rewind.bounds import descend_rewind_sigma
 from ..centralized import CentralProfile, centralized_setup, run_centralized
 
 __all__ = ["LAM", "RADIUS", "GD_LAM", "PROFILES", "PROFILE_K", "central_profile", "profile_constants",
@@ -134,7 +135,7 @@ def profile_constants(name: str, state: TrainedState, *, generator: torch.Genera
     decay (the coverage check of :mod:`unlearnkit.methods.descend_rewind.coverage`).
     """
     from ...constants import estimate_constants, logistic_constants, softmax_constants
-    from ...methods.descend_rewind import initial_norm
+    from ...methods.descend_rewind.r2d import initial_norm
 
     r0 = initial_norm(state) or 0.0
     lam, radius = state.config.weight_decay, state.config.radius
@@ -231,7 +232,7 @@ def gd_r2d_worlds(*, declared_lam: float = 0.1, weight_decay: float = 0.0, steps
     same noise. ``certificate.constants["nominal_epsilon"]`` is what the declared constants claim when the
     certificate is ``mode="none"``.
     """
-    from ...audit import per_trial
+    from ...audit.mechanisms import per_trial
     from ...constants import logistic_constants
     from ...privacy.noise import gaussian_noise
     from ...train import SGDConfig, train_sgd

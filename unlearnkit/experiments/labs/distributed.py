@@ -18,11 +18,14 @@ import numpy as np
 import torch
 
 from ..._validate import check_int
-from ...decentral import simulate_averaging
-from ...distributed import QuadraticHop, gossip_averaging, initial_vector, run_sequence, spawn, walk_reference, walk_task
+from ...decentral.gossip import simulate_averaging
+from ...distributed import spawn
+from ...distributed.tasks import QuadraticHop, gossip_averaging, run_sequence, walk_reference, walk_task
+from ...distributed.seeds import initial_vector
 from ...distributed.ledger_feed import observer_visits, route_from_messages
-from ...graphs import ring, rrdu_route
-from ...methods.rrdu import SoundObserverLedger
+from ...graphs import rrdu_route
+from ...graphs.topology import ring
+from ...methods.rrdu.ledger import SoundObserverLedger
 from ...distributed.launch import MAX_LOCAL_RANKS
 from ...graphs.walks import MAX_HOPS
 

@@ -23,8 +23,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ...privacy import (analytic_gaussian_sigma, calibrate_sigma, classic_gaussian_sigma, dpsgd_epsilon,
-                        gaussian_delta, rdp_to_dp, relaxed_gaussian_sigma, subsampled_gaussian_rdp)
+from ...privacy import analytic_gaussian_sigma, calibrate_sigma, classic_gaussian_sigma, dpsgd_epsilon
+from ...privacy.gaussian import gaussian_delta, relaxed_gaussian_sigma
+from ...privacy.rdp import rdp_to_dp, subsampled_gaussian_rdp
 
 __all__ = ["dp_accounting_curve", "gaussian_sigma_rows", "relaxed_sigma_rows", "renyi_comparison", "calibration_sweep",
            "CALIBRATION_PLOT_ORDERS"]

@@ -24,10 +24,13 @@ import numpy as np
 import torch
 
 from ..._validate import check_choice, check_int, check_positive
-from ...audit import AuditConfig, AuditResult, audit, per_trial
+from ...audit import AuditConfig, AuditResult, audit
+from ...audit.mechanisms import per_trial
 from ...core import Request
 from ...decentral.gossip import GossipConfig
-from ...methods.newton import Newton, NewtonConfig, exact_minimizer, newton_certificate, train_dpsgd
+from ...methods.newton import Newton, NewtonConfig
+from ...methods.newton.training import exact_minimizer, train_dpsgd
+from ...methods.newton.certify import newton_certificate
 from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
 from ...graphs.sparse import MAX_SPARSE_CLIENTS
 
@@ -185,7 +188,7 @@ def tau_zero_sigma(config: NewtonConfig, task: Optional[NewtonAuditTask] = None)
     the noise for an exact optimum, applied to a D-PSGD start that is not one."""
     task = task or NewtonAuditTask()
     flat, fed, G, cfg, request, x_ret, init = _setup(task)
-    from ...methods.newton import newton_model_constants
+    from ...methods.newton.steps import newton_model_constants
 
     consts = newton_model_constants(flat, weight_decay=task.weight_decay)
     n0 = fed.client_indices[0].size

@@ -112,7 +112,8 @@ def noisy_finetune_rows(epsilons: Sequence[float], world: dict[str, Any], *, cle
     count (:func:`~unlearnkit.methods.noisy_finetune.best_T`, up to ``T_max``; 27 here, too costly); the default
     ``T = 1`` buys more noise, which the clean steps then contract away (at least ``1/2`` per step)."""
     from ...runtime import make_generator
-    from ...methods.noisy_finetune import GradientClippingConfig, best_T
+    from ...methods.noisy_finetune import GradientClippingConfig
+    from ...methods.noisy_finetune.bounds import best_T
     from ...privacy import gaussian_noise
 
     check_int("clean_steps", clean_steps, low=0, high=MAX_STEPS)

@@ -38,12 +38,14 @@ import torch
 
 from ..._validate import check_choice, check_int, check_positive
 from ...core import Request
-from ...data import load, partition, scale_to_unit_ball
+from ...data import load, partition
+from ...data.preprocess import scale_to_unit_ball
 from ...data.federated import Federation, add_backdoor, renumbered, without_rows
 from ...decentral.gossip import GossipConfig
 from ...evaluate import accuracy
 from ...graphs.topology import make_graph
-from ...methods.newton import GossipRetrain, Newton, NewtonConfig, exact_minimizer, train_dpsgd
+from ...methods.newton import GossipRetrain, Newton, NewtonConfig
+from ...methods.newton.training import exact_minimizer, train_dpsgd
 from ...models import FlatParams, make_model
 from ...core import MAX_SAMPLES, MAX_STEPS, MAX_TRIALS
 from ...graphs.sparse import MAX_SPARSE_CLIENTS

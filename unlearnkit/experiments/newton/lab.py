@@ -27,12 +27,15 @@ from ... import data
 from ..._validate import check_choice, check_positive
 from ...core import Request, TrainedState
 from ...curvature import cosine
-from ...data import load, partition as make_partition, scale_to_unit_ball
+from ...data import load, partition as make_partition
+from ...data.preprocess import scale_to_unit_ball
 from ...data.federated import forget_class
 from ...decentral.gossip import GossipConfig
 from ...evaluate import accuracy, report
 from ...graphs.topology import make_graph
-from ...methods.newton import NEWTON_PAPER, GossipRetrain, Newton, NewtonConfig, exact_minimizer, train_dpsgd
+from ...methods.newton import GossipRetrain, Newton, NewtonConfig
+from ...methods.newton.certify import NEWTON_PAPER
+from ...methods.newton.training import exact_minimizer, train_dpsgd
 from ...models import FlatParams, logreg, make_model
 from ...privacy.noise import gaussian_noise
 from ..contract import Released, cost_saved, finish_result

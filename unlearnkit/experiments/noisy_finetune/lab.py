@@ -19,9 +19,11 @@ import torch
 from ..._validate import check_choice, check_int, check_positive
 from ...core import Request
 from ...methods.noisy_finetune import (CleanFinetuneConfig, DPSGDConfig, GradientClipping, GradientClippingConfig,
-                                      ModelClipping, ModelClippingConfig, OutputPerturbation,
-                                      OutputPerturbationConfig, best_T, clean_finetune, dp_sgd_train, gc_epsilon,
-                                      gc_sigma, gc_sigma_closed_form, paper_T)
+                                       ModelClipping, ModelClippingConfig, OutputPerturbation,
+                                       OutputPerturbationConfig)
+from ...methods.noisy_finetune.bounds import best_T, gc_epsilon, gc_sigma, gc_sigma_closed_form, paper_T
+from ...methods.noisy_finetune.finetune import clean_finetune
+from ...methods.noisy_finetune.dpsgd import dp_sgd_train
 from ..centralized import CentralProfile, centralized_setup, run_centralized
 from ..contract import Released, finish_result
 from ...core import MAX_STEPS

@@ -32,11 +32,15 @@ import torch
 
 from ..._validate import check_choice, check_epsilon, check_int, check_positive, check_range
 from ...core import Request
-from ...data import Federation, add_backdoor, load, partition, renumbered, without_rows
+from ...data import Federation, load, partition
+from ...data.federated import add_backdoor, renumbered, without_rows
 from ...decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
 from ...evaluate import accuracy, backdoor_success, report
 from ...graphs import dynamic
-from ...methods.pdudt import CORRECTION_SCALES, PDUDT, RETRAIN_RULES, GapConstants, GossipSmoothness, PDUDTConfig
+from ...methods.pdudt import PDUDT, PDUDTConfig
+from ...decentral.correction import CORRECTION_SCALES, RETRAIN_RULES
+from ...methods.pdudt.certify import GapConstants
+from ...methods.pdudt.sound import GossipSmoothness
 from ...models import FlatParams, make_model
 from ..contract import Released, finish_result
 from ...core import MAX_SAMPLES, MAX_STEPS, MAX_TRIALS

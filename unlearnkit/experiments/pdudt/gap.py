@@ -28,7 +28,8 @@ from ...core import Request
 from ...decentral.correction import CORRECTION_SCALES, RETRAIN_RULES, retrain_mixing, round_weights
 from ...decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
 from ...graphs.mixing import slem
-from ...methods.pdudt import PDUDT, PDUDTConfig, lemma_coverage
+from ...methods.pdudt import PDUDT, PDUDTConfig
+from ...methods.pdudt.certify import lemma_coverage
 from ...core import MAX_STEPS
 from ...graphs.sparse import MAX_SPARSE_CLIENTS
 

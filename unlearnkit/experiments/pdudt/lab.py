@@ -30,7 +30,10 @@ from ...decentral.gradient_gossip import GradientGossipConfig, paper_storage_byt
 from ...evaluate import accuracy, mia_precision, report
 from ...graphs import dynamic
 from ...graphs.topology import erdos_renyi
-from ...methods.pdudt import CORRECTION_SCALES, PDUDT, RETRAIN_RULES, PDUDTConfig, client_noise, lemma_coverage
+from ...methods.pdudt import PDUDT, PDUDTConfig
+from ...decentral.correction import CORRECTION_SCALES, RETRAIN_RULES
+from ...methods.pdudt.algorithm import client_noise
+from ...methods.pdudt.certify import lemma_coverage
 from ...models import FlatParams, make_model
 from ..contract import Released, finish_result
 from ...core import MAX_DIM, MAX_REPEATS, MAX_SAMPLES, MAX_STEPS

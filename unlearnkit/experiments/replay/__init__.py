@@ -52,8 +52,7 @@ import torch
 from ..._validate import check_choice, check_int
 from ...core import MAX_TRIALS
 
-__all__ = ["ReplayReport", "REPLAYS", "UNCERTIFIED_ROWS", "PENDING", "replay", "replay_table", "nothing_to_forget",
-           "drop_rows", "honest_audit"]
+__all__ = ["replay", "replay_table", "REPLAYS"]
 
 #: relative slack on the distance and calibration checks (float32 round-off, not a budget)
 RTOL = 1e-4
@@ -99,7 +98,7 @@ class ReplayReport:
 
 def drop_rows(ds, rows: np.ndarray):
     """``ds`` with the training rows ``rows`` removed (:func:`unlearnkit.data.without_rows`): D minus D_f, raw."""
-    from ...data import without_rows
+    from ...data.federated import without_rows
 
     return without_rows(ds, rows)
 
@@ -389,7 +388,7 @@ def honest_audit(method: str, profile: str = "quick", *, seed: int = 0, n_trials
     measured distance and the exact epsilon of the Gaussian pair at that distance). Single-release recipes only.
     """
     from ...runtime import make_generator
-    from ...audit import audit_samples
+    from ...audit.run import audit_samples
 
     check_int("n_trials", n_trials, low=20, high=MAX_TRIALS)
     rep = report if report is not None else replay(method, profile, seed=seed, hooks=hooks)

@@ -32,7 +32,8 @@ import numpy as np
 import torch
 
 from ..._validate import check_choice, check_int, check_positive
-from ...audit import AuditConfig, AuditResult, audit, per_trial
+from ...audit import AuditConfig, AuditResult, audit
+from ...audit.mechanisms import per_trial
 from ...core import Request, TrainedState
 from ...core import MAX_SAMPLES, MAX_STEPS
 from ...graphs.sparse import MAX_SPARSE_CLIENTS
@@ -97,7 +98,8 @@ def walk_setup(task: WalkAuditTask):
 
 def train_walk_model(task: WalkAuditTask, flat, fed, init, token, g: torch.Generator, *, noisy: bool,
            sigma: Optional[float] = None, route_seed: Optional[int] = None) -> TrainedState:
-    from ...methods.rrdu import NetworkSGD, WalkConfig
+    from ...methods.rrdu import WalkConfig
+    from ...methods.rrdu.baselines import NetworkSGD
     from ...methods.rrdu.noisy import NoisyWalkConfig, NoisyWalkTraining
 
     if noisy:

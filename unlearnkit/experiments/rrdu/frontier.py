@@ -37,8 +37,10 @@ import numpy as np
 
 from ...decentral.token import TokenConfig
 from ...graphs.walks import uniform_route
-from ...methods.rrdu import RRDU, NoisyDDP, NoisyDDPConfig, NoisyWalkConfig, NoisyWalkTraining
-from ...privacy import analytic_gaussian_sigma, visit_count_bound
+from ...methods.rrdu import RRDU, NoisyDDP, NoisyDDPConfig
+from ...methods.rrdu.noisy import NoisyWalkConfig, NoisyWalkTraining
+from ...privacy import analytic_gaussian_sigma
+from ...privacy.amplification import visit_count_bound
 from ...privacy.linear_rdp import linear_rdp_slope
 from ...evaluate import report
 from ..contract import Released, finish_result
@@ -184,7 +186,7 @@ def _sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float, l
 
 def _certifier_walk(start: Any, st: BackdoorSetup, cfg: Any, gen: Any) -> dict:
     """RR-DU's unlearning walk on the certifier's world: the same calibration and walk, nothing to forget."""
-    from ...methods.rrdu import WalkData
+    from ...methods.rrdu.walk import WalkData
     from ...methods.rrdu.algorithm import walk_unlearn
     from ...methods.rrdu.noisy_start import mixture_start_sigma, noisy_start_sigma
 

@@ -23,8 +23,9 @@ from ...core import Callback, Request, Result, TrainedState
 from ...data import DatasetUnavailableError
 from ...decentral.token import TokenConfig
 from ...evaluate import accuracy, backdoor_success, report
-from ...methods.rrdu import (DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, FinetuneWalk, NetworkSGD,
-                            RRDU, RetrainWalk, RRDUConfig, WalkConfig)
+from ...methods.rrdu import (DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, FinetuneWalk, RRDU, RetrainWalk,
+                             RRDUConfig, WalkConfig)
+from ...methods.rrdu.baselines import NetworkSGD
 from ...models import FlatParams, make_model
 from ..contract import Released, finish_result, json_safe
 from ..memo import memoized_on
@@ -158,19 +159,19 @@ def build_world(setup: BackdoorSetup, *, seed: int = 0, retrain: bool = True, pr
         raise ValueError(f"m={setup.m} is out of range: client u={setup.u} holds {own.size} samples")
     rng = np.random.default_rng(seed)
     poison = rng.choice(own, size=setup.m, replace=False)
-    bd = D.add_backdoor(ds, poison, target=setup.target, patch=setup.patch)
+    bd = D.federated.add_backdoor(ds, poison, target=setup.target, patch=setup.patch)
     fed_p = D.Federation(bd.dataset, fed.client_indices, fed.scheme)
     request = bd.request(client=setup.u)
     if without_forgotten:
-        bd = dataclasses.replace(bd, dataset=D.without_rows(bd.dataset, poison), indices=np.zeros(0, dtype=np.int64))
-        fed_p = D.Federation(bd.dataset, D.renumbered(fed.client_indices, poison, ds.n_train), fed.scheme)
+        bd = dataclasses.replace(bd, dataset=D.federated.without_rows(bd.dataset, poison), indices=np.zeros(0, dtype=np.int64))
+        fed_p = D.Federation(bd.dataset, D.federated.renumbered(fed.client_indices, poison, ds.n_train), fed.scheme)
         request, retrain = None, False
     gen = make_generator(seed)
     kwargs = {"hidden": setup.hidden} if setup.model == "mlp" else {}
     module = make_model(setup.model, ds.input_shape, ds.n_classes, generator=gen, **kwargs).to(ds.x_train.device)
     flat = FlatParams(module)
     init = flat.init()
-    x_trig_all = D.stamp_trigger(ds.x_test, setup.patch, bd.value)
+    x_trig_all = D.federated.stamp_trigger(ds.x_test, setup.patch, bd.value)
     world = BackdoorWorld(setup, flat, bd, fed_p, request, None, None, x_trig_all, seed)  # type: ignore[arg-type]
     world.original = NetworkSGD().train(flat, fed_p, setup.walk_config(setup.T_train, seed + 1),
                                         generator=make_generator(seed + 1), init=init, monitor=world.metrics,

@@ -11,39 +11,12 @@
 The experiments (profiles, sweeps, runners) live in :mod:`unlearnkit.experiments.descend_rewind.lab`.
 """
 
-from .bounds import (
-    DESCEND_REWIND_PAPER,
-    PAPER_NEEL,
-    PAPER_SGD,
-    R2D_PROVENANCE,
-    REGIMES,
-    contraction_factor,
-    descend_rewind_epsilon,
-    descend_rewind_sigma,
-    diameter_cap_sigma,
-    gd_d2d_contraction,
-    gd_d2d_sensitivity,
-    gd_r2d_sensitivity,
-    geometric_sum,
-    k_for_sigma_sc,
-    k_infinity,
-    neel_initial_iterations,
-    neel_sigma,
-    psgd_r2d_sensitivity,
-    r2d_sensitivity,
-    r2d_sigma_curve,
-    sgd_d2d_sensitivity_derived,
-    sgd_r2d_sensitivity_derived,
-)
-from .coverage import coverage_problems, psgd_d2d_sensitivity
-from .d2d import D2D, D2DConfig, d2d_certificate
-from .r2d import R2D, R2DConfig, add_output_noise, initial_norm, r2d_certificate
+from ...runtime import lazy_exports
 
 __all__ = [
-    "R2D", "R2DConfig", "r2d_certificate", "D2D", "D2DConfig", "d2d_certificate", "add_output_noise",
-    "REGIMES", "DESCEND_REWIND_PAPER", "PAPER_SGD", "PAPER_NEEL", "R2D_PROVENANCE", "contraction_factor", "geometric_sum",
-    "psgd_r2d_sensitivity", "sgd_r2d_sensitivity_derived", "gd_r2d_sensitivity", "r2d_sensitivity",
-    "diameter_cap_sigma", "descend_rewind_sigma", "descend_rewind_epsilon", "r2d_sigma_curve", "k_for_sigma_sc",
-    "k_infinity", "gd_d2d_contraction", "sgd_d2d_sensitivity_derived", "gd_d2d_sensitivity",
-    "neel_initial_iterations", "neel_sigma", "coverage_problems", "psgd_d2d_sensitivity", "initial_norm",
+    "R2D", "R2DConfig", "D2D", "D2DConfig",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __all__, {
+    "R2D": ".r2d", "R2DConfig": ".r2d", "D2D": ".d2d", "D2DConfig": ".d2d",
+})

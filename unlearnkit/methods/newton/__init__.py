@@ -12,13 +12,13 @@ The flood itself is :func:`unlearnkit.graphs.flood`; the experiments (profiles, 
 convex lab of notebook 07) are in :mod:`unlearnkit.experiments.newton.lab`.
 """
 
-from .algorithm import Newton
-from .config import NewtonConfig
-from .certify import (NEWTON_PAPER, logistic_newton_constants, newton_certificate, paper_sensitivity, sound_sensitivity,
-                      step_bounds)
-from .plan import newton_plan
-from .steps import newton_model_constants
-from .training import GossipRetrain, GossipRetrainConfig, exact_minimizer, train_dpsgd
+from ...runtime import lazy_exports
 
-__all__ = ["NewtonConfig", "Newton", "logistic_newton_constants", "newton_model_constants", "paper_sensitivity",
-           "sound_sensitivity", "step_bounds", "newton_certificate", "train_dpsgd", "GossipRetrain", "GossipRetrainConfig", "exact_minimizer", "NEWTON_PAPER", "newton_plan"]
+__all__ = [
+    "Newton", "NewtonConfig", "GossipRetrain", "GossipRetrainConfig",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, __all__, {
+    "Newton": ".algorithm", "NewtonConfig": ".config", "GossipRetrain": ".training",
+    "GossipRetrainConfig": ".training",
+})

@@ -40,19 +40,15 @@ Layout: :mod:`.bounds` (the formulas, no torch), :mod:`.algorithms` (configs and
 :mod:`unlearnkit.experiments.noisy_finetune.lab`.
 """
 
-from .algorithms import (GradientClipping, GradientClippingConfig, ModelClipping, ModelClippingConfig,
-                         OutputPerturbation, OutputPerturbationConfig)
-from .bounds import (best_T, dpsgd_group_sigma_formula, dpsgd_group_targets, gc_epsilon, gc_rdp_slope, gc_sigma,
-                     gc_sigma_closed_form, mc_delta_trace, mc_sigma_closed_form, mc_steps, op_sigma, paper_T,
-                     theta_eps)
-from .dpsgd import DPSGD_ACCOUNTANTS, DPSGDConfig, dp_sgd_train, dpsgd_noise_multiplier
-from .finetune import CleanFinetuneConfig, clean_finetune
+from ...runtime import lazy_exports
 
 __all__ = [
-    "paper_T", "best_T", "gc_rdp_slope", "gc_sigma", "gc_epsilon", "gc_sigma_closed_form",
-    "theta_eps", "mc_delta_trace", "mc_steps", "mc_sigma_closed_form", "op_sigma",
-    "dpsgd_group_targets", "dpsgd_group_sigma_formula",
-    "GradientClippingConfig", "ModelClippingConfig", "OutputPerturbationConfig", "CleanFinetuneConfig",
-    "GradientClipping", "ModelClipping", "OutputPerturbation", "clean_finetune",
-    "DPSGDConfig", "dpsgd_noise_multiplier", "dp_sgd_train", "DPSGD_ACCOUNTANTS",
+    "GradientClipping", "GradientClippingConfig", "ModelClipping", "ModelClippingConfig", "OutputPerturbation",
+    "OutputPerturbationConfig", "CleanFinetuneConfig", "DPSGDConfig",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __all__, {
+    "GradientClipping": ".algorithms", "GradientClippingConfig": ".algorithms", "ModelClipping": ".algorithms",
+    "ModelClippingConfig": ".algorithms", "OutputPerturbation": ".algorithms",
+    "OutputPerturbationConfig": ".algorithms", "CleanFinetuneConfig": ".finetune", "DPSGDConfig": ".dpsgd",
+})

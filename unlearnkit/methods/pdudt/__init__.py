@@ -15,20 +15,12 @@ Experiments (the paper's pipeline, profiles, sweeps, tables) are in :mod:`unlear
 the membership-inference metric of Table 3 is :func:`unlearnkit.evaluate.mia_precision`.
 """
 
-from ...decentral.correction import (CORRECTION_SCALES, RETRAIN_RULES, correction, history_correction,
-                                     reconstruct_models, residuals, retrain_mixing, round_weights)
-from .algorithm import PDUDT, PDUDTConfig, client_noise, measured_rho, pdudt_plan
-from .certify import (NOISE_MODES, GapBound, GapConstants, bun_steinke_epsilon, gap_bound, lemma_coverage,
-                      pdudt_certificate, pdudt_sigma, step_size_limit)
-from .sound import (SOUND_SCOPES, GossipSensitivity, GossipSmoothness, gossip_certificate, gossip_sensitivity,
-                    sound_gossip_sigma)
+from ...runtime import lazy_exports
 
 __all__ = [
-    "PDUDT", "PDUDTConfig", "client_noise", "measured_rho", "pdudt_plan",
-    "NOISE_MODES", "GapConstants", "GapBound", "step_size_limit", "gap_bound", "bun_steinke_epsilon",
-    "pdudt_sigma", "lemma_coverage", "pdudt_certificate",
-    "SOUND_SCOPES", "GossipSmoothness", "GossipSensitivity", "gossip_sensitivity", "sound_gossip_sigma",
-    "gossip_certificate",
-    "RETRAIN_RULES", "CORRECTION_SCALES", "retrain_mixing", "residuals", "round_weights", "correction",
-    "history_correction", "reconstruct_models",
+    "PDUDT", "PDUDTConfig",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __all__, {
+    "PDUDT": ".algorithm", "PDUDTConfig": ".algorithm",
+})

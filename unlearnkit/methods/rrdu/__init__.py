@@ -13,30 +13,15 @@
 The backdoor experiment (Figure 1, Tables 3, 14-16) lives in :mod:`unlearnkit.experiments.rrdu.lab`.
 """
 
-from .algorithm import RRDU, RRDUConfig
-from .baselines import (DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, FinetuneWalk, NetworkSGD, RetrainWalk,
-                        WalkConfig)
-from .accountants import (ACCOUNTANTS, Accountant, ClosedFormAccountant, MixtureAccountant, NoisyStartAccountant,
-                          rrdu_plan)
-from .certify import (CLOSED_FORM_ACCOUNTANTS, DDP_CALIBRATIONS, ObserverLedger, ddp_certify, ddp_sigma,
-                      network_amplification,
-                      observer_hit_prob, rrdu_certify, rrdu_epsilon, rrdu_sigma, visit_quantile)
-from .ledger import SoundObserverLedger
-from .mixture import (OBSERVERS, accountant_comparison, observer_visit_pmf, rrdu_mixture_certify, rrdu_mixture_epsilon,
-                      rrdu_mixture_sigma, rrdu_visit_pmf)
-from .noisy import NoisyDDP, NoisyDDPConfig, NoisyWalkConfig, NoisyWalkTraining
-from .sound import noisy_walk_certify, noisy_walk_epsilon, noisy_walk_sigma, rrdu_noisy_start_certify
-from .walk import VARIANTS, WalkData, expected_update, make_route, retrain_gradient
+from ...runtime import lazy_exports
 
 __all__ = [
-    "RRDU", "RRDUConfig", "VARIANTS", "WalkData", "make_route", "expected_update", "retrain_gradient",
-    "WalkConfig", "DDPWalkConfig", "DPSGDWalkConfig", "NetworkSGD", "RetrainWalk", "FinetuneWalk", "DDPWalk",
-    "DPSGDWalk",
-    "ACCOUNTANTS", "Accountant", "ClosedFormAccountant", "NoisyStartAccountant", "MixtureAccountant", "rrdu_plan",
-    "CLOSED_FORM_ACCOUNTANTS", "DDP_CALIBRATIONS", "ObserverLedger", "ddp_certify", "ddp_sigma", "network_amplification",
-    "observer_hit_prob", "rrdu_certify", "rrdu_epsilon", "rrdu_sigma", "visit_quantile",
-    "NoisyWalkConfig", "NoisyWalkTraining", "NoisyDDPConfig", "NoisyDDP", "noisy_walk_certify", "noisy_walk_epsilon",
-    "noisy_walk_sigma", "rrdu_noisy_start_certify",
-    "OBSERVERS", "accountant_comparison", "observer_visit_pmf", "rrdu_mixture_certify", "rrdu_mixture_epsilon",
-    "rrdu_mixture_sigma", "rrdu_visit_pmf", "SoundObserverLedger",
+    "RRDU", "RRDUConfig", "RetrainWalk", "FinetuneWalk", "DDPWalk", "DPSGDWalk", "WalkConfig", "DDPWalkConfig",
+    "DPSGDWalkConfig", "NoisyDDP", "NoisyDDPConfig",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, __all__, {
+    "RRDU": ".algorithm", "RRDUConfig": ".algorithm", "RetrainWalk": ".baselines", "FinetuneWalk": ".baselines",
+    "DDPWalk": ".baselines", "DPSGDWalk": ".baselines", "WalkConfig": ".baselines", "DDPWalkConfig": ".baselines",
+    "DPSGDWalkConfig": ".baselines", "NoisyDDP": ".noisy", "NoisyDDPConfig": ".noisy",
+})

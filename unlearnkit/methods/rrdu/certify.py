@@ -56,9 +56,11 @@ from typing import Sequence
 
 import numpy as np
 from ..._validate import check_choice, check_int, check_positive, check_probability, check_range
-from ...privacy import (Certificate, GaussianEvent, LinearEvent, RDPAccountant, calibrate_sigma,
-                        first_observation_rate, rdp_to_dp, subsampled_gaussian_rdp, visit_count_bound)
-from ...privacy import expected_inverse_delay as _walk_inverse_delay
+from ...privacy import Certificate, RDPAccountant, calibrate_sigma
+from ...privacy.accountant import GaussianEvent, LinearEvent
+from ...privacy.amplification import first_observation_rate, visit_count_bound
+from ...privacy.rdp import rdp_to_dp, subsampled_gaussian_rdp
+from ...privacy.amplification import expected_inverse_delay as _walk_inverse_delay
 from ...privacy.linear_rdp import linear_rdp_epsilon, linear_rdp_slope
 
 __all__ = [

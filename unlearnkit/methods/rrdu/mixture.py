@@ -37,7 +37,8 @@ from typing import Optional
 import numpy as np
 
 from ..._validate import check_choice, check_int, check_positive, check_probability, check_range
-from ...privacy import Certificate, capped_epsilon, mixture_epsilon, mixture_sigma
+from ...privacy import Certificate, mixture_epsilon
+from ...privacy.mixture import capped_epsilon, mixture_sigma
 
 __all__ = ["OBSERVERS", "rrdu_visit_pmf", "observer_visit_pmf", "rrdu_mixture_epsilon", "rrdu_mixture_sigma",
            "rrdu_mixture_certify", "accountant_comparison"]

@@ -43,7 +43,8 @@ from __future__ import annotations
 import math
 
 from ..._validate import check_choice, check_int, check_positive, check_range
-from ...privacy import Certificate, analytic_gaussian_sigma, gaussian_composition_epsilon, visit_count_bound
+from ...privacy import Certificate, analytic_gaussian_sigma, gaussian_composition_epsilon
+from ...privacy.amplification import visit_count_bound
 from ...privacy.linear_rdp import linear_rdp_epsilon, linear_rdp_slope
 
 __all__ = ["noisy_walk_rho", "noisy_walk_epsilon", "noisy_walk_sigma", "noisy_walk_certify", "rrdu_u_sensitivity",
