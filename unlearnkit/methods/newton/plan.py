@@ -65,7 +65,52 @@ class NewtonTerms:
 
 def newton_terms(state: TrainedState, request: Request, config: NewtonConfig, *,
                   measured_grad: Optional[float] = None, converged: bool = True, clipped: bool = False) -> NewtonTerms:
-    """Validate the request against the state and compute its certificate; the run checks default to passed."""
+    """Validate the request against the state and compute its certificate; the run checks default to passed.
+
+    What :func:`newton_plan` returns, with the pieces :meth:`Newton.unlearn` reuses: the requesters and their
+    fractions ``(m_c, n_c)``, the receivers' weight (``1/N``; client-wise ``1`` or ``1/N`` by
+    ``config.clientwise_weight``), the analytic constants ``L``, ``M``, ``lam`` (logistic regression with
+    weight decay only; overridden by ``config.lipschitz`` / ``config.hessian_lipschitz``) and each requester's
+    message noise. A sound certificate whose constants are not public bounds (a feature bound measured on the
+    training data, an override below the analytic value) becomes ``mode="none"``.
+
+    Parameters
+    ----------
+    state : TrainedState
+        From :func:`~unlearnkit.methods.newton.training.train_dpsgd` (``params`` ``(N, d)``, ``federation``,
+        ``network`` a networkx graph, ``config`` the training's ``GossipConfig``).
+    request : Request
+        Sample-wise, class-wise or client-wise.
+    config : NewtonConfig
+        The run's settings (target guarantee, mode, curvature, release).
+    measured_grad : float, optional
+        The measured ``||grad f(x_s)||`` at the average of the released models, checked against
+        ``config.grad_tol``; ``None``: not measured yet (the check is taken as passed).
+    converged : bool, default True
+        Whether every conjugate-gradient solve converged.
+    clipped : bool, default False
+        Whether a correction was clipped.
+
+    Returns
+    -------
+    NewtonTerms
+        The plan (the certificate and the noise point ``"newton.average"``), the message noise std of every
+        requester, the constants (``None`` for a model without analytic constants), the fractions, the
+        requesters' forget indices, the receivers' weight and the training weight decay.
+
+    Raises
+    ------
+    ValueError
+        For a state without its network graph, federation or ``(N, d)`` parameters, a request no client can
+        serve (:func:`~.steps.requesters_of`), or ``curvature="diag_fisher"`` with no weight decay and no damping.
+
+    References
+    ----------
+    .. [1] H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, "Certified Unlearning in Decentralized Federated
+       Learning", arXiv 2601.06436, 2026, Theorem 1 with eq. (10) and Lemma 3 (the certificate and the noise-free
+       gap ``Delta F_c`` it calibrates to), Algorithm 1 (``sigma_c``), Remark 3 and Lemma 4 (the constants of a
+       regularised convex loss).
+    """
     G = state.network
     if not isinstance(G, nx.Graph):
         raise ValueError("state.network must be the networkx graph the clients trained on")

@@ -89,7 +89,44 @@ def _digest(*arrays: Any) -> str:
 
 def noise_free_step(state, request, config, *, reqs: dict[int, np.ndarray], wd: float,
                     xy: Callable[[np.ndarray], tuple[Tensor, Tensor]], x_bar: Tensor) -> _Step:
-    """The corrections ``x_delta`` (before clipping and noise) of ``request``, from the cache when it holds them."""
+    """The corrections ``x_delta`` (before clipping and noise) of ``request``, from the cache when it holds them.
+
+    Sample- and class-wise, each requester ``c`` solves ``x_delta_c = 1/(n_c - m_c) C_c^{-1} g_c`` with ``g_c``
+    the (regularised) gradient of its forget samples and ``C_c`` its retained-data curvature (``scope="global"``:
+    the average of all clients' retained curvatures at ``x_bar``); client-wise, the departing client solves
+    ``x_delta_c = 1/(N - 1) C^{-1} grad f_c`` with ``C`` the average of the remaining clients' curvatures. A hit
+    returns clones of the stored step (module docstring: key, cost); ``UNLEARNKIT_MEMO=0`` always solves.
+
+    Parameters
+    ----------
+    state : TrainedState
+        The clients' models ``(N, d)``, their data, federation and network.
+    request : Request
+        Sample-wise, class-wise or client-wise.
+    config : NewtonConfig
+        Its step settings (curvature, damping, scope, centring, CG tolerance and cap, chunk size) set the step;
+        the privacy and post-processing fields do not enter the key.
+    reqs : dict of int to numpy.ndarray
+        Every requester's forget indices (:func:`~unlearnkit.methods.newton.steps.requesters_of`).
+    wd : float
+        Training weight decay ``lam``, added to every gradient and curvature.
+    xy : callable
+        ``indices -> (x, y)``: training samples on the parameters' device and dtype.
+    x_bar : torch.Tensor
+        Average of the models that will be released, where ``scope="global"`` computes the step.
+
+    Returns
+    -------
+    _Step
+        ``x_delta`` per requester, the fractions ``(m_c, n_c)``, each requester's seconds, the gradient
+        evaluations, the messages, whether every solve converged, the solve's seconds and ``cached``.
+
+    References
+    ----------
+    .. [1] H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, "Certified Unlearning in Decentralized Federated
+       Learning", arXiv 2601.06436, 2026, Algorithm 1 with eqs. (2)-(3) (sample-wise), Section IV-C, eqs. (5)-(6)
+       (client-wise) and Section IV-D, eq. (7) (the Fisher curvature).
+    """
     if not _enabled():
         return _compute(state, request, config, reqs=reqs, wd=wd, xy=xy, x_bar=x_bar)
     owners = (state.flat, state.dataset, state.federation, state.network)

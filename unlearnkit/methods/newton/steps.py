@@ -29,6 +29,19 @@ __all__ = ["newton_model_constants"]
 
 
 def is_linear_model(flat) -> bool:
+    """Whether the model is a single ``Linear`` layer (logistic or softmax regression), the one model with
+    analytic constants (:func:`newton_model_constants`).
+
+    Parameters
+    ----------
+    flat : FlatParams
+        The model as a function of its flat parameters.
+
+    Returns
+    -------
+    bool
+        ``True`` when exactly one submodule owns parameters and it is a ``torch.nn.Linear``.
+    """
     mods = [m for m in flat.module.modules() if len(list(m.parameters(recurse=False)))]
     return len(mods) == 1 and isinstance(mods[0], nn.Linear)
 
@@ -74,7 +87,38 @@ def newton_model_constants(flat, *, weight_decay: float, x_norm: float = 1.0) ->
 
 
 def requesters_of(state: TrainedState, request: Request) -> dict[int, np.ndarray]:
-    """``{client: forget indices it holds}``; raises ``ValueError`` naming indices nobody (or not ``c``) holds."""
+    """``{client: forget indices it holds}``; raises ``ValueError`` naming indices nobody (or not ``c``) holds.
+
+    Every client holding samples of the request is a requester. A client-wise request names its departing
+    client; a sample-wise request with ``request.client`` must lie in that client's data, one without it may
+    span several clients (simultaneous requests); a class-wise request keeps each client's samples of the class
+    (with ``request.client``, that client's only).
+
+    Parameters
+    ----------
+    state : TrainedState
+        Its ``federation`` gives each client's training indices.
+    request : Request
+        Sample-wise, class-wise or client-wise.
+
+    Returns
+    -------
+    dict of int to numpy.ndarray
+        The forget indices of every requester (client-wise: all the departing client's indices).
+
+    Raises
+    ------
+    ValueError
+        For a state without a federation, a client-wise request without its client, indices no client (or not
+        the named client) holds, a request no client holds any sample of, or a sample- or class-wise request that
+        would empty a client (use a client-wise request).
+
+    References
+    ----------
+    .. [1] H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, "Certified Unlearning in Decentralized Federated
+       Learning", arXiv 2601.06436, 2026, Algorithm 1 (the requesters ``c in [C]`` and their ``U_c``), Remark 2
+       (simultaneous requests) and Section IV-C (client-wise removal).
+    """
     fed = state.federation
     if fed is None:
         raise ValueError("state.federation is None: decentralized unlearning needs the partition among clients")
@@ -156,5 +200,27 @@ class CurvatureSolver:
 
 
 def statistic_size(config: NewtonConfig, d: int) -> int:
-    """Model-sized vectors one client's curvature statistic ``T_i`` takes on the wire."""
+    """Model-sized vectors one client's curvature statistic ``T_i`` takes on the wire.
+
+    A dense curvature is ``d`` vectors (``O(d^2)`` numbers), the diagonal Fisher one (``O(d)``).
+
+    Parameters
+    ----------
+    config : NewtonConfig
+        Its ``curvature`` (a dense or diagonal one; matrix-free CG curvatures are counted per iteration by the
+        caller).
+    d : int
+        Number of model parameters.
+
+    Returns
+    -------
+    int
+        ``1`` for ``curvature="diag_fisher"``, else ``d``.
+
+    References
+    ----------
+    .. [1] H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, "Certified Unlearning in Decentralized Federated
+       Learning", arXiv 2601.06436, 2026, Algorithm 1 (the statistic ``T_i(S_i)``), eq. (5) and Section IV-D
+       (the Fisher approximation cuts ``O(d^2)`` to ``O(d)``).
+    """
     return 1 if config.curvature == "diag_fisher" else d

@@ -75,7 +75,23 @@ def train_dpsgd(flat, federation, G: nx.Graph, config: GossipConfig, *, generato
 
 
 def training_config(state: TrainedState) -> GossipConfig:
-    """The ``GossipConfig`` the clients trained with: fine-tuning and retraining reuse it (Remark 1; RT)."""
+    """The ``GossipConfig`` the clients trained with: fine-tuning and retraining reuse it (Remark 1; RT).
+
+    Parameters
+    ----------
+    state : TrainedState
+        From :func:`train_dpsgd`.
+
+    Returns
+    -------
+    GossipConfig
+        ``state.config`` (its ``weight_decay`` is the ``lam`` of the certificate).
+
+    Raises
+    ------
+    ValueError
+        When ``state.config`` is not a ``GossipConfig``.
+    """
     if not isinstance(state.config, GossipConfig):
         raise ValueError("state.config must be the GossipConfig the clients trained with (use train_dpsgd)")
     return state.config

@@ -205,7 +205,27 @@ def gc_coupled_distance(t: int, config: GradientClippingConfig) -> float:
     """The largest distance between gradient clipping's noise-free step ``t`` (1-based) in two runs that
     share batches and noise but start from different models: ``(1 - gamma lam)^t 2 C0 + 2 gamma C1 sum_{k<t}
     (1 - gamma lam)^k`` (both starts lie in the ball of radius C0; a clipped gradient moves by at most
-    ``gamma C1``)."""
+    ``gamma C1``).
+
+    Parameters
+    ----------
+    t : int
+        The step, 1-based (``t = 0`` gives the starts' distance ``2 C0``).
+    config : GradientClippingConfig
+        Its ``C0``, ``C1``, ``gamma`` and ``lam``.
+
+    Returns
+    -------
+    float
+        The bound on ``||x_t - x_t'||`` before the step's noise; monotone in ``t`` (it tends to ``2 C1 / lam``
+        when ``lam > 0``).
+
+    References
+    ----------
+    .. [1] A. Koloskova, Y. Allouah, A. Jha, R. Guerraoui, S. Koyejo, "Certified Unlearning for Neural Networks",
+       ICML 2025, Lemma A.8 (one step moves two points at most ``|1 - lam gamma| ||x - x'|| + 2 gamma C``) and
+       Theorem A.9 with its proof (``rho_t = 1 - gamma_t lam``, ``s_t = 2 gamma_t C1``, ``z_0 = 2 C0``).
+    """
     q = 1.0 - config.gamma * config.lam
     shift = 2 * config.gamma * config.C1 * (t if q == 1.0 else (1 - q ** t) / (1 - q))
     return q ** t * 2 * config.C0 + shift

@@ -44,6 +44,25 @@ SOURCE = "Koloskova et al. ICML 2025"
 
 
 def check_gc_constants(C0: float, C1: float, gamma: float, lam: float, T: Optional[int] = None) -> None:
+    """Raise ``ValueError`` unless the gradient-clipping constants are in range (``gamma * lam < 1``: Theorem A.9).
+
+    Parameters
+    ----------
+    C0, C1, gamma : float
+        Start clip radius, gradient clip threshold and step size, each ``> 0``.
+    lam : float
+        L2 regularisation weight, ``>= 0`` with ``gamma * lam < 1``.
+    T : int, optional
+        Number of noisy steps, ``>= 1`` (not checked when ``None``).
+
+    Returns
+    -------
+    None
+
+    References
+    ----------
+    Koloskova et al., "Certified Unlearning for Neural Networks" (ICML 2025), Theorem A.9 (``gamma_t lam < 1``).
+    """
     check_positive("C0", C0)
     check_positive("C1", C1)
     check_positive("gamma", gamma)

@@ -210,6 +210,18 @@ def at_requested_delta(cert: Certificate, requested: float) -> Certificate:
 
     A certificate states what the mechanism gives; one whose delta exceeds what was asked for (model clipping
     with a fixed ``T`` too short for the target) is not a certificate of the requested guarantee.
+
+    Parameters
+    ----------
+    cert : Certificate
+        What the mechanism gives; only a ``mode="sound"`` one is checked.
+    requested : float
+        The requested delta; a delta above it by a relative round-off of :data:`DELTA_RTOL` or less passes.
+
+    Returns
+    -------
+    Certificate
+        ``cert`` itself when it passes (or is not sound), else a copy with ``mode="none"`` and the note.
     """
     if cert.mode != "sound" or cert.delta <= requested * (1 + DELTA_RTOL):
         return cert

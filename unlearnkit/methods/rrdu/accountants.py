@@ -188,7 +188,37 @@ def rrdu_plan(state: Any, request: Any, config: Any, route: Optional[Any] = None
 
 
 def accountant_plan(state: Any, request: Any, config: Any, route: Optional[Any] = None) -> tuple[Plan, Any, float]:
-    """``(plan, walk data, p)`` of :func:`rrdu_plan`."""
+    """``(plan, walk data, p)`` of :func:`rrdu_plan`.
+
+    :class:`~.algorithm.RRDU` reuses the walk data and ``p`` for the run, and calls it again with the realised
+    route so that accountant ``"S"`` certifies the u-visits that happened.
+
+    Parameters
+    ----------
+    state : TrainedState
+        Carries ``federation`` (and ``network`` for ``routing="walk_with_restart"``); ``request.client`` is u.
+    request : Request
+        Samples or a class of one client.
+    config : RRDUConfig
+        The run's settings (:class:`~.algorithm.RRDUConfig`).
+    route : array of int, optional
+        The client of every hop when it is known; ``None``: accountant ``"S"`` reports its a-priori certificate
+        and the noise point counts the visit cap (:func:`~.certify.visit_quantile`).
+
+    Returns
+    -------
+    tuple of (Plan, WalkData, float)
+        The plan of :func:`rrdu_plan`, the clients' indices split at u (:class:`~.walk.WalkData`) and the
+        routing probability ``p`` (``config.p``, default ``1/N``).
+
+    References
+    ----------
+    .. [1] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026), Algorithm
+       4 (the u-step noise, routing probability ``p``), Theorem 5.1 with Corollary 5.2 (accountants "A" to "D") and
+       Proposition A.8 (the RDP conversion).
+    .. [2] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022, Corollaries 2.13 and
+       3.3 (the exact Gaussian composition of accountants "S" and "M").
+    """
     data = WalkData.from_state(state, request)
     p = config.routing_p(data.n_clients)
     accountant = ACCOUNTANTS[config.accountant]

@@ -120,6 +120,20 @@ class DPSGDWalkConfig(WalkConfig):
 # ----------------------------------------------------------------------------------------------------------
 
 def route_rng(config: WalkConfig, generator: torch.Generator) -> np.random.Generator:
+    """The numpy generator that draws a walk's route: seeded by ``config.route_seed``, else by ``generator``.
+
+    Parameters
+    ----------
+    config : WalkConfig
+        Any config with a ``route_seed`` (``None``: take the seed from ``generator``).
+    generator : torch.Generator
+        Draws the seed (one ``randint`` below ``2**62``) when ``config.route_seed`` is ``None``.
+
+    Returns
+    -------
+    numpy.random.Generator
+        ``numpy.random.default_rng(seed)``.
+    """
     seed = config.route_seed
     if seed is None:
         seed = int(torch.randint(2**62, (), generator=generator, device=generator.device).item())
@@ -127,12 +141,43 @@ def route_rng(config: WalkConfig, generator: torch.Generator) -> np.random.Gener
 
 
 def repeat_route(route: np.ndarray, k: int) -> np.ndarray:
-    """``k`` consecutive local steps per hop (digest P2): the token stays ``k`` steps at each client."""
+    """``k`` consecutive local steps per hop (digest P2): the token stays ``k`` steps at each client.
+
+    Parameters
+    ----------
+    route : array of int
+        The client of every hop.
+    k : int
+        Local steps per hop, ``>= 1``.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The client of every local step, ``len(route) * k`` of them.
+    """
     return np.repeat(np.asarray(route, dtype=np.int64), k)
 
 
 def monitored_default(monitor: Monitor, every: int, k: int, total: int):
-    """A hop rule that takes the default step and evaluates ``monitor`` every ``every`` hops (of ``k`` steps)."""
+    """A hop rule that takes the default step and evaluates ``monitor`` every ``every`` hops (of ``k`` steps).
+
+    Parameters
+    ----------
+    monitor : callable or None
+        ``theta -> dict`` of scalars, merged into the hop's event and history row; ``None``: never evaluated.
+    every : int
+        Evaluate after every this many hops (0: only after the last step).
+    k : int
+        Local steps per hop, ``>= 1``: a hop ends at a step number divisible by ``k``.
+    total : int
+        Local steps of the whole walk (the last one is always evaluated).
+
+    Returns
+    -------
+    callable
+        ``HopContext -> torch.Tensor``: the :meth:`~unlearnkit.decentral.HopContext.default` step's
+        parameters, for :func:`~unlearnkit.decentral.run_token`'s ``hop_rule``.
+    """
     def rule(ctx: Any) -> Tensor:
         new = ctx.default()
         step = ctx.t + 1
@@ -145,7 +190,20 @@ def monitored_default(monitor: Monitor, every: int, k: int, total: int):
 
 
 def hop_rows(history: list[dict], k: int) -> list[dict]:
-    """One row per hop (the last local step of each) with the hop number."""
+    """One row per hop (the last local step of each) with the hop number.
+
+    Parameters
+    ----------
+    history : list of dict
+        One row per local step, as :func:`~unlearnkit.decentral.run_token` records them.
+    k : int
+        Local steps per hop, ``>= 1``.
+
+    Returns
+    -------
+    list of dict
+        Copies of every ``k``-th row, with ``"hop"`` set to the hop number (1-based).
+    """
     rows = []
     for i in range(k - 1, len(history), k):
         row = dict(history[i])

@@ -138,7 +138,34 @@ class NoisyDDPConfig:
 
 def training_certificate(state: TrainedState, request: Request, delta: Optional[float] = None) -> Certificate:
     """The training's sound certificate for ``request`` (client-level at ``request.client``), or a
-    ``mode="none"`` certificate saying why there is none."""
+    ``mode="none"`` certificate saying why there is none.
+
+    The client ``u`` is ``request.client`` or the one client holding all of ``request.indices``; the epsilon
+    composes the noisy steps the training made at ``u`` (:func:`~.sound.noisy_walk_certify`). A state not
+    trained by :class:`NoisyWalkTraining`, or a request spanning several clients, gets ``mode="none"``.
+
+    Parameters
+    ----------
+    state : TrainedState
+        From :class:`NoisyWalkTraining` (its ``extras["noisy_training"]`` record).
+    request : Request
+        Samples, a class or a whole client.
+    delta : float, optional
+        Delta of the certificate; ``None``: the training's (``1e-5`` when there is no record).
+
+    Returns
+    -------
+    Certificate
+        ``mode="sound"`` with the exact-GDP epsilon of the ``u_steps`` Gaussian steps at ``u`` (sensitivity
+        ``2 L``), or ``mode="none"`` with ``epsilon = inf`` and a note.
+
+    References
+    ----------
+    .. [1] J. Dong, A. Roth, W. J. Su, "Gaussian Differential Privacy", J. R. Stat. Soc. B 2022, Corollary 3.3 (the
+       exact composition of the Gaussian steps at ``u``).
+    .. [2] H. Lamri, M. Maniatakos, "Fully Decentralized Certified Unlearning", arXiv 2512.08443 (CVPR 2026),
+       Algorithm 3 (the noisy walk) and Proposition C.1 (network DP implies certified unlearning).
+    """
     rec = state.extras.get(NOISY_TRAINING_KEY)
     if rec is None:
         return Certificate(epsilon=math.inf, delta=delta or 1e-5, mode="none", mechanism="none",
@@ -155,7 +182,26 @@ def training_certificate(state: TrainedState, request: Request, delta: Optional[
 
 
 def training_rho(state: TrainedState, u: int) -> Optional[float]:
-    """RDP slope of the noisy training at client ``u`` (``None`` when the state was trained without noise)."""
+    """RDP slope of the noisy training at client ``u`` (``None`` when the state was trained without noise).
+
+    Parameters
+    ----------
+    state : TrainedState
+        The trained state; only one from :class:`NoisyWalkTraining` carries the record.
+    u : int
+        The client.
+
+    Returns
+    -------
+    float or None
+        ``rho = u_steps (2 L)^2 / (2 sigma^2)`` of :func:`~.sound.noisy_walk_rho` (RDP ``alpha rho`` at every
+        order ``alpha``) for the noisy steps the training made at ``u``; ``None`` without a record.
+
+    References
+    ----------
+    .. [1] I. Mironov, "Renyi Differential Privacy", CSF 2017, Proposition 7 (Gaussian RDP alpha Delta^2/(2 sigma^2))
+       and Proposition 1 (composition).
+    """
     rec = state.extras.get(NOISY_TRAINING_KEY)
     if rec is None:
         return None
