@@ -135,16 +135,11 @@ def test_ground_floor_imports_nothing_above(ground):
 
 
 def test_each_public_name_means_one_thing():
-    """A public name (in a module's ``__all__``) is defined in one module only: ``calibrate_sigma`` or
-    ``PROFILES`` must not mean different things in different rooms."""
+    """A public name (a top-level name without a leading underscore) is defined in one module only:
+    ``calibrate_sigma`` or ``PROFILES`` must not mean different things in different rooms."""
     homes: dict[str, set[str]] = {}
     for mod, path in _modules().items():
         tree = ast.parse(path.read_text())
-        exported = None
-        for node in tree.body:
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
-                                                    for t in node.targets):
-                exported = {c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant)}
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 names = [node.name]
@@ -155,7 +150,7 @@ def test_each_public_name_means_one_thing():
             else:
                 continue
             for n in names:
-                if not n.startswith("_") and (exported is None or n in exported):
+                if not n.startswith("_"):
                     homes.setdefault(n, set()).add(mod)
     twice = {n: sorted(m) for n, m in homes.items() if len(m) > 1}
     assert not twice, f"public names defined in more than one module (rename one): {twice}"

@@ -21,9 +21,6 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-__all__ = ["OutputPathError", "ensure_writable_dir", "ensure_writable_file", "atomic_write_bytes",
-           "atomic_write_text", "retire_stale", "sync_file", "output_lock", "json_text"]
-
 
 class OutputPathError(ValueError):
     """An output location (``--out``) cannot be created or written; the message names it and why."""

@@ -32,14 +32,6 @@ import torch
 
 from ._validate import check_choice, check_int, check_positive
 
-__all__ = [
-    "Constants",
-    "logistic_constants",
-    "softmax_constants",
-    "sigmoid_loss_constants",
-    "estimate_constants",
-    "NOT_CERTIFIED_NOTE",
-]
 
 NOT_CERTIFIED_NOTE = "constants estimated from data: not certified"
 

@@ -41,10 +41,6 @@ from ._validate import (DivergenceError, check_choice, check_finite_params, chec
                         check_int, check_request, check_request_fits, check_result, check_unlearn_call, checked_unlearn,
                         Limit)
 
-__all__ = ["Cost", "Event", "Request", "Result", "TrainedState", "Unlearner", "Callback", "Stopwatch", "emit",
-           "Certificate", "NoisePoint", "Plan", "MODES", "DivergenceError", "check_finite_params", "check_generator", "check_request",
-           "check_result", "check_unlearn_call", "checked_unlearn", "MAX_STEPS", "MAX_DIM",
-           "MAX_SAMPLES", "MAX_TRIALS", "MAX_REPEATS", "MAX_SEED"]
 
 MODES = ("paper", "sound", "none")
 #: The most iterations (steps, K, rounds, local steps) a config may ask for: 10^7 steps already take hours.

@@ -43,21 +43,6 @@ from torch.func import jvp, vjp
 
 from ._validate import check_choice, check_int, check_positive
 
-__all__ = [
-    "CURVATURES",
-    "DENSE_CURVATURES",
-    "hessian",
-    "empirical_fisher",
-    "true_fisher",
-    "diag_fisher",
-    "hessian_operator",
-    "fisher_operator",
-    "conjugate_gradient",
-    "CGResult",
-    "Solve",
-    "curvature_matrix",
-    "solve",
-]
 
 CURVATURES = ("hessian", "fisher", "true_fisher", "diag_fisher", "cg_hessian", "cg_fisher")
 DENSE_CURVATURES = ("hessian", "fisher", "true_fisher")
@@ -384,4 +369,3 @@ def cosine(a: Tensor, b: Tensor) -> float:
     return float(torch.dot(a.flatten(), b.flatten()) / (na * nb))
 
 
-__all__.append("cosine")

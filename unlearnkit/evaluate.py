@@ -23,9 +23,6 @@ from torch import Tensor
 
 from ._validate import check_finite_params, check_int, check_request_fits
 
-__all__ = ["accuracy", "mia_auc", "mia_precision", "auc", "backdoor_success", "distance", "report", "format_report",
-           "consensus"]
-
 
 def consensus(params: Tensor) -> Tensor:
     """A single model from ``params``: itself for ``(d,)``, the average over clients for ``(N, d)``."""

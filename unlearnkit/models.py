@@ -21,17 +21,6 @@ from torch.func import functional_call, grad, jvp, vmap
 
 from ._validate import check_choice, check_int, check_positive
 
-__all__ = [
-    "logreg",
-    "mlp",
-    "tiny_mlp",
-    "cnn",
-    "make_model",
-    "FlatParams",
-    "project_l2_ball",
-    "LOSSES",
-]
-
 
 # ----------------------------------------------------------------------------------------------------------
 # Architectures

@@ -16,9 +16,6 @@ from typing import Any, Callable, Mapping, Sequence
 VERSION = "0.1.0"
 """The package's version (``unlearnkit.__version__``; pyproject.toml states the same)."""
 
-__all__ = ["VERSION", "device", "make_generator", "numpy_generator", "seed_everything", "quick_mode",
-           "lazy_exports"]
-
 
 def device(prefer: str | None = None):
     """The torch device unlearnkit computes on.

@@ -23,7 +23,6 @@ import numpy as np
 from ._validate import check_choice, check_int, check_positive
 from .constants import Constants
 
-__all__ = ["ToyProblem", "make_toy", "TOY_REGIMES"]
 
 TOY_REGIMES = ("strongly_convex", "convex", "nonconvex")
 

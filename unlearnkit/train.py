@@ -28,7 +28,6 @@ from .core import MAX_STEPS, Callback, Cost, Stopwatch, TrainedState, emit
 from .models import FlatParams, project_l2_ball
 from .privacy.trace import flow
 
-__all__ = ["SGDConfig", "draw_batches", "train_sgd", "run_sgd", "SAMPLING"]
 
 SAMPLING = ("with_replacement", "without_replacement", "full")
 

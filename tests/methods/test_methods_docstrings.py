@@ -1,7 +1,7 @@
 """Every public function of ``unlearnkit.methods`` documents its parameters and its return value (numpydoc).
 
-Public: listed in its module's ``__all__`` and defined in that module (re-exports are checked where they are
-defined). The ``unlearn`` and ``certify`` methods of the exported method classes are held to the same rule.
+Public: a top-level name without a leading underscore, defined in that module (imports are checked where they
+are defined). The ``unlearn`` and ``certify`` methods of the exported method classes are held to the same rule.
 At least 90 % of them (functions and methods together) also carry a ``References`` section naming the paper
 and the algorithm, theorem or equation they implement; engineering helpers (caches, config plumbing) make up
 the rest.
@@ -30,9 +30,8 @@ def _modules() -> list:
 def _public_functions() -> list[tuple[str, object]]:
     out = []
     for mod in _modules():
-        for name in getattr(mod, "__all__", ()):
-            obj = getattr(mod, name)
-            if inspect.isfunction(obj) and obj.__module__ == mod.__name__:
+        for name, obj in sorted(vars(mod).items()):
+            if not name.startswith("_") and inspect.isfunction(obj) and obj.__module__ == mod.__name__:
                 out.append((f"{mod.__name__}.{name}", obj))
     return out
 
@@ -40,9 +39,8 @@ def _public_functions() -> list[tuple[str, object]]:
 def _method_entry_points() -> list[tuple[str, object]]:
     out = []
     for mod in _modules():
-        for name in getattr(mod, "__all__", ()):
-            cls = getattr(mod, name)
-            if inspect.isclass(cls) and cls.__module__ == mod.__name__:
+        for name, cls in sorted(vars(mod).items()):
+            if not name.startswith("_") and inspect.isclass(cls) and cls.__module__ == mod.__name__:
                 for meth in ("unlearn", "certify"):
                     fn = cls.__dict__.get(meth)
                     if inspect.isfunction(fn):

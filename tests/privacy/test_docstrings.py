@@ -1,6 +1,6 @@
 """Every public function of unlearnkit.privacy documents its arguments and its result in numpydoc sections.
 
-Public means: a function listed in its module's ``__all__``. A function with parameters needs a
+Public means: a top-level function without a leading underscore, defined in its module. A function with parameters needs a
 ``Parameters`` section; every function needs a ``Returns`` (or, for a generator or context manager,
 ``Yields``) section. The test lists all offenders at once. At least 90 % of them also carry a ``References``
 section naming the source of what they compute (paper, theorem or equation); engineering helpers with no
@@ -28,16 +28,19 @@ def _takes_arguments(func) -> bool:
 
 
 def _public_functions():
-    """(qualified name, object) of every function in the ``__all__`` of a module of unlearnkit.privacy."""
+    """(qualified name, object) of every public function defined in a module of unlearnkit.privacy."""
     names = [privacy_pkg.__name__] + [
         f"{privacy_pkg.__name__}.{info.name}" for info in pkgutil.iter_modules(privacy_pkg.__path__)
     ]
     seen = set()
     for modname in names:
         module = importlib.import_module(modname)
-        for name in getattr(module, "__all__", ()):
-            obj = getattr(module, name)
+        for name, obj in sorted(vars(module).items()):
+            if name.startswith("_") or not callable(obj):
+                continue
             if not inspect.isfunction(inspect.unwrap(obj)):  # classes, constants; unwrap lru_cache wrappers
+                continue
+            if inspect.unwrap(obj).__module__ != modname:  # imported here: checked where it is defined
                 continue
             if id(obj) in seen:  # a re-export of the package is checked once, where it is defined
                 continue

@@ -7,8 +7,6 @@ import numpy as np
 
 from .._validate import check_int, check_probability
 
-__all__ = ["clopper_pearson", "epsilon_lower_bound"]
-
 
 # --------------------------------------------------------------------------------------------------------
 # Statistics

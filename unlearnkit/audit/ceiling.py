@@ -38,7 +38,6 @@ from .bounds import cp_lower_many, cp_upper_many, epsilon_from_rates
 from .statistics import AUDIT_STATISTICS, average_ranks, gdp_epsilon
 from ..core import MAX_TRIALS
 
-__all__ = ["CEILING_STATISTICS", "audit_ceiling", "ceiling_curve"]
 
 CEILING_STATISTICS = AUDIT_STATISTICS + ("one_run",)
 """The statistics whose ceiling :func:`audit_ceiling` knows: the menu of :mod:`.statistics` and the one-run audit."""

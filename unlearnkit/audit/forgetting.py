@@ -39,8 +39,6 @@ import numpy as np
 
 from .._validate import check_int, check_positive, check_probability
 
-__all__ = ["example_epsilon", "forgetting_score", "score_interval"]
-
 
 def example_epsilon(unlearned: Any, retrained: Any, *, delta: float = 0.01) -> float:
     """The best threshold attack's epsilon for one example: ``unlearned`` and ``retrained`` are 1-D samples of

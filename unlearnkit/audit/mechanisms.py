@@ -11,7 +11,6 @@ from .._validate import check_scale, check_probability
 from ..privacy import analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ..privacy.noise import gaussian_noise
 
-__all__ = ["Mechanism", "GaussianMechanism", "per_trial", "gaussian_epsilon", "gaussian_sigma"]
 
 Mechanism = Callable[[int, torch.Generator], torch.Tensor]
 """A world to audit: ``sample(n, generator) -> (n, d)`` outputs, each drawn with fresh randomness."""

@@ -33,8 +33,6 @@ import numpy as np
 from .._validate import check_int, check_positive, check_probability
 from ..core import MAX_TRIALS
 
-__all__ = ["one_run_p_value", "one_run_epsilon_lower_bound", "one_run_guesses"]
-
 
 def _check_counts(n_guesses: int, n_correct: int, m: int) -> tuple[int, int, int]:
     m = check_int("m", m, low=1, high=MAX_TRIALS)

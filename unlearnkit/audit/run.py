@@ -16,8 +16,6 @@ from .mechanisms import GaussianMechanism, Mechanism, gaussian_epsilon
 from .statistics import AUDIT_STATISTICS, best_threshold_test, estimate
 from ..core import MAX_DIM, MAX_REPEATS, MAX_TRIALS
 
-__all__ = ["AuditConfig", "AuditResult", "bonferroni", "audit_samples", "audit", "audit_gaussian"]
-
 
 # --------------------------------------------------------------------------------------------------------
 # The audit

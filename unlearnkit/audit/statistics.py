@@ -41,7 +41,6 @@ from .._validate import SCALE_MAX, SCALE_MIN, check_choice, check_int, check_pro
 from .bounds import cp_lower_many, cp_upper_many, epsilon_from_rates, epsilon_lower_bound
 from ..core import MAX_TRIALS
 
-__all__ = ["AUDIT_STATISTICS", "STATISTIC_ASSUMPTIONS", "Estimate", "estimate", "gdp_epsilon"]
 
 AUDIT_STATISTICS = ("cp_split", "cp_bonferroni", "gdp")
 """The statistics :func:`estimate` knows, in the order of the module docstring; ``"cp_split"`` is the default."""

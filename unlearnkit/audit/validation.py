@@ -11,8 +11,6 @@ from .mechanisms import gaussian_epsilon, gaussian_sigma
 from .statistics import AUDIT_STATISTICS, estimate
 from ..core import MAX_REPEATS, MAX_TRIALS
 
-__all__ = ["validate_statistics"]
-
 
 def validate_statistics(*, epsilon: float = 1.0, delta: float = 1e-5, n_trials: Sequence[int] = (1000, 10_000),
                         reps: int = 40, under_noise: float = 8.0, methods: Sequence[str] = AUDIT_STATISTICS,

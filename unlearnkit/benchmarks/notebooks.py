@@ -19,7 +19,6 @@ from typing import Any, Iterable, Optional
 
 from . import register_bench
 
-__all__ = ["notebook_rows", "notebook_paths", "PEAK_MARK"]
 
 PEAK_MARK = "__UNLEARNKIT_PEAK_KB__"
 _PEAK_CELL = ("import resource as _r, sys as _s\n"

@@ -18,7 +18,6 @@ from typing import Any
 
 from . import register_bench, timeit
 
-__all__ = ["bench_pld", "PLD_BENCH_POINTS"]
 
 #: (q, sigma) points of the comparison; 10^4 steps at delta 1e-5
 PLD_BENCH_POINTS = ((0.01, 1.1), (0.04, 1.5), (0.005, 0.8))

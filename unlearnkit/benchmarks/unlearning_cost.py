@@ -21,7 +21,6 @@ from typing import Any, Optional
 
 from . import register_bench
 
-__all__ = ["unlearning_cost_rows", "COMMON_TASK"]
 
 COMMON_TASK = "digits MLP (quick profile), forget class 3"
 

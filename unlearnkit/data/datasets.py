@@ -26,14 +26,6 @@ from torch import Tensor
 from .._validate import check_choice, check_int, check_positive, check_probability
 from .parsers import DatasetCorruptError, check_labels, read_cifar10_batch, read_idx
 
-__all__ = [
-    "Dataset",
-    "DatasetUnavailableError",
-    "load",
-    "available",
-    "data_root",
-    "DATASETS",
-]
 
 DATASETS = ("digits", "synthetic", "mnist", "cifar10")
 

@@ -18,9 +18,6 @@ from .._validate import check_choice, check_int, check_positive, check_probabili
 from ..core import Request
 from .datasets import Dataset
 
-__all__ = ["Federation", "partition", "forget_samples", "forget_class", "forget_client", "Backdoor", "add_backdoor",
-           "stamp_trigger", "without_rows", "renumbered"]
-
 
 @dataclass(frozen=True)
 class Federation:

@@ -21,8 +21,6 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-__all__ = ["DatasetCorruptError", "SafeUnpickler", "read_idx", "read_cifar10_batch", "check_labels"]
-
 
 class DatasetCorruptError(ValueError):
     """A dataset file is malformed: its message names the file and what is wrong (re-download it)."""

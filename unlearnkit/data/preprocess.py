@@ -11,8 +11,6 @@ import numpy as np
 
 from .datasets import Dataset
 
-__all__ = ["scale_to_unit_ball", "unit_ball_map"]
-
 
 def unit_ball_map(dataset: Dataset, *, center: bool = False) -> tuple[float, float]:
     """The data-independent affine map ``x -> (x - c) / B`` of :func:`scale_to_unit_ball`, as ``(c, B)``.

@@ -24,9 +24,6 @@ from ..graphs.sparse import sparse_mixing_matrix
 from ..graphs.topology import MAX_CLIENTS
 from .mixer import GossipKernel
 
-__all__ = ["ClientSampler", "MixingSource", "batched_loss_and_grad", "consensus_distance", "client_indices_of",
-           "init_stack"]
-
 
 def client_indices_of(federation: Any, *, may_be_empty: Optional[int] = None) -> tuple[Any, list[np.ndarray]]:
     """``(dataset, client_indices)`` from a :class:`~unlearnkit.data.Federation` (or any object with

@@ -41,9 +41,6 @@ from .._validate import check_choice, check_int, check_positive
 from ..graphs.mixing import MIXING_RULES
 from ..graphs.sparse import sparse_mixing_matrix
 
-__all__ = ["RETRAIN_RULES", "CORRECTION_SCALES", "retrain_matrices", "sparse_retrain_matrix", "sparse_residuals",
-           "retrain_mixing", "mixing_residuals",
-           "residuals", "round_weights", "correction", "history_correction", "reconstruct_models"]
 
 RETRAIN_RULES = ("recompute", "absorb")
 CORRECTION_SCALES = ("paper", "sum", "none")

@@ -34,9 +34,6 @@ from ..graphs.mixing import MIXING_RULES
 from ._engine import (ClientSampler, MixingSource, batched_loss_and_grad, client_indices_of, consensus_distance,
                       init_stack)
 
-__all__ = ["GossipConfig", "gossip_step", "gossip_step_loop", "run_gossip", "simulate_averaging",
-           "consensus_distance", "client_accuracies"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class GossipConfig:

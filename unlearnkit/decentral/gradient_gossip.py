@@ -58,9 +58,6 @@ from ._engine import (ClientSampler, MixingSource, batched_loss_and_grad, client
 from .gossip import evaluate_params
 from .mixer import GossipKernel
 
-__all__ = ["GradientGossipConfig", "run_gradient_gossip", "gradient_gossip_round", "HistoryCache", "RunningSumCache",
-           "paper_storage_bytes"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class GradientGossipConfig:

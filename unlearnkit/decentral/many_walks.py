@@ -38,7 +38,6 @@ from ._engine import client_indices_of
 from ._linear import linear_plan, plan_value_and_grad
 from .token import TokenConfig, TokenOptimizer
 
-__all__ = ["Walks", "run_walks"]
 
 #: Hops whose minibatch indices are drawn together (``torch.rand((block, K, s * b))``).
 DRAW_BLOCK = 256

@@ -33,7 +33,6 @@ from torch import Tensor
 
 from .._validate import check_choice
 
-__all__ = ["GossipKernel", "MIX_KERNELS"]
 
 MIX_KERNELS = ("auto", "dense", "circulant", "csr")
 

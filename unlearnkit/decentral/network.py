@@ -43,7 +43,6 @@ from .._validate import check_choice, check_int
 from ..graphs.flood import flood as flood_schedule
 from ._engine import MixingSource
 
-__all__ = ["Network", "SimulatedNetwork", "SimulatedWalk", "FLOOD_REDUCTIONS", "flood_sources"]
 
 FLOOD_REDUCTIONS = ("stack", "sum", "mean")
 # Stream name -> the middle word of the seed sequence; the same words as unlearnkit.distributed.seeds.STREAMS

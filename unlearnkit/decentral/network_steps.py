@@ -40,9 +40,6 @@ from ._engine import MixingSource, batched_loss_and_grad
 from .correction import retrain_matrices
 from .network import flood_sources
 
-__all__ = ["LocalProblem", "CorrectionSums", "dpsgd_rounds", "gradient_gossip_rounds", "flooded_correction",
-           "local_newton_step",
-           "dpsgd_task", "gradient_gossip_task", "newton_flood_task"]
 
 Draw = Callable[[], tuple[Tensor, Tensor]]
 # problem -> (flat, dataset in float64, client indices): loaded once per process

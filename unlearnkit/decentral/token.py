@@ -46,8 +46,6 @@ from ..privacy.trace import flow, record_release, transcript
 from ._engine import client_indices_of
 from ._linear import linear_plan, plan_value_and_grad
 
-__all__ = ["TokenConfig", "HopContext", "run_token", "run_netdp", "netdp_sigma", "TokenOptimizer"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class TokenConfig:

@@ -24,7 +24,6 @@ from typing import Any, Optional, Sequence
 import torch
 from torch import Tensor
 
-__all__ = ["CheckpointError", "RunIdentity", "write_checkpoint", "read_checkpoint", "CHECKPOINT_FORMAT"]
 
 #: The layout version of a checkpoint file; a file of another version is refused.
 CHECKPOINT_FORMAT = 1

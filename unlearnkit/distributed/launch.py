@@ -30,7 +30,6 @@ import torch.multiprocessing as mp
 from .._validate import Limit, check_choice, check_int, check_positive
 from .network import BACKENDS, ProcessGroupNetwork, init_process_group
 
-__all__ = ["free_port", "spawn", "torchrun_command", "launch_torchrun", "DistributedRunError", "MAX_LOCAL_RANKS"]
 
 #: The most ranks one machine may start: each is a process of about 250 MB (512 of them take 128 GB).
 MAX_LOCAL_RANKS = Limit("MAX_LOCAL_RANKS", 512)

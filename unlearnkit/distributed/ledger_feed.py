@@ -23,8 +23,6 @@ import numpy as np
 
 from .._validate import check_int
 
-__all__ = ["route_from_messages", "observer_visits"]
-
 
 def _sends(rows: Iterable[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [r for r in rows if r["direction"] == "send" and r["kind"] == kind]

@@ -47,8 +47,6 @@ from .._validate import check_choice, check_int, check_positive
 from ..graphs.flood import flood as flood_schedule
 from .seeds import rank_generator
 
-__all__ = ["Message", "MessageLog", "WalkResult", "ProcessGroupNetwork", "init_process_group", "BACKENDS",
-           "PeerLostError", "comm_failure"]
 
 BACKENDS = ("gloo", "nccl")
 # Tags keep the two patterns apart on the same pair of ranks.
@@ -56,7 +54,7 @@ _TAG_GOSSIP, TAG_HEADER, TAG_PAYLOAD, _TAG_FLOOD = 11, 12, 13, 14
 _REDUCTIONS = ("stack", "sum", "mean")
 TOKEN, STOP = 0, 1
 
-HopFn = Callable[[int, int, Tensor, torch.Generator], Tensor]
+RankHopFn = Callable[[int, int, Tensor, torch.Generator], Tensor]
 
 
 class PeerLostError(RuntimeError):
@@ -294,7 +292,7 @@ class ProcessGroupNetwork:
         self.log.add("token", "recv", src, self.rank, hop, theta.numel() * theta.element_size() + 16)
         return src, hop, theta
 
-    def walk(self, route: Sequence[int], theta0: Tensor, hop: HopFn) -> WalkResult:
+    def walk(self, route: Sequence[int], theta0: Tensor, hop: RankHopFn) -> WalkResult:
         """Walk the token along a fixed ``route`` (client per hop), every rank calling with the same route.
 
         At hop ``t`` the holder ``route[t]`` replaces ``theta`` by ``hop(t, route[t], theta, self.noise)``

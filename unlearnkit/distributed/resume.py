@@ -35,9 +35,8 @@ from torch import Tensor
 
 from .._validate import check_int
 from .checkpoint_file import RunIdentity, read_checkpoint, write_checkpoint
-from .network import STOP, TAG_HEADER, TAG_PAYLOAD, TOKEN, HopFn, Message, ProcessGroupNetwork, WalkResult
+from .network import STOP, TAG_HEADER, TAG_PAYLOAD, TOKEN, RankHopFn, Message, ProcessGroupNetwork, WalkResult
 
-__all__ = ["resumable_walk", "latest_checkpoint", "resumable_walk_task"]
 
 _CHECKPOINT = 2                   # a third header kind beside the token and the stop
 _FILE = re.compile(r"rank(\d+)-hop(\d+)\.pt$")
@@ -123,7 +122,7 @@ def _restore(net: ProcessGroupNetwork, folder: Path, who: RunIdentity, hop: Any)
     return h, state["theta"], list(state["hops"])
 
 
-def resumable_walk(net: ProcessGroupNetwork, route: Sequence[int], theta0: Tensor, hop: HopFn, *,
+def resumable_walk(net: ProcessGroupNetwork, route: Sequence[int], theta0: Tensor, hop: RankHopFn, *,
                    checkpoint_dir: str | os.PathLike, every: int = 10, resume: bool = False) -> WalkResult:
     """Walk ``route`` as :meth:`ProcessGroupNetwork.walk` does, checkpointing every ``every`` hops.
 

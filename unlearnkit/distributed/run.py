@@ -50,8 +50,6 @@ from .network import BACKENDS, PeerLostError, ProcessGroupNetwork, comm_failure,
 from .resume import resumable_walk_task
 from .tasks import DTYPES, QuadraticHop, median_ms, flood_task, gossip_averaging, walk_task
 
-__all__ = ["parse_args", "worker_main"]
-
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     """The worker's command line (see the module docstring)."""

@@ -14,7 +14,6 @@ import torch
 
 from .._validate import check_choice, check_int
 
-__all__ = ["STREAMS", "rank_seed", "rank_generator", "initial_vector"]
 
 # Stream name -> the middle word of the seed sequence. Never renumber: it would change every run's draws.
 STREAMS = {"init": 0, "noise": 1, "batches": 2, "route": 3}

@@ -26,8 +26,6 @@ from ..graphs.mixing import MIXING_RULES, mixing_matrix, validate_mixing
 from .network import ProcessGroupNetwork
 from .seeds import initial_vector, rank_generator
 
-__all__ = ["round_matrix", "gossip_averaging", "flood_task", "QuadraticHop", "walk_task", "walk_reference",
-           "run_sequence", "DTYPES"]
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 

@@ -30,8 +30,6 @@ from .network import BACKENDS, ProcessGroupNetwork
 from .seeds import initial_vector, rank_generator
 from .tasks import QuadraticHop, median_ms
 
-__all__ = ["pick_backend", "ring_route", "timing_task", "simulator_times", "compare_runtimes", "message_table"]
-
 
 def pick_backend(n_ranks: int) -> str:
     """``"nccl"`` when this machine has a GPU for each of ``n_ranks`` ranks, else ``"gloo"``."""

@@ -21,7 +21,6 @@ from ..data import load, partition
 from ..models import FlatParams, make_model
 from .seeds import rank_generator, rank_seed
 
-__all__ = ["TokenSGDHop", "token_sgd_task"]
 
 # (hop, client) -> (flat, x_v, y_v, batches generator): built once per process, at the client's first hop.
 _CLIENTS: dict[tuple[Any, int], tuple[FlatParams, Tensor, Tensor, torch.Generator]] = {}

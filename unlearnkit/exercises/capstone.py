@@ -6,7 +6,6 @@ from typing import Any
 
 from ._common import exercise_name, needs_answer, verdict
 
-__all__ = ["check_deployment"]
 
 #: Names a student may write, folded to the methods of the course.
 _ALIASES = {

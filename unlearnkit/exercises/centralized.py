@@ -6,7 +6,6 @@ from typing import Any
 
 from ._common import needs_answer, as_number, verdict
 
-__all__ = ["check_rewind_depth", "check_small_sigma_settings"]
 
 #: Notebook 03's digits run trains T = 200 steps; its solution finds K = T (sigma below 1 only at full retraining).
 R2D_STEPS = 200

@@ -8,9 +8,6 @@ from typing import Any, Callable
 
 from ._common import needs_answer, as_number, verdict
 
-__all__ = ["check_classic_threshold", "check_best_gap_per_edge", "check_runnable_ring_walk",
-           "check_forgotten_class", "check_strict_ascent", "classic_threshold"]
-
 
 def classic_threshold(delta: float = 1e-5, *, lo: float = 1.0, hi: float = 50.0) -> float:
     """Smallest epsilon at which the classic Gaussian sigma, ``sqrt(2 ln(1.25/delta)) / epsilon``, no longer

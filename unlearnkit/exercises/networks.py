@@ -7,9 +7,6 @@ from typing import Any
 
 from ._common import needs_answer, as_number, verdict
 
-__all__ = ["check_accountant_c_epsilon", "check_clientwise_weight", "check_leaver_class_origin",
-           "accountant_c_epsilon"]
-
 
 def accountant_c_epsilon(*, n_clients: int = 10, p: float = 0.1, T_unlearn: int = 100, delta: float = 1e-5,
                          L: float = 0.5) -> dict:

@@ -49,9 +49,6 @@ from .contract import RELEASED_KEY, cost_saved, json_safe
 from .registry import METHODS, get_method
 from ..core import MAX_SEED, MAX_STEPS
 
-__all__ = ["BUDGET_PATH", "BUDGET_SEEDS", "FAMILY", "LABELS", "equal_steps", "budget_retrain", "measure_seed",
-           "measure_budget", "t_interval", "label", "summarize", "write_budget", "load_budget", "budget_rows",
-           "markdown_table"]
 
 _DATA = Path(__file__).resolve().parent / "data"
 #: the committed per-seed measurements of every quick profile (regenerate with :func:`write_budget`)

@@ -23,9 +23,6 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from .._io import atomic_write_text
 from .budget import budget_rows, load_budget, markdown_table
 
-__all__ = ["DIAGNOSTIC_WORDS", "HEADLINE_METHODS", "DOC_BLOCKS", "block_markers", "budget_block", "headline_block",
-           "splice", "generated_docs", "write_docs", "markdown_tables", "unlabelled_claims", "BUDGET_REGIMES",
-           "REGIMES_PATH", "rrdu_light_seed", "measure_regimes", "write_regimes", "regimes_block"]
 
 #: the words that label a number as a diagnostic of few draws rather than a seeded claim
 DIAGNOSTIC_WORDS = ("single draw", "single-draw", "one draw", "three-draw", "3-draw", "three draws",

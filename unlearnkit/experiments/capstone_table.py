@@ -43,8 +43,6 @@ from .contract import RELEASED_KEY, guarantee, json_safe
 from .registry import METHODS, get_method
 from ..core import MAX_SEED
 
-__all__ = ["SETTING", "FORGET_TOL", "UTILITY_TOL", "MEASURED_PATH", "AUDIT_PATH", "measure", "load_measured",
-           "write_measured", "single_draw_label", "load_audit_rows", "audit_cell", "advantage_cell", "method_row", "capstone_rows"]
 
 _DATA = Path(__file__).resolve().parent / "data"
 #: the committed measured results of every quick profile (regenerate with :func:`write_measured`)

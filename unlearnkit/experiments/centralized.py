@@ -13,9 +13,6 @@ from .._validate import check_choice
 from .contract import Released, finish_result
 from ..core import MAX_DIM, MAX_SAMPLES
 
-__all__ = ["CentralProfile", "CENTRAL_PROFILES", "centralized_setup", "centralized_backdoor_setup", "preprocess", "raw_world", "fit_world", "describe_request",
-           "run_centralized", "run_retrain", "run_finetune", "run_gradient_ascent"]
-
 
 # ----------------------------------------------------------------------------------------------------------
 # The centralized pipeline: train -> unlearn -> retrain -> evaluate

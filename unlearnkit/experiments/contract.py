@@ -21,8 +21,6 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-__all__ = ["Released", "RELEASED_KEY", "INFINITY", "NOT_CERTIFIED", "COST_UNIT", "guarantee", "cost_saved",
-           "finish_result", "guarantee_line", "json_safe", "NEIGHBOURING_RELATION", "PUBLIC_INPUTS"]
 
 #: the key of the in-memory :class:`Released` record in a runner's result (never written to JSON)
 RELEASED_KEY = "released"

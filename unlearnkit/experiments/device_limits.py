@@ -18,8 +18,6 @@ from ..core import MAX_REPEATS
 from ..graphs.sparse import MAX_SPARSE_CLIENTS
 from ..graphs.walks import MAX_HOPS
 
-__all__ = ["DemoLimits", "demo_limits"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class DemoLimits:

@@ -18,7 +18,6 @@ import os
 from collections import OrderedDict
 from typing import Any, Callable, Hashable
 
-__all__ = ["memoized", "memoized_on", "clear_memo", "memo_enabled", "memo_stats"]
 
 _MAX_ENTRIES = 32  # digits-sized worlds are a few MB each; an LRU bound keeps a long session's memory flat
 _STORE: "OrderedDict[tuple[str, str], Any]" = OrderedDict()

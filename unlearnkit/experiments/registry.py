@@ -52,8 +52,6 @@ from typing import Any, Callable, Mapping
 
 from .._validate import check_choice
 
-__all__ = ["MethodSpec", "METHODS", "RESULT_METRICS", "Runner", "available_methods", "get_method",
-           "registry_errors"]
 
 RESULT_METRICS = (
     "test_acc",

@@ -27,7 +27,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
-__all__ = ["world_cache_dir", "cached_tensors", "source_fingerprint"]
 
 _FORMAT = 2
 _ENTRY_KEYS = ("format", "kind", "key", "tensors", "shapes", "checksum")

@@ -38,19 +38,6 @@ from .._validate import check_choice, check_int, check_probability
 from .mixing import MIXING_RULES, mixing_matrix, spectral_gap
 from .topology import circle_layout, validate_graph
 
-__all__ = [
-    "DynamicTopology",
-    "StaticSchedule",
-    "ErdosRenyiSchedule",
-    "EdgeChurnSchedule",
-    "OnePeerExponentialSchedule",
-    "RandomKOutSchedule",
-    "DYNAMIC_TOPOLOGIES",
-    "make_schedule",
-    "window_connected",
-    "union_graph",
-]
-
 
 class DynamicTopology:
     """Base class: subclasses implement :meth:`_build` (the round-``t`` graph from a round-specific RNG).

@@ -28,8 +28,6 @@ import scipy.sparse as sp
 from .._validate import check_int
 from .topology import validate_graph
 
-__all__ = ["Flood", "flood", "relay_messages", "remove_client", "check_flood_network"]
-
 
 @dataclass(frozen=True)
 class Flood:

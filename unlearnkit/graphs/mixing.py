@@ -38,18 +38,6 @@ from .._validate import check_choice, check_positive, check_range
 from .sparse import graph_edges, sparse_slem, validate_sparse_mixing
 from .topology import validate_graph
 
-__all__ = [
-    "MIXING_RULES",
-    "mixing_matrix",
-    "validate_mixing",
-    "eigenvalues",
-    "slem",
-    "spectral_gap",
-    "mixing_time",
-    "influence",
-    "influence_distance",
-    "influence_from",
-]
 
 MIXING_RULES = ("metropolis", "max_degree", "lazy")
 

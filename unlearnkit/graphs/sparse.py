@@ -32,8 +32,6 @@ from scipy.sparse.csgraph import connected_components
 
 from .._validate import Limit, check_choice, check_int, check_probability
 
-__all__ = ["MAX_SPARSE_CLIENTS", "DENSE_EIG_MAX", "EDGE_FAMILIES", "edge_list", "graph_edges",
-           "sparse_mixing_matrix", "validate_sparse_mixing", "sparse_slem"]
 
 #: The largest network the sparse path builds (a ring of 10^7 clients is about 1 GB of CSR arrays); the
 #: memory it would need is also checked against the memory available before anything is allocated.

@@ -25,25 +25,6 @@ import numpy as np
 
 from .._validate import check_choice, check_int, check_probability
 
-__all__ = [
-    "TOPOLOGIES",
-    "make_graph",
-    "validate_graph",
-    "from_networkx",
-    "positions",
-    "ring",
-    "path",
-    "star",
-    "grid",
-    "torus",
-    "complete",
-    "erdos_renyi",
-    "random_regular",
-    "small_world",
-    "exponential",
-    "two_clusters",
-]
-
 
 # ----------------------------------------------------------------------------------------------------------
 # Validation

@@ -32,22 +32,6 @@ from .._validate import Limit, check_int, check_probability
 from .sparse import MAX_SPARSE_CLIENTS
 from .topology import MAX_CLIENTS, validate_graph
 
-__all__ = [
-    "simple_walk",
-    "rrdu_route",
-    "route_next",
-    "rrdu_graph_walk",
-    "uniform_route",
-    "transition_matrix",
-    "stationary_distribution",
-    "crosses_only_edges",
-    "visit_counts",
-    "first_observation_delays",
-    "Segments",
-    "segments",
-    "observer_probability",
-]
-
 
 def _rng(rng: np.random.Generator) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):

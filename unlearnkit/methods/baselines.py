@@ -29,8 +29,6 @@ from ..core import checked_unlearn
 #: the plan of a heuristic: nothing is certified (epsilon = infinity)
 _NO_CERTIFICATE = Certificate.none("a heuristic: no certificate (epsilon = infinity)")
 
-__all__ = ["Retrain", "RetrainConfig", "Finetune", "FinetuneConfig", "GradientAscent", "GradientAscentConfig"]
-
 
 def _retain_xy(state: TrainedState, request: Request):
     retain = request.retain(state.train_indices)

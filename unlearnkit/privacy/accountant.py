@@ -29,15 +29,6 @@ from ..core import Certificate
 from .rdp import (CONVERSIONS, DEFAULT_ORDERS, check_orders, gaussian_rdp, rdp_to_delta, rdp_to_dp,
                   subsampled_gaussian_rdp)
 
-__all__ = [
-    "GaussianEvent",
-    "SubsampledGaussianEvent",
-    "LinearEvent",
-    "CurveEvent",
-    "LedgerEntry",
-    "RDPAccountant",
-    "CENTRAL",
-]
 
 #: The key of the default ledger (``observer=None``).
 CENTRAL = "central"

@@ -35,21 +35,6 @@ import numpy as np
 from .._validate import check_choice, check_int, check_positive, check_probability
 from .gaussian import theta_epsilon
 
-__all__ = [
-    "ShiftSchedule",
-    "iteration_rdp",
-    "optimal_shift_schedule",
-    "gradient_clipping_rho",
-    "model_clipping_delta",
-    "model_clipping_steps",
-    "model_clipping_sigma_paper",
-    "first_observation_rate",
-    "first_observation_delay_pmf",
-    "sample_first_observation_delay",
-    "expected_inverse_delay",
-    "visit_count_bound",
-]
-
 
 # -- 1. amplification by iteration ----------------------------------------------------------------------------
 

@@ -22,7 +22,6 @@ import numpy as np
 from .._validate import check_choice, check_int, check_positive, check_probability
 from .rdp import CONVERSIONS, DEFAULT_ORDERS, check_orders, rdp_to_dp, subsampled_gaussian_epsilon
 
-__all__ = ["calibrate_sigma", "dpsgd_epsilon", "get_noise_multiplier", "OPACUS_ORDERS"]
 
 #: Opacus' ``RDPAccountant.DEFAULT_ALPHAS``: 1.1..10.9 in steps of 0.1, then 12..63.
 OPACUS_ORDERS: np.ndarray = np.array([1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64)), dtype=float)

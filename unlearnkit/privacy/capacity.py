@@ -24,8 +24,6 @@ import numpy as np
 
 from .._validate import check_int, check_positive, check_probability, check_range
 
-__all__ = ["ddp_capacity", "rrdu_capacity", "rrdu_excess_risk_terms", "RRDUCapacity", "capacity_curves"]
-
 
 def _check_common(epsilon: float, delta: float, n_clients: int, d: int, L: float) -> None:
     check_positive("epsilon", epsilon)

@@ -33,17 +33,6 @@ from scipy import optimize, special
 
 from .._validate import SCALE_MAX, SCALE_MIN, check_choice, check_delta, check_positive, check_scale, check_probability
 
-__all__ = [
-    "ClassicGaussianRangeWarning",
-    "classic_gaussian_sigma",
-    "analytic_gaussian_sigma",
-    "analytic_gaussian_epsilon",
-    "gaussian_delta",
-    "theta_epsilon",
-    "zcdp_gaussian_sigma",
-    "RelaxedGaussian",
-    "relaxed_gaussian_sigma",
-]
 
 ArrayLike = Union[float, np.ndarray]
 

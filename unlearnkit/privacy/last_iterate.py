@@ -31,7 +31,6 @@ import numpy as np
 
 from .._validate import check_int, check_positive, check_range
 
-__all__ = ["last_iterate_epsilon", "last_iterate_delta"]
 
 _SD = 40.0  # binomial support kept: mean +- 40 standard deviations (mass outside below 1e-300)
 

@@ -18,7 +18,6 @@ import numpy as np
 from .._validate import check_choice, check_delta, check_positive, check_scale, check_probability
 from .rdp import linear_rdp, rdp_to_dp
 
-__all__ = ["LINEAR_METHODS", "linear_rdp_epsilon", "linear_rdp_slope"]
 
 LINEAR_METHODS = ("mironov", "balle")
 

@@ -52,22 +52,10 @@ import numpy as np
 from scipy import optimize
 
 from .._validate import SCALE_MAX, check_probability, check_scale
-from .gaussian import analytic_gaussian_epsilon, theta_epsilon
+from .gaussian import ArrayLike, analytic_gaussian_epsilon, theta_epsilon
 from .linear_rdp import linear_rdp_epsilon
 
-__all__ = [
-    "gaussian_composition_mu",
-    "gaussian_composition_delta",
-    "gaussian_composition_epsilon",
-    "mixture_delta",
-    "mixture_epsilon",
-    "mixture_sigma",
-    "capped_delta",
-    "capped_epsilon",
-    "composition_saving_table",
-]
 
-ArrayLike = Union[float, np.ndarray]
 _PMF_TOL = 1e-9
 
 

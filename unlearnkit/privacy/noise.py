@@ -14,8 +14,6 @@ from torch import Tensor
 
 from .._validate import check_positive
 
-__all__ = ["gaussian_noise"]
-
 
 def gaussian_noise(like: Tensor, sigma: float, generator: torch.Generator, *,
                    shape: Optional[Sequence[int]] = None) -> Tensor:

@@ -55,8 +55,6 @@ from scipy import special
 from .._validate import check_choice, check_delta, check_int, check_positive, check_probability, check_range, check_scale
 from .pld_grid import GridPmf
 
-__all__ = ["EpsilonBracket", "DeltaBracket", "PLD", "pld_epsilon", "pld_delta", "PLD_DIRECTIONS", "PLD_ESTIMATES",
-           "PLD_RELATIONS"]
 
 #: the two directions of the add-or-remove-one relation
 PLD_DIRECTIONS = ("remove", "add")

@@ -35,7 +35,6 @@ import numpy as np
 from scipy import fft as sfft
 from scipy import optimize, special
 
-__all__ = ["GridPmf"]
 
 _MAX_FFT = 1 << 26  # points of a self-composition window (0.5 GB of float64)
 

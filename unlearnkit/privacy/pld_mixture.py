@@ -36,7 +36,6 @@ from .._validate import check_delta, check_positive, check_range
 from .pld import PLD, DeltaBracket, EpsilonBracket
 from .pld_grid import GridPmf
 
-__all__ = ["pld_mixture_delta", "pld_mixture_epsilon"]
 
 _PMF_TOL = 1e-9
 

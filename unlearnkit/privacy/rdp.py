@@ -45,21 +45,6 @@ from scipy import special
 
 from .._validate import check_choice, check_int, check_positive, check_scale, check_probability
 
-__all__ = [
-    "DEFAULT_ORDERS",
-    "OrderGridWarning",
-    "check_orders",
-    "gaussian_rdp",
-    "subsampled_gaussian_rdp",
-    "linear_rdp",
-    "compose_rdp",
-    "rdp_to_dp",
-    "rdp_to_delta",
-    "epsilons_per_order",
-    "CONVERSIONS",
-    "subsampled_gaussian_rdp_mpmath",
-    "subsampled_gaussian_epsilon",
-]
 
 #: orders above this get RDP inf from :func:`subsampled_gaussian_rdp` (sound: the conversion takes the best
 #: order; the numerics of the series overflow there)

@@ -25,9 +25,6 @@ from torch import Tensor
 from .._validate import check_positive
 from .noise import gaussian_noise
 
-__all__ = ["TracedMechanism", "Trace", "recording", "noisy_release", "record_release", "recording_active", "flow", "replaying",
-           "transcript", "coupled_uniforms"]
-
 
 @dataclass
 class TracedMechanism:

@@ -39,9 +39,6 @@ from scipy import special
 
 from .._validate import check_delta, check_int, check_positive, check_probability, check_scale
 
-__all__ = ["gdp_tradeoff", "dp_tradeoff", "pld_tradeoff", "gaussian_certificate_mu", "OperatingPoints",
-           "tradeoff_operating_points"]
-
 
 def _alphas(alpha) -> np.ndarray:
     a = np.asarray(alpha, dtype=float)

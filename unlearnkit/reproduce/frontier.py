@@ -21,7 +21,6 @@ import numpy as np
 from .._validate import check_choice, check_int, check_positive, check_probability
 from ..core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
 
-__all__ = ["CapstoneTask", "CERTIFIED", "BASELINES", "capstone_points"]
 
 CERTIFIED = ("d2d", "r2d", "noisy_finetune_gc", "output_perturbation")
 BASELINES = ("retrain", "finetune", "gradient_ascent")

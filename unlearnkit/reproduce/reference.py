@@ -20,8 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
-__all__ = ["PaperInfo", "RefValue", "PAPERS", "REFERENCES", "EXTRACTORS", "ANALOG", "references"]
-
 
 @dataclass(frozen=True)
 class PaperInfo:

@@ -23,8 +23,6 @@ from .._validate import check_choice
 from .reference import PAPERS
 from .runner import REPRODUCE_PROFILES, compare, run_reproduction
 
-__all__ = ["REPRODUCTION_PATH", "REPRODUCTION_DOC", "compact_result", "measure_reproduction", "write_reproduction",
-           "load_reproduction", "reproduction_markdown", "write_reproduction_doc"]
 
 _ROOT = Path(__file__).resolve().parents[2]
 #: the committed runs the page is written from (regenerate with :func:`write_reproduction`)

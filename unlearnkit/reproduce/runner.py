@@ -19,7 +19,6 @@ from typing import Any, Callable, Mapping, Optional
 from .._validate import check_choice
 from .reference import ANALOG, EXTRACTORS, PAPERS, RefValue, references
 
-__all__ = ["REPRODUCE_PROFILES", "methods_for_paper", "compare", "format_rows", "run_reproduction"]
 
 REPRODUCE_PROFILES = ("quick", "paper")
 

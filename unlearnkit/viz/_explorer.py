@@ -30,7 +30,6 @@ import ipywidgets as W
 from ._style import readable
 from ._typed import shown_value, typed_readouts
 
-__all__ = ["Explorer", "ROW_PX", "fit_rows", "driving"]
 
 log = logging.getLogger("unlearnkit.viz")
 

@@ -35,8 +35,6 @@ from typing import Any, Iterator
 import numpy as np
 import plotly.graph_objects as go
 
-__all__ = ["plain", "plain_figure", "sync_widget", "keep_widgets_synced", "payload_problems"]
-
 
 def plain(v: Any) -> Any:
     """``v`` with every numpy array/scalar and tuple turned into Python lists/numbers; NaN and inf become ``None``

@@ -18,7 +18,6 @@ import importlib
 import os
 import sys
 
-__all__ = ["skip_iri_grammar"]
 
 _OPTIONAL = "rfc3987_syntax"
 

@@ -27,8 +27,6 @@ from typing import Any, Callable, Iterable, Optional, TypeVar
 
 import plotly.graph_objects as go
 
-__all__ = ["OFF_SCALE", "DECADE_TICKS_UP_TO", "MODEBAR_PX", "readable", "styled", "mark_bound", "style_problems",
-           "fmt_power", "title_lines"]
 
 #: a bound more than this factor above the largest plotted value is annotated, not plotted
 OFF_SCALE = 100.0

@@ -19,7 +19,6 @@ from typing import Any, Callable
 
 import ipywidgets as W
 
-__all__ = ["typed_readouts", "shown_value", "SLIDERS", "round_log_value"]
 
 #: sliders whose readout a student can type into
 SLIDERS = (W.IntSlider, W.FloatSlider, W.FloatLogSlider)

@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 
-__all__ = ["shared_bundle_module", "use_shared_bundle"]
 
 _MODULE = """\
 const KEY = Symbol.for("unlearnkit.plotly-widget.%(digest)s");

@@ -20,8 +20,6 @@ import plotly.graph_objects as go
 from .._validate import check_choice
 from ._explorer import Explorer
 
-__all__ = ["advantage_html", "method_table_html", "certified_frontier_figure", "AllMethodsExplorer", "SETTINGS_SHOWN"]
-
 
 _SETTING_COLOR = {"centralized": "#1f77b4", "decentralized": "#ff7f0e"}
 

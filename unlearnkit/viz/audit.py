@@ -20,7 +20,6 @@ from ..audit.ceiling import CEILING_STATISTICS, audit_ceiling, ceiling_curve
 from ._explorer import Explorer
 from ._style import styled
 
-__all__ = ["STATISTIC_LABELS", "ceiling_summary", "ceiling_figure", "AuditCeilingExplorer", "forgetting_figure"]
 
 STATISTIC_LABELS = {
     "cp_split": "Clopper-Pearson, held-out split (default; no assumption)",

@@ -22,8 +22,6 @@ from .._validate import check_choice
 from ._explorer import Explorer
 from ._style import styled
 
-__all__ = ["reproduction_table", "reproduction_figure", "frontier_figure", "cost_figure", "audit_figure",
-           "audit_histogram", "CapstoneExplorer", "METRICS"]
 
 PAPER_COLOR, OURS_COLOR = "#636EFA", "#EF553B"
 METRICS = {"test_acc": "test accuracy", "forget_acc": "forget accuracy", "mia_auc": "MIA AUC (0.5 = no signal)",

@@ -26,8 +26,6 @@ from ..experiments.labs.baselines import retrain_reference, run_baseline_in_chun
 from ._explorer import Explorer
 from .figures import forgetting_curves, label_histogram, metrics_bars
 
-__all__ = ["PartitionExplorer", "ForgettingDashboard"]
-
 
 class PartitionExplorer(Explorer):
     """Sliders for the number of clients, the scheme and Dirichlet's alpha; a heatmap of labels per client."""

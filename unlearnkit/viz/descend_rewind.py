@@ -25,11 +25,8 @@ from ..toy import TOY_REGIMES, make_toy
 from ._explorer import Explorer
 from ._style import OFF_SCALE, fmt_power, mark_bound, styled
 
-__all__ = ["contour_figure", "distance_figure", "sigma_k_figure", "bound_vs_simulated_figure",
-           "k_sweep_figure", "bound_vs_simulated", "digits_k_sweep", "TrajectoryExplorer", "SigmaExplorer",
-           "TOY_SETTINGS"]
 
-COLORS = {"train": "#1f77b4", "retrain": "#2ca02c", "r2d": "#d62728", "d2d": "#9467bd", "bound": "#7f7f7f"}
+DR_COLORS = {"train": "#1f77b4", "retrain": "#2ca02c", "r2d": "#d62728", "d2d": "#9467bd", "bound": "#7f7f7f"}
 
 #: step sizes and lengths that make each regime's behaviour visible in a few hundred steps
 TOY_SETTINGS = {"strongly_convex": dict(eta=0.5, T=240), "convex": dict(eta=0.5, T=240),
@@ -59,16 +56,16 @@ def contour_figure(problem, run: CoupledRun, t: int, *, trial: int = 0) -> go.Fi
     t = int(min(max(t, 0), T + K))
     tr = run.train[trial, :min(t, T) + 1]
     rt = run.retrain[trial, :min(t, T) + 1]
-    fig.add_scatter(x=tr[:, 0], y=tr[:, 1], mode="lines", line={"color": COLORS["train"]}, name="training on D")
-    fig.add_scatter(x=rt[:, 0], y=rt[:, 1], mode="lines", line={"color": COLORS["retrain"]},
+    fig.add_scatter(x=tr[:, 0], y=tr[:, 1], mode="lines", line={"color": DR_COLORS["train"]}, name="training on D")
+    fig.add_scatter(x=rt[:, 0], y=rt[:, 1], mode="lines", line={"color": DR_COLORS["retrain"]},
                     name="retraining on D'")
     k_r = min(max(t - (T - K), -1), K)
     u = run.r2d[trial, :k_r + 1] if k_r >= 0 else np.empty((0, 2))
-    fig.add_scatter(x=u[:, 0], y=u[:, 1], mode="lines", line={"color": COLORS["r2d"], "width": 3},
+    fig.add_scatter(x=u[:, 0], y=u[:, 1], mode="lines", line={"color": DR_COLORS["r2d"], "width": 3},
                     name=f"R2D (rewind to T-K={T - K})")
     k_d = min(max(t - T, -1), run.d2d.shape[1] - 1)
     dd = run.d2d[trial, :k_d + 1] if k_d >= 0 else np.empty((0, 2))
-    fig.add_scatter(x=dd[:, 0], y=dd[:, 1], mode="lines", line={"color": COLORS["d2d"], "width": 3, "dash": "dot"},
+    fig.add_scatter(x=dd[:, 0], y=dd[:, 1], mode="lines", line={"color": DR_COLORS["d2d"], "width": 3, "dash": "dot"},
                     name="D2D (from w_T)")
     fig.update_layout(title=f"{problem.regime.replace('_', ' ')}: step {t}", width=520, height=480,
                       xaxis={"range": [-2.6, 2.6], "title": "w1"}, yaxis={"range": [-2.6, 2.6], "title": "w2",
@@ -84,15 +81,15 @@ def distance_figure(run: CoupledRun) -> go.Figure:
     fig = go.Figure()
     steps = np.arange(T - K, T + 1)
     fig.add_scatter(x=steps, y=np.maximum(run.r2d_gap.mean(0), 1e-12), mode="lines", name="R2D: ||u_t - w'_t||",
-                    line={"color": COLORS["r2d"]})
+                    line={"color": DR_COLORS["r2d"]})
     fig.add_scatter(x=T + np.arange(run.d2d.shape[1]), y=np.maximum(run.d2d_gap.mean(0), 1e-12), mode="lines",
-                    name="D2D: ||d_k - w'_T||", line={"color": COLORS["d2d"], "dash": "dot"})
+                    name="D2D: ||d_k - w'_T||", line={"color": DR_COLORS["d2d"], "dash": "dot"})
     fig.add_scatter(x=[T], y=[max(run.mean_original_distance, 1e-12)], mode="markers", name="original ||w_T - w'_T||",
-                    marker={"color": COLORS["train"], "size": 10})
+                    marker={"color": DR_COLORS["train"], "size": 10})
     if run.bound is not None and run.bound > 0:  # the nonconvex bound (~3e35) would flatten the curves
         top = max(float(np.max(tr.y)) for tr in fig.data)
         mark_bound(fig, T, float(run.bound), name="PSGD-R2D bound on E||u_T - w'_T||", data_max=top,
-                   marker={"color": COLORS["bound"], "symbol": "triangle-down", "size": 11})
+                   marker={"color": DR_COLORS["bound"], "symbol": "triangle-down", "size": 11})
     fig.update_layout(title="distance to retraining (mean over trials)", yaxis={"type": "log", "title": "distance"},
                       xaxis={"title": "step"}, width=520, height=480, legend={"font": {"size": 10}},
                       margin={"l": 50, "r": 10, "t": 40, "b": 40})
@@ -107,7 +104,7 @@ def sigma_k_figure(curves: dict[str, np.ndarray], Ks: np.ndarray, *, cap: float,
         fig.add_scatter(x=Ks, y=np.where(ys > 0, ys, np.nan), mode="lines", name=reg.replace("_", " "))
     if math.isfinite(cap):
         fig.add_scatter(x=[Ks[0], Ks[-1]], y=[cap, cap], mode="lines", name="diameter cap 2R",
-                        line={"dash": "dash", "color": COLORS["bound"]})
+                        line={"dash": "dash", "color": DR_COLORS["bound"]})
     if K_mark is not None:
         fig.add_vline(x=K_mark, line_dash="dot")
     fig.update_layout(title="noise needed for (epsilon, delta) against rewind depth K", width=620, height=420,
@@ -140,7 +137,7 @@ def bound_vs_simulated_figure(rows: Sequence[dict[str, float]], *, title: str = 
     if far:
         fig.add_annotation(x=0.5, y=0.98, xref="paper", yref="paper", yanchor="top", showarrow=False,
                            text=f"bound (Thm 4.5) up to {fmt_power(max(far))} at {len(far)} of {len(bound)} K: "
-                                "off the scale", font={"size": 11, "color": COLORS["bound"]})
+                                "off the scale", font={"size": 11, "color": DR_COLORS["bound"]})
     fig.update_layout(title=title or "bound against the coupled simulation", yaxis={"type": "log"},
                       xaxis={"title": "K"}, width=620, height=400)
     return fig

@@ -13,7 +13,6 @@ import plotly.graph_objects as go
 
 from ._style import styled
 
-__all__ = ["image_grid", "label_histogram", "forgetting_curves", "metrics_bars", "COLORS"]
 
 COLORS = {
     "retrain": "#2ca02c",
@@ -122,4 +121,3 @@ def cost_bars(costs: Mapping[str, float], *, title: str = "cost (gradient evalua
     return fig
 
 
-__all__.append("cost_bars")

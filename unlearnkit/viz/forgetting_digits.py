@@ -14,8 +14,6 @@ import plotly.graph_objects as go
 
 from ._style import styled
 
-__all__ = ["forgetting_vs_epsilon_figure"]
-
 
 @styled
 def forgetting_vs_epsilon_figure(sweep: Sequence[dict[str, Any]], *, control: dict[str, Any] | None = None,

@@ -24,17 +24,6 @@ from ._payload import plain_figure
 from ._style import styled
 from .scaled import averaging_on_device, drawn_edges, edge_xy as _edge_xy, explorer_limits, heatmap_view
 
-__all__ = [
-    "graph_figure",
-    "mixing_heatmap_figure",
-    "averaging_figure",
-    "visits_figure",
-    "dynamic_figure",
-    "initial_values",
-    "NetworkExplorer",
-    "WalkExplorer",
-    "DynamicExplorer",
-]
 
 _GRAPH_KW = dict(seed=0)
 

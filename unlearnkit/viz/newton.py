@@ -28,10 +28,6 @@ from ..experiments.newton.lab import LAB_CURVATURES, curvature_study, lab_proble
 from ._explorer import Explorer
 from ._style import styled
 
-__all__ = ["influence_animation", "influence_decay_figure", "curvature_figure", "noise_figure",
-           "newton_frontier_figure", "InfluenceExplorer",
-           "CurvatureExplorer", "NewtonNoiseExplorer"]
-
 
 # ----------------------------------------------------------------------------------------------------------
 # Pure figures

@@ -25,9 +25,6 @@ from ..methods import noisy_finetune as nf
 from ._explorer import Explorer
 from ._style import styled
 
-__all__ = ["sigma_t_figure", "mc_delta_figure", "race_figure", "noisy_phase_figure", "nf_frontier_figure",
-           "CalibrationExplorer"]
-
 
 @styled
 def nf_frontier_figure(fr: Mapping[str, Any]) -> go.Figure:

@@ -28,12 +28,10 @@ from ._explorer import Explorer
 from ._payload import plain_figure
 from ._style import styled
 
-__all__ = ["topology_figure", "correction_figure", "pdudt_sigma_figure", "sigma_sweep_figure", "accuracy_figure", "mia_figure", "time_figure",
-           "method_rows", "release_rows", "TopologyExplorer", "PDUDTNoiseExplorer", "METHOD_LABELS"]
 
 METHOD_LABELS = {"origin": "Origin (no unlearning)", "retrain": "Retrain", "perturbed_retrain": "Perturbed retraining",
                  "pdudt": "PDUDT", "pdudt_es": "PDUDT (ES)", "control": "Control: no correction, same noise"}
-COLORS = {"origin": "#7f7f7f", "retrain": "#2ca02c", "perturbed_retrain": "#98df8a", "pdudt": "#d62728",
+PDUDT_COLORS = {"origin": "#7f7f7f", "retrain": "#2ca02c", "perturbed_retrain": "#98df8a", "pdudt": "#d62728",
           "pdudt_es": "#ff9896", "control": "#1f77b4"}
 LEAVER, OTHER = "#d62728", "#9aa7b8"
 
@@ -128,7 +126,7 @@ def sigma_sweep_figure(sigmas: Sequence[float], accuracies: Mapping[str, Sequenc
     fig = go.Figure()
     for name, acc in accuracies.items():
         fig.add_trace(go.Scatter(x=list(sigmas), y=list(acc), mode="lines+markers", name=METHOD_LABELS.get(name, name),
-                                 line=dict(color=COLORS.get(name))))
+                                 line=dict(color=PDUDT_COLORS.get(name))))
     fig.update_layout(title=title or "accuracy against sigma, right after unlearning (paper Fig. 1)",
                       xaxis_title="sigma (noise on the average model)", yaxis_title="test accuracy", height=380,
                       legend=dict(orientation="h", y=-0.25), margin=dict(l=50, r=10, t=50, b=40))
@@ -143,7 +141,7 @@ def accuracy_figure(curves: Mapping[str, Sequence[Mapping[str, float]]], t1: int
     for name, rows in curves.items():
         rows = [r for r in rows if key in r]
         fig.add_trace(go.Scatter(x=[r["round"] for r in rows], y=[r[key] for r in rows], mode="lines+markers",
-                                 name=METHOD_LABELS.get(name, name), line=dict(color=COLORS.get(name))))
+                                 name=METHOD_LABELS.get(name, name), line=dict(color=PDUDT_COLORS.get(name))))
     fig.add_vline(x=t1, line_dash="dash", annotation_text="client leaves (t1)")
     fig.update_layout(title=title or "accuracy of the average model", xaxis_title="round", yaxis_title=key,
                       height=380, legend=dict(orientation="h", y=-0.25), margin=dict(l=50, r=10, t=50, b=40))
@@ -158,7 +156,7 @@ def mia_figure(methods: Mapping[str, Mapping[str, float]], *, paper: Optional[Ma
     std_key = "mia_std" if key == "mia_precision" else key.replace("precision", "std")
     fig = go.Figure(go.Bar(x=[METHOD_LABELS[m] for m in names], y=[methods[m][key] for m in names],
                            error_y=dict(array=[methods[m].get(std_key, 0.0) for m in names]), name="ours",
-                           marker_color=[COLORS[m] for m in names]))
+                           marker_color=[PDUDT_COLORS[m] for m in names]))
     if paper:
         lab = {"Origin": "origin", "Retrain": "retrain", "PDUDT": "pdudt", "PDUDT (ES)": "pdudt_es"}
         fig.add_trace(go.Scatter(x=[METHOD_LABELS[lab[k]] for k in paper if k in lab],
@@ -221,7 +219,7 @@ def time_figure(seconds: Mapping[str, float], *, paper: Optional[Mapping[str, fl
     """Unlearning time per method (log axis): ours, and the paper's (MNIST, Table 2) when given."""
     names = [m for m in ("retrain", "pdudt", "pdudt_es", "control") if m in seconds]
     fig = go.Figure(go.Bar(x=[METHOD_LABELS[m] for m in names], y=[seconds[m] for m in names], name="ours (s)",
-                           marker_color=[COLORS[m] for m in names],
+                           marker_color=[PDUDT_COLORS[m] for m in names],
                            text=[f"{seconds[m]:.3g} s" for m in names], textposition="outside"))
     if paper:
         lab = {"Retrain": "retrain", "PDUDT": "pdudt", "PDUDT (ES)": "pdudt_es"}

@@ -28,8 +28,6 @@ from .._validate import check_choice, check_delta, check_int, check_probability,
 from ._explorer import Explorer
 from ._style import styled
 
-__all__ = ["gdp_tradeoff_figure", "audit_operating_points", "tradeoff_audit_figure", "pld_pmf_figure",
-           "pld_bracket_sweep", "pld_bracket_figure", "PLDBracketExplorer"]
 
 #: grid widths of the bracket sweep (the explorer's slider reaches finer, one grid at a time)
 SWEEP_GRIDS = tuple(10.0 ** np.arange(-1.0, -3.01, -0.5))

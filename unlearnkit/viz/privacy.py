@@ -26,16 +26,6 @@ from ..privacy.rdp import epsilons_per_order, gaussian_rdp
 from ._explorer import Explorer
 from ._style import styled
 
-__all__ = [
-    "gaussian_densities_figure",
-    "privacy_profile_figure",
-    "rdp_curves_figure",
-    "conversions_figure",
-    "calibration_figure",
-    "GaussianExplorer",
-    "RenyiExplorer",
-    "CalibratorExplorer",
-]
 
 _C = {"analytic": "#1f77b4", "classic": "#d62728", "ours": "#2ca02c", "dp_accounting": "#ff7f0e",
       "mironov": "#9467bd", "balle": "#1f77b4", "cks": "#2ca02c"}

@@ -19,7 +19,6 @@ from typing import Any, Callable, Optional
 from ._explorer import Explorer
 from .tables import table_html
 
-__all__ = ["RealProcessRun"]
 
 #: the gap below which the two runtimes count as computing the same numbers
 SAME = 1e-10

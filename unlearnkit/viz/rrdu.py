@@ -23,8 +23,6 @@ from ._explorer import Explorer
 from ._payload import plain_figure
 from ._style import styled
 
-__all__ = ["walk_figure", "ledger_figure", "curves_figure", "accountant_sigma_figure", "capacity_figure", "why_p_figure",
-           "RRDUExplorer"]
 
 U_COLOR, NODE_COLOR, TOKEN_COLOR, NOISE_COLOR = "#d62728", "#1f77b4", "#2ca02c", "#ff7f0e"
 

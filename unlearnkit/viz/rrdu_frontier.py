@@ -17,8 +17,6 @@ import plotly.graph_objects as go
 from ._explorer import Explorer
 from ._style import readable
 
-__all__ = ["rrdu_frontier_figure", "FrontierExplorer"]
-
 
 def rrdu_frontier_figure(fr: dict, *, title: str = "RR-DU frontier (dashed: retraining)") -> go.Figure:
     """Backdoor success and clean accuracy against epsilon for every method of the frontier dict ``fr``."""

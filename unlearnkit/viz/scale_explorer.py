@@ -23,7 +23,6 @@ from .._validate import check_choice, check_int
 from ._explorer import Explorer
 from ._style import styled
 
-__all__ = ["SCALE_TOPOLOGIES", "scale_sizes", "consensus_run", "ScaleExplorer"]
 
 #: the sparse families the explorer offers (``random_regular`` with degree 4)
 SCALE_TOPOLOGIES = ("ring", "torus", "exponential", "random_regular", "small_world")
@@ -128,7 +127,7 @@ def error_figure(run: Optional[dict] = None) -> go.Figure:
 
 
 @styled
-def cost_figure(runs: list[dict]) -> go.Figure:
+def scale_cost_figure(runs: list[dict]) -> go.Figure:
     """Milliseconds per round against ``N * d`` for every run so far, one trace per topology (log-log)."""
     fig = go.Figure()
     for topo in sorted({r["topology"] for r in runs}):
@@ -169,7 +168,7 @@ class ScaleExplorer(Explorer):
         self.runs: list[dict] = []
         self.current: Optional[dict] = None
         self.error_fig = go.FigureWidget(error_figure())
-        self.cost_fig = go.FigureWidget(cost_figure([]))
+        self.cost_fig = go.FigureWidget(scale_cost_figure([]))
         self.run_button.on_click(lambda _b: self.guard(self._counted, self.run))
         self._layout(W.HBox([self.topology, self.n]), W.HBox([self.d, self.rounds, self.run_button]), self.info,
                      W.HBox([self.error_fig, self.cost_fig]))
@@ -182,7 +181,7 @@ class ScaleExplorer(Explorer):
         self.current = r
         self.runs = [x for x in self.runs if (x["topology"], x["n"], x["d"]) != (r["topology"], r["n"], r["d"])]
         self.runs.append(r)
-        for fw, fig in ((self.error_fig, error_figure(r)), (self.cost_fig, cost_figure(self.runs))):
+        for fw, fig in ((self.error_fig, error_figure(r)), (self.cost_fig, scale_cost_figure(self.runs))):
             with fw.batch_update():
                 fw.data = ()
                 fw.add_traces(list(fig.data))

@@ -20,7 +20,6 @@ import torch
 from .._validate import check_int
 from ..experiments.device_limits import DemoLimits, demo_limits
 
-__all__ = ["explorer_limits", "averaging_on_device", "edge_xy", "drawn_edges", "heatmap_view", "seeds_slider"]
 
 #: edges a graph picture draws at most: a complete graph on 40 clients (the CPU range) has 780, one on
 #: 1,024 clients half a million, which take seconds to validate and more to render for a grey blur

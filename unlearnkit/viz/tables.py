@@ -11,8 +11,6 @@ from __future__ import annotations
 import html
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-__all__ = ["table", "table_html"]
-
 
 def _cell(v: Any, digits: int) -> str:
     if v is None:

@@ -46,7 +46,6 @@ import torch
 from ..._validate import check_choice, check_int, check_positive, check_probability
 from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
 
-__all__ = ["CanaryTask", "CANARY_METHODS", "canary_audit", "canary_bench_rows", "canary_verdict_rows"]
 
 CANARY_METHODS = ("retrain", "no_unlearning", "r2d", "r2d_no_noise", "output_perturbation")
 

@@ -29,7 +29,6 @@ from .recipes import ToyTask, toy_setup
 from .vectorised import vectorised_worlds
 from ...core import MAX_REPEATS, MAX_TRIALS
 
-__all__ = ["FORGETTING_RUNS", "forgetting_scores", "forgetting_bench_rows"]
 
 FORGETTING_RUNS = (("r2d_full_rewind", "sound", 1.0), ("r2d", "sound", 1.0), ("r2d", "paper", 1.0),
                    ("r2d_no_noise", "sound", 0.0))

@@ -47,8 +47,6 @@ from ...methods.descend_rewind.bounds import descend_rewind_sigma, gd_d2d_sensit
 from ...methods.noisy_finetune.bounds import gc_sigma, op_sigma
 from ...core import MAX_REPEATS, MAX_STEPS, MAX_TRIALS
 
-__all__ = ["DIGITS_FORGET_METHODS", "DigitsForgetConfig", "digits_problem", "method_sigmas", "run_batch",
-           "digits_forgetting_scores", "digits_epsilon_sweep", "digits_forgetting_bench_rows"]
 
 DIGITS_FORGET_METHODS = ("retrain", "output_perturbation", "noisy_finetune", "r2d", "d2d", "finetune")
 _STREAMS = {"init": 1, "retrain_init": 2, "output_perturbation": 3, "noisy_finetune": 4, "r2d": 5, "d2d": 6}

@@ -16,8 +16,6 @@ from ...audit.run import bonferroni
 from ...audit.mechanisms import gaussian_sigma
 from .recipes import FIXED_START_CERTIFIERS, METHOD_RECIPES, ModeNotSupported, ToyTask, audit_unlearner, toy_setup
 
-__all__ = ["audit_methods", "audit_benchmark"]
-
 
 # methods audited in one mode only (both are exact retraining: a paper calibration would add nothing)
 _SOUND_ONLY = ("retrain", "r2d_full_rewind")

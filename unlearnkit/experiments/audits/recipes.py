@@ -41,16 +41,6 @@ from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig
 from ...privacy.noise import gaussian_noise
 from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
 
-__all__ = [
-    "ToyTask",
-    "toy_setup",
-    "unlearner_worlds",
-    "audit_unlearner",
-    "ModeNotSupported",
-    "METHOD_RECIPES",
-    "CERTIFIERS",
-    "FIXED_START_CERTIFIERS",
-]
 
 CERTIFIERS = ("retrain_plus_noise", "unlearn_retrained", "retrain")
 # certifiers whose certificate holds for every pair of starts: only they may be audited with fixed training

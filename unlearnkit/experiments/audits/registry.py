@@ -48,8 +48,6 @@ from ...audit.statistics import estimate
 from .recipes import METHOD_RECIPES, ModeNotSupported, ToyTask, toy_setup, unlearner_worlds
 from ...core import MAX_TRIALS
 
-__all__ = ["AuditRecipe", "AUDIT_RECIPES", "AUDIT_ROW_KEYS", "REGISTRY_STATISTIC", "audit_registry",
-           "run_registry_audits"]
 
 AUDIT_ROW_KEYS = ("method", "mode", "observer", "certified_epsilon", "lower_bound", "point_estimate", "verdict",
                   "n_trials", "statistic")

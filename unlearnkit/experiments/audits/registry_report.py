@@ -18,7 +18,6 @@ from typing import Any, Mapping, Optional
 
 from .registry import AUDIT_RECIPES, REGISTRY_STATISTIC, run_registry_audits
 
-__all__ = ["DOC_TRIALS", "machine_line", "registry_table_markdown", "write_audit_registry"]
 
 DOC_TRIALS: dict[str, int] = {
     # batched worlds (:mod:`unlearnkit.experiments.audits.vectorised`): thousands of trials cost seconds

@@ -36,8 +36,6 @@ from ...models import project_l2_ball
 from .recipes import METHOD_RECIPES, ToyTask, toy_setup
 from ...core import MAX_TRIALS
 
-__all__ = ["VECTORISED_METHODS", "vectorised_worlds", "audit_vectorised", "audit_recipe_vectorised",
-           "trials_per_second"]
 
 VECTORISED_METHODS = ("retrain", "r2d", "r2d_full_rewind", "output_perturbation")
 

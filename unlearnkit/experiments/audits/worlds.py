@@ -32,8 +32,6 @@ from .recipes import ModeNotSupported, ToyTask, toy_setup
 from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
 from ...graphs.sparse import MAX_SPARSE_CLIENTS
 
-__all__ = ["model_clipping_worlds", "dp_sgd_worlds", "dp_sgd_walk_worlds", "PDUDTAuditTask", "pdudt_worlds"]
-
 
 def model_clipping_worlds(mode: str, epsilon: float, delta: float, task: ToyTask | None = None):
     """Model clipping at ``(epsilon, delta)`` on ``task``: ``C2 = 1``, ``sigma = 1``, ``gamma = 0.1``, the

@@ -28,8 +28,6 @@ import numpy as np
 from ..._validate import check_int, check_positive
 from ...methods.descend_rewind.bounds import psgd_r2d_sensitivity
 
-__all__ = ["CoupledRun", "simulate", "ArrayLogistic", "coupled_batches", "coupled_retrain_batches"]
-
 
 @dataclass(frozen=True)
 class ArrayLogistic:

@@ -13,7 +13,6 @@ from typing import Any, Optional, Sequence
 from ...runtime import make_generator
 from ..._validate import check_choice
 
-__all__ = ["FRONTIER_EPSILONS", "descend_rewind_frontier", "smallest_working_epsilon"]
 
 #: the epsilon grid of the frontier (delta fixed)
 FRONTIER_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)

@@ -21,9 +21,6 @@ from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig
 from ...methods.descend_rewind.bounds import descend_rewind_sigma
 from ..centralized import CentralProfile, centralized_setup, run_centralized
 
-__all__ = ["LAM", "RADIUS", "GD_LAM", "PROFILES", "PROFILE_K", "central_profile", "profile_constants",
-           "coupled_k_sweep", "run_descend_rewind", "gd_r2d_worlds", "audit_descend_rewind", "run_d2d", "run_r2d",
-           "sigma_by_delta"]
 
 def sigma_by_delta(sensitivity: float, epsilon: float, deltas: Sequence[float], *,
                    mode: str = "paper") -> list[dict[str, float]]:

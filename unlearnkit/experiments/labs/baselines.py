@@ -23,7 +23,6 @@ from ...methods.baselines import (Finetune, FinetuneConfig, GradientAscent, Grad
 from ...train import SGDConfig
 from ...core import MAX_SAMPLES, MAX_STEPS
 
-__all__ = ["BASELINE_NAMES", "retrain_reference", "baseline_chunk", "run_baseline_in_chunks"]
 
 BASELINE_NAMES = ("retrain", "finetune", "gradient_ascent")
 

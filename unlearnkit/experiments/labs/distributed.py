@@ -29,8 +29,6 @@ from ...methods.rrdu.ledger import SoundObserverLedger
 from ...distributed.launch import MAX_LOCAL_RANKS
 from ...graphs.walks import MAX_HOPS
 
-__all__ = ["side_by_side"]
-
 
 def side_by_side(n_ranks: int = 4, *, dim: int = 1_000, rounds: int = 10, hops: int = 20, u: int = 0,
                  p: float = 0.3, sigma: float = 0.5, seed: int = 0, timeout: float = 300.0) -> dict[str, Any]:

@@ -22,8 +22,6 @@ from ..._validate import check_int
 from ...decentral import GossipConfig, run_gossip
 from ...graphs.sparse import MAX_SPARSE_CLIENTS
 
-__all__ = ["topology_table", "compare_topologies"]
-
 
 def topology_table(n: int, names: Optional[Sequence[str]] = None, *, rule: str = "metropolis", seed: int = 0,
                    tol: float = 1e-3) -> list[dict[str, Any]]:

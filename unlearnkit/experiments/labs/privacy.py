@@ -27,8 +27,6 @@ from ...privacy import analytic_gaussian_sigma, calibrate_sigma, classic_gaussia
 from ...privacy.gaussian import gaussian_delta, relaxed_gaussian_sigma
 from ...privacy.rdp import rdp_to_dp, subsampled_gaussian_rdp
 
-__all__ = ["dp_accounting_curve", "gaussian_sigma_rows", "relaxed_sigma_rows", "renyi_comparison", "calibration_sweep",
-           "CALIBRATION_PLOT_ORDERS"]
 
 CALIBRATION_PLOT_ORDERS = np.array(list(range(2, 65)) + [128, 256], dtype=float)
 """Integer orders 2..64 (and 128, 256): the fast closed form used to draw epsilon(sigma) curves."""

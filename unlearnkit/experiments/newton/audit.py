@@ -36,8 +36,6 @@ from ...graphs.sparse import MAX_SPARSE_CLIENTS
 
 EXACT_SETTING = dict(scope="global", center_gradient=True)  # the exact global Newton step (Wu et al. 2026, Lemma 3)
 
-__all__ = ["NewtonAuditTask", "newton_worlds", "newton_audit", "newton_audits", "tau_zero_sigma"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class NewtonAuditTask:
@@ -180,7 +178,6 @@ def newton_audits(*, n_trials: int = 2000, alpha: float = 0.05, epsilon: float =
     out.append(newton_audit(snd, task=replace(task, kind="client"), n_trials=n_trials,
                             alpha=alpha, seed=seed, label="sound, client-wise, average of the remaining clients"))
     return out
-
 
 
 def tau_zero_sigma(config: NewtonConfig, task: Optional[NewtonAuditTask] = None) -> tuple[float, float]:

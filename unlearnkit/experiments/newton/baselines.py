@@ -40,7 +40,6 @@ from ...evaluate import accuracy
 from .frontier import FrontierSetting
 from ...core import MAX_STEPS, MAX_TRIALS
 
-__all__ = ["NEWTON_BACKDOOR_SETTING", "noisy_finetune_rows", "baseline_rows", "gd_lr"]
 
 #: a world with a visible forget signal (a 4x4 trigger on 20 samples of client 0 at lam = 0.5: the original's
 #: backdoor success 1.0, clean accuracy 0.14; retraining 0.0 and 0.76). Sound noisy fine-tuning (T = 1, 19 clean
@@ -204,4 +203,3 @@ def loss_gap_rows(epsilons: Sequence[float], world: dict[str, Any], *, delta: fl
     return rows
 
 
-__all__.append("loss_gap_rows")

@@ -50,8 +50,6 @@ from ...models import FlatParams, make_model
 from ...core import MAX_SAMPLES, MAX_STEPS, MAX_TRIALS
 from ...graphs.sparse import MAX_SPARSE_CLIENTS
 
-__all__ = ["FrontierSetting", "NEWTON_SOUND_SETTING", "frontier_world", "newton_frontier"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class FrontierSetting:
@@ -198,13 +196,12 @@ def newton_frontier(epsilons: Sequence[float] = (0.25, 1, 4, 16, 64, 256, 1024),
     return rows
 
 
-def smallest_epsilon(rows: Sequence[dict[str, Any]]) -> float:
+def smallest_sound_epsilon(rows: Sequence[dict[str, Any]]) -> float:
     """The smallest sound epsilon of :func:`newton_frontier`'s rows that met the target (``inf`` if none)."""
     ok = [r["epsilon"] for r in rows if r["mode"] == "sound" and r["meets_target"]]
     return min(ok) if ok else math.inf
 
 
-__all__.append("smallest_epsilon")
 
 
 def run_sound_profile(*, setting: FrontierSetting, epsilon: float, delta: float, profile: str, seed: int,
@@ -260,9 +257,8 @@ def run_sound_profile(*, setting: FrontierSetting, epsilon: float, delta: float,
                                         "sigma_model": paper.extras["weight"] * max(paper.extras["sigmas"].values()),
                                         "note": paper.certificate.note},
             "grid": {"note": "the frontier: released test accuracy and backdoor success per (mode, epsilon); "
-                             f"smallest sound epsilon meeting the target: {smallest_epsilon(rows)}",
+                             f"smallest sound epsilon meeting the target: {smallest_sound_epsilon(rows)}",
                      "rows": rows}}
     return finish_result(out, Released(res.params, flat, ds, req, backdoor=bd), diagnostics=diag, config=cfg)
 
 
-__all__.append("run_sound_profile")

@@ -42,8 +42,6 @@ from ..contract import Released, cost_saved, finish_result
 from .frontier import NEWTON_SOUND_SETTING, FrontierSetting, run_sound_profile
 from ..registry import RESULT_METRICS
 
-__all__ = ["run_newton", "run_newton_experiment", "run_setting", "format_newton_table", "NewtonProfile", "NEWTON_PROFILES",
-           "PAPER_TABLES", "LAB_CURVATURES", "LabProblem", "lab_problem", "curvature_study", "noise_study"]
 
 # Tables I-IV of the paper, MNIST logistic-regression rows (the convex case we reproduce), copied from
 # digest 001 section 5: (RT test acc, DU test acc, RT MIA acc, DU MIA acc), percent.

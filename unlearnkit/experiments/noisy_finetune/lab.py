@@ -28,12 +28,6 @@ from ..centralized import CentralProfile, centralized_setup, run_centralized
 from ..contract import Released, finish_result
 from ...core import MAX_STEPS
 
-__all__ = ["run_gradient_clipping", "run_model_clipping", "run_output_perturbation", "run_dp_sgd", "nf_profile",
-           "QUICK_FINETUNE", "PAPER_FINETUNE", "NF_PROFILES", "PAPER_DIFFERS", "gc_config",
-           "op_config", "nf_frontier", "NF_EPSILONS", "FRONTIER_METHODS", "dp_sgd_experiment", "dp_sgd_release",
-           "DPSGD_SAMPLING_RATE",
-           "calibration_summary", "accuracy_race", "epochs_to_accuracy"]
-
 
 # ----------------------------------------------------------------------------------------------------------
 # Profiles: a backdoor forget task with a signal (quick, logistic) and the paper's MNIST setting on digits

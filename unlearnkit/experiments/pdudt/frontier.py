@@ -45,10 +45,6 @@ from ...models import FlatParams, make_model
 from ..contract import Released, finish_result
 from ...core import MAX_SAMPLES, MAX_STEPS, MAX_TRIALS
 
-__all__ = ["CertifiedPDUDT", "PAPER_CONSTANTS", "CALIBRATIONS", "certified_world", "release", "reference_models",
-           "pdudt_frontier", "smallest_epsilon", "CERTIFIED_PROFILES",
-           "run_pdudt"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class CertifiedPDUDT:

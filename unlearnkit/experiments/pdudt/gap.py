@@ -33,8 +33,6 @@ from ...methods.pdudt.certify import lemma_coverage
 from ...core import MAX_STEPS
 from ...graphs.sparse import MAX_SPARSE_CLIENTS
 
-__all__ = ["lemma_gap_check"]
-
 
 def _one(flat: Any, fed: Any, sched: Any, *, n: int, k: int, rounds: int, lr: float, seed: int,
          rule: str) -> dict[str, dict[str, float]]:

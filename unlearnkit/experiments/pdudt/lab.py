@@ -38,8 +38,6 @@ from ...models import FlatParams, make_model
 from ..contract import Released, finish_result
 from ...core import MAX_DIM, MAX_REPEATS, MAX_SAMPLES, MAX_STEPS
 
-__all__ = ["SCHEDULES", "PDUDTExperiment", "make_schedule_for", "leaver_owns_class", "run_pdudt_experiment",
-           "sigma_sweep", "rule_scale_sweep", "PAPER_TABLE2", "PAPER_TABLE3", "PDUDT_PROFILES", "run_profile"]
 
 # ----------------------------------------------------------------------------------------------------------
 # The experiment: train with caches -> client k leaves at t1 -> PDUDT, PDUDT(ES), control, (perturbed)

@@ -20,8 +20,6 @@ from typing import Any
 
 import torch
 
-__all__ = ["newton_recipe", "pdudt_recipe", "rrdu_recipe"]
-
 
 def newton_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
     """Both worlds of ``newton`` on ``profile`` (``"quick"``: the sound setting of notebook 07)."""

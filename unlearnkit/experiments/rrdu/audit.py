@@ -38,8 +38,6 @@ from ...core import Request, TrainedState
 from ...core import MAX_SAMPLES, MAX_STEPS
 from ...graphs.sparse import MAX_SPARSE_CLIENTS
 
-__all__ = ["WalkAuditTask", "walk_setup", "rrdu_worlds", "ddp_worlds", "audit_walk", "walk_audit_benchmark"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class WalkAuditTask:

@@ -47,9 +47,6 @@ from ..contract import Released, finish_result
 from ..memo import memoized_on
 from .lab import RRDU_PROFILES, BackdoorSetup, BackdoorWorld, build_world, run_method, run_rrdu, world_parts
 
-__all__ = ["RRDU_EPSILONS", "SOUND_METHODS", "PAPER_METHODS", "QUICK_CERTIFIED", "split_train_sigma", "sound_run",
-           "rrdu_frontier", "run_rrdu_certified",
-           "PRECOMPUTED_FRONTIER", "load_precomputed_frontier", "write_precomputed_frontier"]
 
 RRDU_EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 SOUND_METHODS = ("rrdu_exact", "rrdu_light", "ddp")

@@ -32,8 +32,6 @@ from ..memo import memoized_on
 from ...core import MAX_SAMPLES, MAX_STEPS
 from ...graphs.sparse import MAX_SPARSE_CLIENTS
 
-__all__ = ["BackdoorSetup", "BackdoorWorld", "RRDU_PROFILES", "BACKDOOR_METHODS", "build_world", "history_curve",
-           "run_method", "sweep", "backdoor_experiment", "run_rrdu", "run_ddp", "run_dp_sgd_walk", "world_parts"]
 
 # ----------------------------------------------------------------------------------------------------------
 # The backdoor experiment (digest 000 sections 4-5; Figure 1, Table 3, Tables 14-16)

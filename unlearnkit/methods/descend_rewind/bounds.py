@@ -36,13 +36,6 @@ from .d2d_bounds import (gd_d2d_contraction, gd_d2d_sensitivity, neel_initial_it
 if TYPE_CHECKING:  # only attributes (G, L, mu, F0, radius) are read: no torch import at run time
     from ...constants import Constants
 
-__all__ = [
-    "REGIMES", "DESCEND_REWIND_PAPER", "PAPER_SGD", "PAPER_NEEL", "R2D_PROVENANCE", "contraction_factor", "geometric_sum",
-    "psgd_r2d_sensitivity", "sgd_r2d_sensitivity_derived", "gd_r2d_sensitivity", "r2d_sensitivity",
-    "diameter_cap_sigma", "descend_rewind_sigma", "descend_rewind_epsilon", "r2d_sigma_curve", "k_for_sigma_sc",
-    "k_infinity", "gd_d2d_contraction", "sgd_d2d_sensitivity_derived", "gd_d2d_sensitivity",
-    "neel_initial_iterations", "neel_sigma",
-]
 
 REGIMES = ("strongly_convex", "convex", "nonconvex")
 DESCEND_REWIND_PAPER = "Mu & Klabjan 2025 (Descend or Rewind?)"

@@ -26,7 +26,6 @@ from typing import Any, Optional
 
 from ..._validate import check_int, check_positive
 
-__all__ = ["CLASSIC_RANGE_NOTE", "coverage_problems", "classic_range_note", "psgd_d2d_sensitivity", "PAPER_PSGD_D2D"]
 
 CLASSIC_RANGE_NOTE = ("classic Gaussian used at epsilon >= 1, outside its proof (Dwork & Roth Thm A.1: "
                       "sigma = Delta sqrt(2 ln(1.25/delta)) / epsilon is proven for epsilon < 1 only)")

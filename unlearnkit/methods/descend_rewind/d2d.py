@@ -52,8 +52,6 @@ from .bounds import PAPER_NEEL, PAPER_SGD, descend_rewind_sigma, diameter_cap_si
 from .coverage import PAPER_PSGD_D2D, classic_range_note, coverage_problems, psgd_d2d_sensitivity
 from .r2d import DescendRewindConfig, add_output_noise, declared_sensitivity, initial_norm
 
-__all__ = ["D2DConfig", "D2D", "d2d_certificate", "d2d_plan"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class D2DConfig(DescendRewindConfig):

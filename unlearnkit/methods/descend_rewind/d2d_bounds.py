@@ -16,9 +16,6 @@ import math
 
 from ..._validate import check_int, check_positive, check_probability
 
-__all__ = ["gd_d2d_contraction", "sgd_d2d_sensitivity_derived", "gd_d2d_sensitivity", "neel_initial_iterations",
-           "neel_sigma"]
-
 
 def gd_d2d_contraction(eta: float, L: float, mu: float) -> float:
     """Contraction ``gamma`` of one GD step on an L-smooth mu-strongly convex function (full-batch D2D).

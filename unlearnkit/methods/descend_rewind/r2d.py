@@ -33,8 +33,6 @@ from .bounds import DESCEND_REWIND_PAPER, R2D_PROVENANCE, descend_rewind_epsilon
     r2d_sensitivity
 from .coverage import classic_range_note, coverage_problems
 
-__all__ = ["DescendRewindConfig", "R2DConfig", "R2D", "r2d_certificate", "r2d_plan", "add_output_noise", "declared_sensitivity", "initial_norm"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class DescendRewindConfig:

@@ -58,8 +58,6 @@ from .plan import newton_plan, newton_terms
 from .step_cache import noise_free_step
 from .training import training_config
 
-__all__ = ["Newton"]
-
 
 def _trace_average(x_bar: Tensor, x_delta: Mapping[int, Tensor], draws: dict, weight: float,
                    point: NoisePoint) -> None:
@@ -75,8 +73,6 @@ def _trace_average(x_bar: Tensor, x_delta: Mapping[int, Tensor], draws: dict, we
     units = [u for _, u in draws.values()]
     z = units[0] if len(units) == 1 or sigma == 0 else sum(s * u for s, u in draws.values()) * (weight / sigma)
     record_release(point.name, value, sigma, z, sensitivity=point.sensitivity)
-
-
 
 
 class Newton:

@@ -35,8 +35,6 @@ from ...constants import logistic_constants, softmax_constants
 from ...core import Certificate
 from ...privacy.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma
 
-__all__ = ["logistic_newton_constants", "paper_sensitivity", "sound_sensitivity", "step_bounds", "newton_certificate",
-           "NEWTON_PAPER"]
 
 NEWTON_PAPER = ("H. Wu, Y. Tao, A. Zhou, S. Chen, F. Dressler, D. Yu, 'Certified Unlearning in Decentralized "
          "Federated Learning', arXiv 2601.06436 (2026)")

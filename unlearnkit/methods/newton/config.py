@@ -10,8 +10,6 @@ from ..._validate import check_choice, check_epsilon, check_int, check_positive,
 from ...core import Certificate
 from .certify import newton_certificate
 
-__all__ = ["NewtonConfig"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class NewtonConfig:

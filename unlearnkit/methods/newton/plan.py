@@ -24,9 +24,6 @@ from .training import training_config
 from .config import NewtonConfig
 
 
-__all__ = ["newton_plan"]
-
-
 def _x_norm(ds) -> tuple[float, bool]:
     """``(bound on ||x||, public)``: 1 after ``data.scale_to_unit_ball`` (recorded in ``info``, public), else
     measured on the training data (``public=False``: it depends on the data, so it certifies nothing)."""

@@ -42,7 +42,6 @@ from torch import Tensor
 from ...graphs.flood import relay_messages
 from .steps import CurvatureSolver, statistic_size
 
-__all__ = ["clear_step_cache", "step_cache_stats"]
 
 _MAX_ENTRIES = 16  # a step is a few model-sized vectors; the entry also keeps its world alive
 _STORE: "OrderedDict[str, tuple[tuple, _Step]]" = OrderedDict()

@@ -25,9 +25,6 @@ from .certify import logistic_newton_constants
 from .config import NewtonConfig
 
 
-__all__ = ["newton_model_constants"]
-
-
 def is_linear_model(flat) -> bool:
     """Whether the model is a single ``Linear`` layer (logistic or softmax regression), the one model with
     analytic constants (:func:`newton_model_constants`).

@@ -25,7 +25,6 @@ from ...decentral.gossip import GossipConfig, run_gossip
 from ...graphs.flood import check_flood_network, remove_client
 from .steps import requesters_of
 
-__all__ = ["train_dpsgd", "GossipRetrain", "GossipRetrainConfig", "exact_minimizer"]
 
 #: the plan of a method that issues no certificate (epsilon = infinity)
 

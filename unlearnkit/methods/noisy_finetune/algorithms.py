@@ -30,8 +30,6 @@ from .bounds import (CALIBRATION_MODES, SOURCE, check_gc_constants, gc_epsilon, 
                      op_sigma, paper_T, theta_eps)
 from .finetune import CleanFinetuneConfig, NoisyFinetuneMethod, at_requested_delta, clip_to_ball, noisy_loop, start_point
 
-__all__ = ["GradientClippingConfig", "ModelClippingConfig", "OutputPerturbationConfig", "GradientClipping",
-           "ModelClipping", "OutputPerturbation"]
 
 EvalFn = Callable[[torch.Tensor], Mapping[str, float]]
 

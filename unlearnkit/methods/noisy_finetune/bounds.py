@@ -29,11 +29,6 @@ from ...privacy.amplification import gradient_clipping_rho, model_clipping_delta
 from ...privacy.gaussian import analytic_gaussian_sigma, theta_epsilon
 from ...privacy.linear_rdp import linear_rdp_epsilon, linear_rdp_slope
 
-__all__ = [
-    "paper_T", "best_T", "gc_rdp_slope", "gc_sigma", "gc_epsilon", "gc_sigma_closed_form",
-    "theta_eps", "mc_delta_trace", "mc_steps", "mc_sigma_closed_form", "op_sigma",
-    "dpsgd_group_targets", "dpsgd_group_sigma_formula",
-]
 
 CALIBRATION_MODES = ("paper", "sound")
 SOURCE = "Koloskova et al. ICML 2025"

@@ -23,7 +23,6 @@ from ...privacy.trace import coupled_uniforms, flow, noisy_release, transcript
 from ...privacy.pld import pld_epsilon
 from .bounds import CALIBRATION_MODES, SOURCE, dpsgd_group_targets
 
-__all__ = ["DPSGDConfig", "dpsgd_noise_multiplier", "dp_sgd_train", "DPSGD_ACCOUNTANTS"]
 
 #: how the noise multiplier is calibrated: Renyi DP (default) or the PLD's certified (upper) end
 DPSGD_ACCOUNTANTS = ("rdp", "pld")

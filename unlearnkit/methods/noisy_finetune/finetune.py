@@ -21,8 +21,6 @@ from ..._validate import check_int, check_positive
 from ...core import MAX_STEPS, Certificate, Cost, Plan, Request, Result, Stopwatch, TrainedState, checked_unlearn, emit
 from ...privacy.trace import noisy_release
 
-__all__ = ["CleanFinetuneConfig", "clean_finetune", "NoisyFinetuneMethod", "noisy_loop", "clip_to_ball", "start_point"]
-
 
 @dataclass(frozen=True, kw_only=True)
 class CleanFinetuneConfig:

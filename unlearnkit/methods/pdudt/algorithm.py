@@ -42,8 +42,6 @@ from ...privacy.trace import record_release, recording_active
 from .certify import NOISE_MODES, GapConstants, pdudt_certificate
 from .sound import SOUND_SCOPES, GossipSmoothness, gossip_certificate, gossip_sensitivity
 
-__all__ = ["client_noise", "measured_rho", "PDUDTConfig", "PDUDT", "pdudt_plan"]
-
 
 def measured_rho(W: Tensor, leaver: int, retrain_rule: str = "recompute", *,
                  mixing_rule: str = "metropolis") -> tuple[float, float]:

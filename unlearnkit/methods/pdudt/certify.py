@@ -38,8 +38,6 @@ from ...core import Certificate
 from ...privacy.gaussian import analytic_gaussian_sigma, zcdp_gaussian_sigma
 from ...privacy.linear_rdp import linear_rdp_epsilon
 
-__all__ = ["NOISE_MODES", "GapConstants", "GapBound", "step_size_limit", "gap_bound", "bun_steinke_epsilon",
-           "pdudt_sigma", "lemma_coverage", "pdudt_certificate"]
 
 NOISE_MODES = ("certified", "manual")
 # the correction scales of unlearnkit.decentral.correction (which imports torch; this module may not)

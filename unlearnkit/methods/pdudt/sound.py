@@ -66,8 +66,6 @@ from ..._validate import check_choice, check_int, check_positive
 from ...core import Certificate
 from ...privacy.gaussian import analytic_gaussian_sigma
 
-__all__ = ["SOUND_SCOPES", "GossipSmoothness", "GossipSensitivity", "gossip_sensitivity", "sound_gossip_sigma",
-           "gossip_certificate"]
 
 SOUND_SCOPES = ("clients", "average")
 _SCALES = ("paper", "sum", "none")

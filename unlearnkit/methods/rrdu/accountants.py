@@ -29,8 +29,6 @@ from .noisy_start import mixture_start_certificate, mixture_start_sigma, noisy_s
 from .sound import rrdu_u_sensitivity
 from .walk import WalkData
 
-__all__ = ["Accountant", "ClosedFormAccountant", "NoisyStartAccountant", "MixtureAccountant", "ACCOUNTANTS", "rrdu_plan"]
-
 
 def _finite_L(config: Any) -> float:
     return 1.0 if config.clip_L == math.inf else float(config.clip_L)

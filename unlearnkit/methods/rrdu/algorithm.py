@@ -64,7 +64,6 @@ from .noisy import training_rho
 from .sound import rrdu_u_sensitivity
 from .walk import VARIANTS, WalkData, make_route
 
-__all__ = ["RRDUConfig", "RRDU", "VARIANTS", "ROUTINGS", "OPTIMIZERS", "u_direction", "token_config", "walk_unlearn"]
 
 ROUTINGS = ("rrdu_complete", "walk_with_restart")
 OPTIMIZERS = ("sgd", "adam")

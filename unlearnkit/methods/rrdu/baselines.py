@@ -33,8 +33,6 @@ from ...graphs.topology import complete
 from ...graphs.walks import simple_walk, uniform_route
 from .certify import DDP_CALIBRATIONS, ddp_certify, ddp_sigma
 
-__all__ = ["WalkConfig", "DDPWalkConfig", "DPSGDWalkConfig", "NetworkSGD", "RetrainWalk", "FinetuneWalk",
-           "DDPWalk", "DPSGDWalk"]
 
 Monitor = Optional[Callable[[Tensor], dict]]
 

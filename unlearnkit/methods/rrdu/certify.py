@@ -63,19 +63,6 @@ from ...privacy.rdp import rdp_to_dp, subsampled_gaussian_rdp
 from ...privacy.amplification import expected_inverse_delay as _walk_inverse_delay
 from ...privacy.linear_rdp import linear_rdp_epsilon, linear_rdp_slope
 
-__all__ = [
-    "CLOSED_FORM_ACCOUNTANTS",
-    "DDP_CALIBRATIONS",
-    "observer_hit_prob",
-    "network_amplification",
-    "visit_quantile",
-    "rrdu_epsilon",
-    "rrdu_sigma",
-    "rrdu_certify",
-    "ddp_sigma",
-    "ddp_certify",
-    "ObserverLedger",
-]
 
 CLOSED_FORM_ACCOUNTANTS = ("A", "B", "C", "D")
 DDP_CALIBRATIONS = ("alg3", "netdp_group_m", "netdp_rdp", "group_sound")

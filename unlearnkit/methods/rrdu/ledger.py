@@ -34,8 +34,6 @@ import numpy as np
 from ..._validate import check_int, check_positive, check_range
 from ...privacy import gaussian_composition_epsilon
 
-__all__ = ["SoundObserverLedger"]
-
 
 class SoundObserverLedger:
     """Per-observer sound epsilons of one realised RR-DU path (module docstring).

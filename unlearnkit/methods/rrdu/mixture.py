@@ -40,8 +40,6 @@ from ..._validate import check_choice, check_int, check_positive, check_probabil
 from ...privacy import Certificate, mixture_epsilon
 from ...privacy.mixture import capped_epsilon, mixture_sigma
 
-__all__ = ["OBSERVERS", "rrdu_visit_pmf", "observer_visit_pmf", "rrdu_mixture_epsilon", "rrdu_mixture_sigma",
-           "rrdu_mixture_certify", "accountant_comparison"]
 
 OBSERVERS = ("every_model", "own_visits")
 

@@ -28,7 +28,6 @@ from ...graphs.walks import uniform_route
 from .baselines import Monitor, hop_rows, monitored_default, repeat_route, route_rng
 from .sound import noisy_walk_certify, noisy_walk_rho, noisy_walk_sigma
 
-__all__ = ["NoisyWalkConfig", "NoisyWalkTraining", "NoisyDDPConfig", "NoisyDDP", "NOISY_TRAINING_KEY"]
 
 NOISY_TRAINING_KEY = "noisy_training"
 """``TrainedState.extras`` key of the noisy training's record (sigma, L, noisy steps per client, ...)."""

@@ -19,8 +19,6 @@ from .mixture import rrdu_mixture_certify, rrdu_mixture_sigma
 from .noisy import training_rho
 from .sound import rrdu_noisy_start_certify, rrdu_noisy_start_sigma, rrdu_u_sensitivity
 
-__all__ = ["noisy_start_sigma", "noisy_start_certificate", "mixture_start_sigma", "mixture_start_certificate"]
-
 
 def noisy_start_sigma(state: Any, data: Any, config: Any, p: float) -> float:
     """The RR-DU u-step noise that, with the training's Gaussian steps at ``u``, reaches ``(config.epsilon,

@@ -47,8 +47,6 @@ from ...privacy import Certificate, analytic_gaussian_sigma, gaussian_compositio
 from ...privacy.amplification import visit_count_bound
 from ...privacy.linear_rdp import linear_rdp_epsilon, linear_rdp_slope
 
-__all__ = ["noisy_walk_rho", "noisy_walk_epsilon", "noisy_walk_sigma", "noisy_walk_certify", "rrdu_u_sensitivity",
-           "rrdu_noisy_start_certify", "rrdu_noisy_start_sigma"]
 
 _VARIANTS = ("exact", "lightweight", "corrected")
 _COMPOSITIONS = ("gaussian", "rdp")

@@ -19,7 +19,6 @@ from torch import Tensor
 from ..._validate import check_choice, check_int
 from ...core import Request, TrainedState
 
-__all__ = ["VARIANTS", "WalkData", "make_route", "expected_update", "retrain_gradient"]
 
 VARIANTS = ("exact", "lightweight", "corrected")
 
