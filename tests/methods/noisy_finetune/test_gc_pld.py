@@ -79,3 +79,30 @@ def test_errors_name_the_parameter():
     with pytest.raises(ValueError, match="^accountant="):
         gc_accountant_epsilon(1.0, 1e-5, C0=1, C1=1, gamma=0.1, T=3, accountant="exact")
     assert gc_pld_epsilon(1e-9, 1e-5, C0=1, C1=1, gamma=0.1).upper == math.inf
+
+
+@pytest.mark.slow  # 2400 unlearning runs: about 3 minutes on one core
+def test_audit_at_the_worst_case_starts_keeps_the_pld_certificate_and_refutes_an_eighth_of_its_noise():
+    """The toy audit task (logistic regression in 2-D), starts at the two ends of the C0 ball, one noisy step:
+    the certificate of accountant "pld" is the exact Gaussian of that pair. Not refuted at its noise; the same
+    claim with an eighth of the noise is refuted (the audit has power here)."""
+    import torch
+
+    from unlearnkit.audit import AuditConfig, audit
+    from unlearnkit.experiments.audits.recipes import ToyTask, unlearner_worlds
+
+    task = ToyTask()
+    cfg = nf.GradientClippingConfig(epsilon=2.0, delta=1e-5, C0=task.radius, C1=task.radius, gamma=0.5,
+                                    lam=task.weight_decay, T=1, batch_size=task.batch_size, accountant="pld",
+                                    finetune=nf.CleanFinetuneConfig(steps=0))
+    cert = cfg.certificate()
+    assert cert.constants["pld_upper"] < cert.constants["rdp_epsilon"]  # the PLD reading certifies here
+    out = {}
+    for name, c in (("calibrated", cfg), ("eighth", replace(cfg, sigma=cert.sigma / 8))):
+        wa, wb, _ = unlearner_worlds(nf.GradientClipping().unlearn, c, task, certifier="unlearn_retrained",
+                                     worst_case_starts=True)
+        out[name] = audit(wa, wb, delta=1e-5, epsilon=cert.epsilon, config=AuditConfig(n_trials=600),
+                          generator=torch.Generator().manual_seed(5))
+    print({k: (r.epsilon_lower, r.epsilon_point) for k, r in out.items()}, cert.epsilon, cert.sigma)
+    assert not out["calibrated"].violation and out["calibrated"].epsilon_lower <= cert.epsilon
+    assert out["eighth"].violation
