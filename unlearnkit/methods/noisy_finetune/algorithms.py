@@ -22,12 +22,14 @@ from typing import Callable, Mapping, Optional
 
 import torch
 
-from ..._validate import check_choice, check_epsilon, check_int, check_number, check_positive, check_probability
+from ..._validate import (check_choice, check_epsilon, check_int, check_number, check_positive, check_probability,
+                          check_range)
 from ...core import Certificate, NoisePoint, Plan, Request, TrainedState, emit
 from ...privacy.noise import gaussian_noise
 from ...privacy.trace import noisy_release
 from .bounds import (CALIBRATION_MODES, SOURCE, check_gc_constants, gc_epsilon, gc_rdp_slope, gc_sigma, mc_delta_trace, mc_steps,
                      op_sigma, paper_T, theta_eps)
+from .gc_accountant import GC_ACCOUNTANTS, gc_accountant_sigma, gc_first_step_sensitivity, gc_pld_epsilon
 from .finetune import CleanFinetuneConfig, NoisyFinetuneMethod, at_requested_delta, clip_to_ball, noisy_loop, start_point
 
 
@@ -59,6 +61,12 @@ class GradientClippingConfig:
         (digest 004 pitfall 16) that replaces x_hat by 0 with everything else unchanged.
     finetune:
         The clean fine-tuning phase that follows.
+    accountant:
+        ``"rdp"`` (Theorem A.9's linear Renyi curve, the default) or ``"pld"``: the smaller of that epsilon and
+        the first noisy step's exact Gaussian reading through its PLD (:mod:`.gc_accountant`; the later steps
+        are post-processing), never larger; both are reported in the certificate's constants.
+    pld_grid:
+        The PLD's loss grid width (``"pld"`` only).
     """
 
     epsilon: float = 1.0
@@ -73,11 +81,15 @@ class GradientClippingConfig:
     batch_size: int = 32
     init: str = "model"
     finetune: CleanFinetuneConfig = CleanFinetuneConfig()
+    accountant: str = "rdp"
+    pld_grid: float = 1e-3
 
     def __post_init__(self) -> None:
         check_epsilon("epsilon", self.epsilon)
         check_probability("delta", self.delta, allow_zero=False, allow_one=False)
         check_gc_constants(self.C0, self.C1, self.gamma, self.lam, self.T)
+        check_choice("accountant", self.accountant, GC_ACCOUNTANTS)
+        check_range("pld_grid", self.pld_grid, 1e-6, 1.0)
         check_choice("mode", self.mode, CALIBRATION_MODES)
         if self.sigma is not None:
             check_positive("sigma", self.sigma)
@@ -91,14 +103,25 @@ class GradientClippingConfig:
     def calibrated_sigma(self) -> float:
         if self.sigma is not None:
             return self.sigma
-        return gc_sigma(self.epsilon, self.delta, C0=self.C0, C1=self.C1, gamma=self.gamma, lam=self.lam,
-                        T=self.steps, mode=self.mode)
+        rdp = gc_sigma(self.epsilon, self.delta, C0=self.C0, C1=self.C1, gamma=self.gamma, lam=self.lam,
+                       T=self.steps, mode=self.mode)
+        if self.mode == "paper" or self.accountant == "rdp":
+            return rdp
+        return gc_accountant_sigma(self.epsilon, self.delta, C0=self.C0, C1=self.C1, gamma=self.gamma, lam=self.lam,
+                                   T=self.steps, accountant="pld", grid=self.pld_grid, sigma_hint=rdp)
 
     def certificate(self) -> Certificate:
         T, sigma = self.steps, self.calibrated_sigma()
         kw = dict(C0=self.C0, C1=self.C1, gamma=self.gamma, lam=self.lam, T=T)
         sound = gc_epsilon(sigma, self.delta, **kw, mode="sound")
         consts = {**kw, "rho": gc_rdp_slope(sigma, **kw), "sound_epsilon": sound}
+        if self.accountant == "pld":  # both readings; the smaller certifies (the PLD's upper end on its side)
+            first = gc_pld_epsilon(sigma, self.delta, C0=self.C0, C1=self.C1, gamma=self.gamma, lam=self.lam,
+                                   grid=self.pld_grid)
+            consts.update(accountant="pld", rdp_epsilon=sound, pld_upper=first.upper, pld_lower=first.lower,
+                          first_step_sensitivity=gc_first_step_sensitivity(self.C0, self.C1, self.gamma, self.lam),
+                          pld_grid=self.pld_grid)
+            sound = consts["sound_epsilon"] = min(sound, first.upper)
         if self.mode == "paper":
             claimed = gc_epsilon(sigma, self.delta, **kw, mode="paper")
             return Certificate(epsilon=claimed, delta=self.delta, sigma=sigma, mode="paper",
@@ -106,6 +129,13 @@ class GradientClippingConfig:
                                source=f"{SOURCE}, Thm 4.1 / Tables 5, 7 (code calibration)", constants=consts,
                                note=f"claimed eps {claimed:.3g}; Thm A.9 (D_q <= q rho) certifies only "
                                     f"({sound:.3g}, {self.delta:g})")
+        if self.accountant == "pld":
+            return Certificate(epsilon=sound, delta=self.delta, sigma=sigma, mode="sound",
+                               mechanism="noisy clipped SGD: shifted Renyi or the first step's Gaussian (PLD)",
+                               source=f"{SOURCE}, Thm A.9 + Balle et al. 2020 Thm 21; first step: Dong, Roth & Su "
+                                      "2022 Cor. 2.13 + post-processing", constants=consts,
+                               note="the smaller of Thm A.9's epsilon and the first noisy step's PLD upper end "
+                                    "(steps 2..T post-process it)")
         return Certificate(epsilon=sound, delta=self.delta, sigma=sigma, mode="sound",
                            mechanism="noisy clipped SGD, shifted Renyi (amplification by iteration)",
                            source=f"{SOURCE}, Thm A.9 + Balle et al. 2020 Thm 21", constants=consts,

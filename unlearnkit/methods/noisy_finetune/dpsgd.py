@@ -10,7 +10,8 @@ the default) or, with ``accountant="pld"``, the upper end of the privacy loss di
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from typing import Optional
 
 import numpy as np
@@ -20,7 +21,7 @@ from ..._validate import check_choice, check_epsilon, check_int, check_positive,
 from ...core import MAX_STEPS, Certificate, Cost, Stopwatch, emit
 from ...privacy.calibrate import calibrate_sigma, dpsgd_epsilon
 from ...privacy.trace import coupled_uniforms, flow, noisy_release, transcript
-from ...privacy.pld import pld_epsilon
+from ...privacy.pld import PLD_MIN_DELTA, pld_epsilon
 from .bounds import CALIBRATION_MODES, SOURCE, dpsgd_group_targets
 
 
@@ -36,7 +37,8 @@ class DPSGDConfig:
     ``q`` are ``(eps1, delta1)``-DP per record (:func:`dpsgd_group_targets`; ``mode`` picks the correct or the
     paper code's delta1). ``sampling_rate`` is ``q``, public, with ``batch_size`` the expected batch the sum
     is divided by; ``None`` takes ``q = batch_size / n`` from the training size ``n``, which the forget set
-    changes (the certificate then assumes ``n`` public).
+    changes (the certificate then assumes ``n`` public). A given ``noise_multiplier`` that does not reach the
+    per-record target under ``accountant`` gives a certificate of mode ``"none"`` whose note says so.
     """
 
     epsilon: float = 50.0
@@ -93,6 +95,11 @@ def dpsgd_noise_multiplier(epsilon: float, delta: float, *, q: float, steps: int
         The noise multiplier ``z`` (noise std ``z * clip``), found by bisection on the chosen accountant of the
         subsampled Gaussian through :func:`unlearnkit.privacy.calibrate.calibrate_sigma`.
 
+    Raises
+    ------
+    ValueError
+        For ``accountant="pld"`` with ``delta`` below :data:`unlearnkit.privacy.pld.PLD_MIN_DELTA` (1e-8).
+
     References
     ----------
     .. [1] I. Mironov, K. Talwar, L. Zhang, "Renyi Differential Privacy of the Sampled Gaussian Mechanism", arXiv
@@ -105,9 +112,20 @@ def dpsgd_noise_multiplier(epsilon: float, delta: float, *, q: float, steps: int
     """
     check_choice("accountant", accountant, DPSGD_ACCOUNTANTS)
     if accountant == "pld":
+        if delta < PLD_MIN_DELTA:  # group privacy's per-record delta often is (7e-27 at k = 13, eps 50)
+            raise ValueError(f"delta={delta!r} is out of range for accountant='pld': below {PLD_MIN_DELTA:g} the "
+                             "PLD's FFT round-off (and below 1e-15 its tail charge) leaves its upper end no "
+                             "certificate; expected accountant='rdp' (no such floor) or a larger delta")
         return float(calibrate_sigma(lambda z: pld_epsilon(q, z, steps, delta, grid=pld_grid).upper, epsilon,
                                      sigma_hint=1.0, rtol=1e-4))
     return float(calibrate_sigma(lambda z: dpsgd_epsilon(z, q, steps, delta), epsilon, sigma_hint=1.0))
+
+
+def _record_epsilon(z: float, d1: float, q: float, config: DPSGDConfig) -> float:
+    """The per-record epsilon at ``d1`` that ``config.accountant`` certifies for noise multiplier ``z``."""
+    if config.accountant == "pld":
+        return pld_epsilon(q, z, config.steps, d1, grid=config.pld_grid).upper if d1 >= PLD_MIN_DELTA else math.inf
+    return dpsgd_epsilon(z, q, config.steps, d1)
 
 
 def dp_sgd_train(flat, dataset, indices, config: DPSGDConfig, *, generator: torch.Generator,
@@ -150,6 +168,8 @@ def dp_sgd_train(flat, dataset, indices, config: DPSGDConfig, *, generator: torc
     e1, d1 = dpsgd_group_targets(config.epsilon, config.delta, config.k, mode=config.mode)
     z = config.noise_multiplier or dpsgd_noise_multiplier(e1, d1, q=q, steps=config.steps,
                                                           accountant=config.accountant, pld_grid=config.pld_grid)
+    # a given noise multiplier must reach the per-record target, else the certificate is not one (mode "none")
+    reached = None if config.noise_multiplier is None else _record_epsilon(z, d1, q, config)
     theta = (flat.init() if init is None else init).to(x.device).clone()
     evals = 0
     with Stopwatch() as sw:
@@ -182,4 +202,8 @@ def dp_sgd_train(flat, dataset, indices, config: DPSGDConfig, *, generator: torc
                        note="paper code's per-record delta omits the 1/k of group privacy" if config.mode == "paper"
                        else "per-record (eps/k, delta/(k e^{(k-1) eps/k}))" + (
                            "" if public else f"; q = batch_size/n = {q:.4g} assumes the training size n public"))
+    if reached is not None and not reached <= e1:
+        cert = replace(cert, mode="none", note=f"not certified: the given noise_multiplier {z:.4g} reaches per-record "
+                                               f"epsilon {reached:.4g} ({config.accountant}) at delta {d1:.3g}, above "
+                                               f"the target {e1:.4g}; {cert.note}")
     return theta, cert, Cost(grad_evals=evals, seconds=sw.seconds)
