@@ -107,3 +107,33 @@ def test_gradient_gossip_rounds_at_200k_clients_builds_no_n_by_n_array():
     assert set(moved) <= {4, 5, 6, 8, 9, 10} and {6, 8} <= set(moved)
     assert peak < 300 * 2**20, f"traced peak {peak / 2**20:.0f} MiB"
     assert not any(sp.issparse(x) for x in (theta, corr))
+
+
+@pytest.mark.slow
+def test_one_million_clients_gossip_history_and_client_removal():
+    """N = 10^6 (a ring; --runslow): one interface round with a candidate leaver, a one-round CSR history and
+    its correction, and the network after a client leaves, all O(N + E); a dense W would be 8 TB."""
+    from unlearnkit.decentral import HistoryCache
+    from unlearnkit.graphs.flood import remove_client
+
+    n = 1_000_000
+    flat = FlatParams(make_model("logreg", (1,), 1, generator=uk.make_generator(0)).double(), loss="logistic")
+    gen = torch.Generator(device="cpu").manual_seed(0)
+    xs = torch.randn((n, 1, 1), generator=gen, dtype=torch.float64, device="cpu")
+    ys = torch.randint(0, 2, (n, 1), generator=gen, device="cpu").double()
+    start = flat.init().detach().expand(n, -1).clone()
+    tracemalloc.start()
+    edges = graphs.edge_list("ring", n)
+    theta, sums = gradient_gossip_rounds(SimulatedNetwork(n), flat, start, lambda: (xs, ys), edges, rounds=1,
+                                         lr=0.1, leavers=(3,))
+    W = graphs.sparse_mixing_matrix(edges, n)
+    cache = HistoryCache()
+    cache.update(W, torch.from_numpy(np.ones((n, 1))))
+    corr = cache.correction(3, 0.1, scale="sum")
+    after = remove_client(W, 3)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert theta.shape == (n, flat.d) and sums.S.shape == (1, n, flat.d)
+    assert after.shape == (n - 1, n - 1) and after.nnz == 3 * (n - 1) - 2    # a path of n - 1 clients
+    assert not cache.dense and torch.nonzero(corr.abs().sum(1)).numel() > 0
+    assert peak < 1500 * 2**20, f"traced peak {peak / 2**20:.0f} MiB"
