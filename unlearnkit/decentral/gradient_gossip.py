@@ -55,8 +55,8 @@ from ..graphs.mixing import MIXING_RULES
 from ..graphs.topology import MAX_CLIENTS
 from ..core import Callback, Cost, Stopwatch, TrainedState, emit
 from ..privacy.trace import flow
-from .correction import (RETRAIN_RULES, history_correction, mixing_residuals, retrain_matrices, sparse_history_correction,
-                         sparse_residuals, sparse_retrain_matrix)
+from .correction import (RETRAIN_RULES, history_correction, mixing_residuals, retrain_matrices,
+                         sparse_history_correction, sparse_residuals, sparse_retrain_matrix)
 from ._engine import (ClientSampler, MixingSource, batched_loss_and_grad, client_indices_of, consensus_distance,
                       init_stack)
 from .gossip import evaluate_params

@@ -84,8 +84,8 @@ def measured_rho(W: Tensor, leaver: int, retrain_rule: str = "recompute", *,
         n = int(W[0].shape[0])
         keep = np.array([i for i in range(n) if i != leaver])
         r1 = max(sparse_slem(w) for w in W)
-        r2 = max(sparse_slem(sparse_retrain_matrix(w, leaver, retrain_rule=retrain_rule, rule=mixing_rule)[keep][:, keep])
-                 for w in W)
+        r2 = max(sparse_slem(sparse_retrain_matrix(w, leaver, retrain_rule=retrain_rule,
+                                                   rule=mixing_rule)[keep][:, keep]) for w in W)
         return min(float(r1), 1.0), min(float(r2), 1.0)
     keep = [i for i in range(int(W.shape[-1])) if i != leaver]
     Wt = retrain_mixing(W, leaver, retrain_rule, mixing_rule=mixing_rule)[:, keep][:, :, keep]
