@@ -8,11 +8,12 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-import unlearnkit as uk
 from unlearnkit import graphs
-from unlearnkit.decentral import ClientSampler, SimulatedNetwork, dpsgd_rounds, gradient_gossip_rounds
-from unlearnkit.decentral.network_steps import LocalProblem, is_edge_array
+from unlearnkit.decentral._engine import ClientSampler
+from unlearnkit.decentral.network import SimulatedNetwork
+from unlearnkit.decentral.network_steps import LocalProblem, dpsgd_rounds, gradient_gossip_rounds, is_edge_array
 from unlearnkit.models import FlatParams, make_model
+from unlearnkit.runtime import make_generator
 
 N = 12
 PROBLEM = LocalProblem(seed=3, n_clients=N, dataset="synthetic", batch_size=4)
@@ -22,7 +23,7 @@ def _draw(seed: int):
     _, ds, idx = PROBLEM._loaded()
     ds64 = ds.__class__(ds.name, ds.x_train.double(), ds.y_train, ds.x_test.double(), ds.y_test, ds.n_classes,
                         ds.input_shape, ds.info)
-    smp = ClientSampler(ds64, idx, 4, generator=uk.make_generator(seed))
+    smp = ClientSampler(ds64, idx, 4, generator=make_generator(seed))
     return lambda: smp.sample()[:2]
 
 
@@ -88,7 +89,7 @@ def test_edge_array_is_told_from_a_matrix():
 def test_gradient_gossip_rounds_at_200k_clients_builds_no_n_by_n_array():
     """A ring of 2 x 10^5 clients with one candidate leaver: a dense W would be 320 GB."""
     n, b = 200_000, 1
-    flat = FlatParams(make_model("logreg", (2,), 2, generator=uk.make_generator(0)).double())
+    flat = FlatParams(make_model("logreg", (2,), 2, generator=make_generator(0)).double())
     gen = torch.Generator(device="cpu").manual_seed(0)
     xs = torch.randn((n, b, 2), generator=gen, dtype=torch.float64, device="cpu")
     ys = torch.randint(0, 2, (n, b), generator=gen, device="cpu")
@@ -113,11 +114,11 @@ def test_gradient_gossip_rounds_at_200k_clients_builds_no_n_by_n_array():
 def test_one_million_clients_gossip_history_and_client_removal():
     """N = 10^6 (a ring; --runslow): one interface round with a candidate leaver, a one-round CSR history and
     its correction, and the network after a client leaves, all O(N + E); a dense W would be 8 TB."""
-    from unlearnkit.decentral import HistoryCache
+    from unlearnkit.decentral.gradient_gossip import HistoryCache
     from unlearnkit.graphs.flood import remove_client
 
     n = 1_000_000
-    flat = FlatParams(make_model("logreg", (1,), 1, generator=uk.make_generator(0)).double(), loss="logistic")
+    flat = FlatParams(make_model("logreg", (1,), 1, generator=make_generator(0)).double(), loss="logistic")
     gen = torch.Generator(device="cpu").manual_seed(0)
     xs = torch.randn((n, 1, 1), generator=gen, dtype=torch.float64, device="cpu")
     ys = torch.randint(0, 2, (n, 1), generator=gen, device="cpu").double()

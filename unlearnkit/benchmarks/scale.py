@@ -221,13 +221,16 @@ def converted_path_rows(sizes: list[int], *, rounds: int = 3, d: int = 10) -> li
     import numpy as np
 
     from ..core import Request
-    from ..data import load, partition
+    from ..data.datasets import load
+    from ..data.federated import partition
     from ..decentral.gradient_gossip import HistoryCache
     from ..decentral.network import SimulatedNetwork
     from ..decentral.network_steps import gradient_gossip_rounds
     from ..decentral.gossip import GossipConfig
-    from ..graphs import edge_list, sparse_mixing_matrix
-    from ..methods.newton import Newton, NewtonConfig, train_dpsgd
+    from ..graphs.sparse import edge_list, sparse_mixing_matrix
+    from ..methods.newton.algorithm import Newton
+    from ..methods.newton.config import NewtonConfig
+    from ..methods.newton.training import train_dpsgd
     from ..models import FlatParams, make_model
     from ..runtime import make_generator
 

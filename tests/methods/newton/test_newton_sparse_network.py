@@ -10,11 +10,17 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-from unlearnkit import data, graphs
 from unlearnkit.core import Request
+from unlearnkit.data.datasets import load
+from unlearnkit.data.federated import partition
 from unlearnkit.decentral.gossip import GossipConfig
 from unlearnkit.graphs.flood import check_flood_network, remove_client
-from unlearnkit.methods.newton import GossipRetrain, Newton, NewtonConfig, train_dpsgd
+from unlearnkit.graphs.mixing import mixing_matrix
+from unlearnkit.graphs.sparse import edge_list, graph_edges, sparse_mixing_matrix
+from unlearnkit.graphs.topology import make_graph
+from unlearnkit.methods.newton.algorithm import Newton
+from unlearnkit.methods.newton.config import NewtonConfig
+from unlearnkit.methods.newton.training import GossipRetrain, train_dpsgd
 from unlearnkit.models import FlatParams, logreg
 from unlearnkit.runtime import make_generator
 
@@ -22,8 +28,8 @@ N = 8
 
 
 def _setup(n: int, n_train: int):
-    ds = data.load("synthetic", n_train=n_train, n_test=20, dim=3, seed=1, device="cpu")
-    fed = data.partition(ds, n, "iid", seed=0)
+    ds = load("synthetic", n_train=n_train, n_test=20, dim=3, seed=1, device="cpu")
+    fed = partition(ds, n, "iid", seed=0)
     flat = FlatParams(logreg(ds.input_shape, 1), loss="logistic")
     return ds, fed, flat
 
@@ -32,9 +38,9 @@ def _setup(n: int, n_train: int):
 def trained():
     ds, fed, flat = _setup(N, 160)
     cfg = GossipConfig(rounds=3, lr=0.2, batch_size=8, weight_decay=0.1)
-    G = graphs.make_graph("random_regular", N, seed=2, degree=3)
-    e = graphs.graph_edges(G)
-    nets = {"networkx": G, "sparse": graphs.sparse_mixing_matrix(e, N), "edges": e}
+    G = make_graph("random_regular", N, seed=2, degree=3)
+    e = graph_edges(G)
+    nets = {"networkx": G, "sparse": sparse_mixing_matrix(e, N), "edges": e}
     init = flat.init().detach().clone()
     states = {k: train_dpsgd(flat, fed, net, cfg, generator=make_generator(4), init=init) for k, net in nets.items()}
     return fed, states
@@ -66,7 +72,7 @@ def test_newton_on_a_sparse_network_gives_the_networkx_numbers(trained, kind, cl
         if kind == "client":
             after = res[k].extras["state"].network
             assert sp.issparse(after) and after.shape == (N - 1, N - 1)
-            want = graphs.mixing_matrix(ref.extras["state"].network)
+            want = mixing_matrix(ref.extras["state"].network)
             assert np.abs(after.toarray() - want).max() < 1e-12
 
 
@@ -79,9 +85,9 @@ def test_retraining_without_a_client_on_a_sparse_network(trained):
 
 
 def test_remove_client_and_flood_check_on_edges():
-    e = graphs.edge_list("ring", 6)
-    assert np.array_equal(remove_client(e, 0, n=6), graphs.edge_list("path", 5))
-    W = graphs.sparse_mixing_matrix(graphs.edge_list("path", 6), 6)
+    e = edge_list("ring", 6)
+    assert np.array_equal(remove_client(e, 0, n=6), edge_list("path", 5))
+    W = sparse_mixing_matrix(edge_list("path", 6), 6)
     with pytest.raises(ValueError, match="disconnected"):
         remove_client(W, 2)
     with pytest.raises(ValueError, match="disconnected"):
@@ -93,7 +99,7 @@ def test_newton_on_100k_clients_never_uses_networkx(monkeypatch):
     n = 100_000
     ds, fed, flat = _setup(n, 2 * n)
     cfg = GossipConfig(rounds=1, lr=0.2, batch_size=2, weight_decay=0.1)
-    edges = graphs.edge_list("ring", n)
+    edges = edge_list("ring", n)
     # any networkx graph algorithm called on this path fails the test
     monkeypatch.setattr(nx, "is_connected", lambda *a, **k: pytest.fail("networkx on the sparse path"))
     tracemalloc.start()

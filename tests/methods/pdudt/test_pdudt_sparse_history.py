@@ -8,16 +8,18 @@ import pytest
 import scipy.sparse as sp
 import torch
 
-import unlearnkit as uk
 from unlearnkit import graphs
 from unlearnkit.core import Request
-from unlearnkit.data import load, partition
-from unlearnkit.decentral.correction import history_correction, sparse_history_correction
+from unlearnkit.data.datasets import load
+from unlearnkit.data.federated import partition
+from unlearnkit.decentral.correction import (CORRECTION_SCALES, RETRAIN_RULES, history_correction,
+                                             sparse_history_correction)
 from unlearnkit.decentral.gradient_gossip import GradientGossipConfig, HistoryCache, run_gradient_gossip
 from unlearnkit.graphs.dynamic import ErdosRenyiSchedule
-from unlearnkit.methods import pdudt as P
+from unlearnkit.methods.pdudt.algorithm import PDUDT, PDUDTConfig, measured_rho
 from unlearnkit.methods.pdudt.sound import GossipSmoothness
 from unlearnkit.models import FlatParams, make_model
+from unlearnkit.runtime import make_generator
 
 N, ROUNDS, LR = 8, 10, 0.3
 
@@ -27,10 +29,10 @@ def _float64_run(n: int, network, rounds: int, *, n_train: int, cache: str = "hi
     ds = ds.__class__(ds.name, ds.x_train.double(), ds.y_train, ds.x_test.double(), ds.y_test, ds.n_classes,
                       ds.input_shape, ds.info)   # float64 end to end: the paths agree to 1e-12
     fed = partition(ds, n, seed=0)
-    flat = FlatParams(make_model("logreg", ds.input_shape, 1, generator=uk.make_generator(0)).double(),
+    flat = FlatParams(make_model("logreg", ds.input_shape, 1, generator=make_generator(0)).double(),
                       loss="logistic")
     cfg = GradientGossipConfig(rounds=rounds, lr=LR, batch_size=4, cache=cache)
-    return fed, run_gradient_gossip(flat, fed, network, cfg, generator=uk.make_generator(3),
+    return fed, run_gradient_gossip(flat, fed, network, cfg, generator=make_generator(3),
                                     init=flat.init().double())
 
 
@@ -45,7 +47,7 @@ def _both(st, fed, cfg, k=2):
     out = []
     for dense_max in (HistoryCache.dense_max, 0):
         cache.dense_max = dense_max
-        out.append(P.PDUDT().unlearn(st, req, cfg, generator=uk.make_generator(0)))
+        out.append(PDUDT().unlearn(st, req, cfg, generator=make_generator(0)))
     del cache.dense_max  # back to the class default
     return out
 
@@ -58,12 +60,12 @@ def test_history_is_stored_sparse_and_densifies_back(state):
         assert np.array_equal(w.toarray(), Wd.numpy())
 
 
-@pytest.mark.parametrize("rule", P.RETRAIN_RULES)
-@pytest.mark.parametrize("scale", P.CORRECTION_SCALES)
+@pytest.mark.parametrize("rule", RETRAIN_RULES)
+@pytest.mark.parametrize("scale", CORRECTION_SCALES)
 @pytest.mark.parametrize("when", [{}, {"t_unlearn": 7}, {"es_rounds": 4}])
 def test_sparse_history_unlearns_like_the_dense_stack(state, rule, scale, when):
     fed, st = state
-    a, b = _both(st, fed, P.PDUDTConfig(retrain_rule=rule, correction_scale=scale, sigma=0.0, **when))
+    a, b = _both(st, fed, PDUDTConfig(retrain_rule=rule, correction_scale=scale, sigma=0.0, **when))
     assert a.params.dtype == torch.float64
     assert torch.abs(a.params - b.params).max() < 1e-12
     assert torch.abs(a.extras["correction"] - b.extras["correction"]).max() < 1e-12
@@ -74,19 +76,19 @@ def test_sparse_history_unlearns_like_the_dense_stack(state, rule, scale, when):
     assert a.extras["vector_ops"] == b.extras["vector_ops"]
 
 
-@pytest.mark.parametrize("rule", P.RETRAIN_RULES)
+@pytest.mark.parametrize("rule", RETRAIN_RULES)
 def test_sparse_history_certificates_match_dense(state, rule):
     fed, st = state
     smooth = GossipSmoothness.softmax_regression(3.0)
     for scale in ("sum", "paper"):
-        cfg = P.PDUDTConfig(retrain_rule=rule, correction_scale=scale, noise="certified", mode="sound",
+        cfg = PDUDTConfig(retrain_rule=rule, correction_scale=scale, noise="certified", mode="sound",
                             smoothness=smooth, epsilon=2.0)
         a, b = _both(st, fed, cfg)
         assert a.certificate.sigma > 0
         assert a.certificate.sigma == pytest.approx(b.certificate.sigma, rel=1e-12, abs=0)
     cache = st.extras["history"]
-    dense = P.measured_rho(cache.W, 2, rule)
-    assert np.allclose(P.measured_rho(cache.W_sparse, 2, rule), dense, rtol=0, atol=1e-12) and dense[1] > 0
+    dense = measured_rho(cache.W, 2, rule)
+    assert np.allclose(measured_rho(cache.W_sparse, 2, rule), dense, rtol=0, atol=1e-12) and dense[1] > 0
 
 
 def test_sparse_history_correction_equals_dense_function(state):
@@ -106,8 +108,8 @@ def test_200k_clients_train_cache_and_unlearn_without_an_n_by_n_array():
     fed, st = _float64_run(n, W, rounds, n_train=2 * n)
     cache = st.extras["history"]
     assert not cache.dense and cache.rounds == rounds
-    res = P.PDUDT().unlearn(st, Request("client", np.asarray(fed.client_indices[7]), client=7),
-                            P.PDUDTConfig(correction_scale="sum", sigma=0.0), generator=uk.make_generator(0))
+    res = PDUDT().unlearn(st, Request("client", np.asarray(fed.client_indices[7]), client=7),
+                            PDUDTConfig(correction_scale="sum", sigma=0.0), generator=make_generator(0))
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert res.params.shape == (n - 1, st.params.shape[1])
