@@ -22,7 +22,7 @@ from unlearnkit.decentral.network_steps import (dpsgd_task, flooded_correction, 
 from unlearnkit.distributed import ProcessGroupNetwork
 from unlearnkit.distributed.seeds import STREAMS, initial_vector, rank_generator
 from unlearnkit.distributed.tasks import QuadraticHop, flood_task, walk_reference
-from unlearnkit.graphs import flood, make_schedule
+from unlearnkit.graphs import edge_list, flood, make_schedule, sparse_mixing_matrix
 from unlearnkit.graphs.topology import ring
 
 from _ranks import N, SEED, register, results
@@ -34,6 +34,7 @@ PROBLEM_WD = LocalProblem(seed=SEED, n_clients=N, dataset="synthetic", batch_siz
 SCHEDULE = make_schedule("random_k_out", N, seed=SEED, k=1)      # PDUDT: new neighbour sets every round
 CHORDED = ring(N)
 CHORDED.add_edge(0, 2)                                            # a cycle, so the flood carries duplicates
+SPARSE_RING = sparse_mixing_matrix(edge_list("ring", N), N)
 REQUESTS = {1: [0, 1, 2], 3: [4, 7]}                              # client -> its own samples to forget
 
 TASKS = {
@@ -41,6 +42,8 @@ TASKS = {
     "dpsgd_atc": (dpsgd_task, (PROBLEM, CHORDED, ROUNDS, 0.2), {"local_steps": 2, "order": "atc"}),
     "pdudt": (gradient_gossip_task, (PROBLEM, SCHEDULE, ROUNDS, 0.1), {"leavers": (1, 2)}),
     "pdudt_local": (gradient_gossip_task, (PROBLEM, SCHEDULE, ROUNDS, 0.1), {"local_steps": 2}),
+    # a scipy.sparse W: each rank reads its own row and column, never an N x N array
+    "pdudt_sparse": (gradient_gossip_task, (PROBLEM, SPARSE_RING, ROUNDS, 0.1), {"leavers": (1, 2)}),
     "newton": (newton_flood_task, (PROBLEM_WD, CHORDED, 2, 0.2, REQUESTS), {"sigma": 0.05}),
 }
 NAMES = list(TASKS)
@@ -94,7 +97,7 @@ def test_ranks_equal_the_simulated_network(ranks, name):
     assert _sends(ranks, name, kind) == sim["counts"][kind]      # the same messages, counted alike
     if name.startswith("pdudt"):                                 # each client's Eq. (8) normaliser, from its inbox
         assert torch.abs(_stacked(ranks, name, "A") - sim["A"]).max() < 1e-10
-    if name == "pdudt":                                          # PDUDT's sums and Eq. (9) step, per client
+    if name in ("pdudt", "pdudt_sparse"):                        # PDUDT's sums and Eq. (9) step, per client
         i = NAMES.index(name)
         for key in ("S", "D"):
             got_k = torch.cat([r[i][key] for r in ranks], dim=1)

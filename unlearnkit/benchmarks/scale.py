@@ -12,7 +12,9 @@ in increasing ``N``); on CUDA ``gpu_peak_mib`` is the allocator's peak for the r
 RR-DU walk on each size (:func:`walk_route_rows`): its time and traced peak beside the dense transition matrix's
 size it never allocates. Then, at ``N = 10^4`` and ``10^5`` (``10^4`` in quick mode), one PDUDT gradient-gossip
 round (:func:`gradient_gossip_rows`, ``d = 100``) and one Newton flood (:func:`flood_rows`) per topology
-on the sparse representation, with their time and traced peak.
+on the sparse representation, with their time and traced peak; and :func:`converted_path_rows`: the interface's
+gradient gossip with a candidate leaver, PDUDT's CSR history and its correction, Newton's training and one request
+on an edge list, each with its time, traced peak and the process's peak resident memory.
 
 :func:`mix_loop_rows` compares, at ``N = 128``, the chosen kernel with a gossip round written the obvious way
 (for each client, sum ``w_ij x_j`` over its neighbours): ``bench gossip`` prints those rows.
@@ -118,7 +120,7 @@ def bench_scale(*, quick: bool = False) -> list[dict[str, Any]]:
             rows.append(row)
             del X, Y, kernel, W
     big = [n for n in sizes if n >= 10_000]
-    return rows + walk_route_rows(sizes) + gradient_gossip_rows(big) + flood_rows(big)
+    return rows + walk_route_rows(sizes) + gradient_gossip_rows(big) + flood_rows(big) + converted_path_rows(big)
 
 
 def gradient_gossip_rows(sizes: list[int], d: int = 100) -> list[dict[str, Any]]:
@@ -201,3 +203,89 @@ def walk_route_rows(sizes: list[int], hops: int = 10_000) -> list[dict[str, Any]
         rows.append({"topology": "random_regular", "N": n, "what": f"rrdu_graph_walk, {hops} hops",
                      "walk_s": seconds, "walk_peak_mib": peak / 2**20, "dense_matrix_mib": 8 * n * n / 2**20})
     return rows
+
+
+def converted_path_rows(sizes: list[int], *, rounds: int = 3, d: int = 10) -> list[dict[str, Any]]:
+    """On a ring of each size, the paths that take an edge list or a CSR matrix instead of ``N x N``:
+
+    - ``gradient_gossip_rounds``: :func:`~unlearnkit.decentral.network_steps.gradient_gossip_rounds` on a
+      :class:`~unlearnkit.decentral.SimulatedNetwork`, ``rounds`` rounds of a float64 logistic model (``d = 5``)
+      with one candidate leaver (the ``1 + 1`` mixes of each exchange);
+    - ``pdudt history``: ``rounds`` rounds fed to a :class:`~unlearnkit.decentral.HistoryCache` (CSR ``W^t``, ``d``
+      float64 gradients) and one leaver's correction from it, round by round (beside the bytes a dense
+      ``(T, N, N)`` history would take);
+    - ``newton``: :func:`~unlearnkit.methods.newton.train_dpsgd` (1 round, edge list) and one sample-wise
+      :class:`~unlearnkit.methods.newton.Newton` request with its flood, on the CPU.
+
+    ``peak_mib``: tracemalloc's peak over the step (numpy and SciPy arrays; torch's own allocations are not
+    traced), ``rss_peak_mib``: the process's peak resident memory so far (it only grows).
+    """
+    import numpy as np
+
+    from ..core import Request
+    from ..data.datasets import load
+    from ..data.federated import partition
+    from ..decentral.gradient_gossip import HistoryCache
+    from ..decentral.network import SimulatedNetwork
+    from ..decentral.network_steps import gradient_gossip_rounds
+    from ..decentral.gossip import GossipConfig
+    from ..graphs.sparse import edge_list, sparse_mixing_matrix
+    from ..methods.newton.algorithm import Newton
+    from ..methods.newton.config import NewtonConfig
+    from ..methods.newton.training import train_dpsgd
+    from ..models import FlatParams, make_model
+    from ..runtime import make_generator
+
+    def traced(fn: Any) -> tuple[Any, float, float]:
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        out = fn()
+        sec = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return out, sec, peak / 2**20
+
+    rows: list[dict[str, Any]] = []
+    for n in [100, *sizes]:  # 100: a warm-up (first vmap and imports), not reported
+        base = {"topology": "ring", "N": n, "rounds": rounds, "dense_matrix_mib": 8 * n * n / 2**20}
+        flat = FlatParams(make_model("logreg", (4,), 1, generator=make_generator(0)).double(), loss="logistic")
+        gen = torch.Generator(device="cpu").manual_seed(0)
+        xs = torch.randn((n, 2, 4), generator=gen, dtype=torch.float64, device="cpu")
+        ys = torch.randint(0, 2, (n, 2), generator=gen, device="cpu").double()
+        start = flat.init().detach().expand(n, -1).clone()
+        edges = edge_list("ring", n)
+        (_, sums), sec, peak = traced(lambda: gradient_gossip_rounds(
+            SimulatedNetwork(n), flat, start, lambda: (xs, ys), edges, rounds=rounds, lr=0.1, leavers=(7,)))
+        rows.append({**base, "what": "gradient_gossip_rounds (edge list, 1 leaver)", "d": flat.d, "seconds": sec,
+                     "peak_mib": peak, "rss_peak_mib": _peak_rss_mib()})
+        del xs, ys, start, sums
+
+        W = sparse_mixing_matrix(edges, n)
+        rng = np.random.default_rng(0)
+        grads = [torch.from_numpy(rng.standard_normal((n, d))) for _ in range(rounds)]
+
+        def history() -> Any:
+            cache = HistoryCache()
+            for g in grads:
+                cache.update(W, g)
+            return cache, cache.correction(7, 0.1, scale="sum")
+
+        (cache, _), sec, peak = traced(history)
+        rows.append({**base, "what": "pdudt history (CSR) + one correction", "d": d, "seconds": sec,
+                     "peak_mib": peak, "history_mib": cache.memory_bytes / 2**20,
+                     "dense_history_mib": (8 * rounds * (n * n + n * d)) / 2**20, "rss_peak_mib": _peak_rss_mib()})
+        del cache, grads, W
+
+        ds = load("synthetic", n_train=2 * n, n_test=20, dim=3, seed=1, device="cpu")
+        fed = partition(ds, n, seed=0)
+        lr_flat = FlatParams(make_model("logreg", ds.input_shape, 1, generator=make_generator(0)), loss="logistic")
+        cfg = GossipConfig(rounds=1, lr=0.2, batch_size=2, weight_decay=0.1)
+        st, t_train, p_train = traced(lambda: train_dpsgd(lr_flat, fed, edges, cfg, generator=make_generator(0)))
+        req = Request("samples", np.asarray(fed.client_indices[10][:1]))
+        res, sec, peak = traced(lambda: Newton().unlearn(st, req, NewtonConfig(mode="none", sigma=0.01),
+                                                         generator=make_generator(0)))
+        rows.append({**base, "rounds": 1, "what": "newton train (edge list) + one sample request", "d": lr_flat.d,
+                     "train_s": t_train, "train_peak_mib": p_train, "seconds": sec, "peak_mib": peak,
+                     "messages": res.cost.messages, "rss_peak_mib": _peak_rss_mib()})
+        del st, res, fed, ds
+    return [r for r in rows if r["N"] != 100 or 100 in sizes]

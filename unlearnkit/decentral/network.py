@@ -42,6 +42,7 @@ from torch import Tensor
 from .._validate import check_choice, check_int
 from ..graphs.flood import flood as flood_schedule
 from ._engine import MixingSource
+from .mixer import GossipKernel
 
 
 FLOOD_REDUCTIONS = ("stack", "sum", "mean")
@@ -90,6 +91,28 @@ def _client_generator(seed: int, client: int, stream: str) -> torch.Generator:
     g = torch.Generator(device="cpu")
     g.manual_seed(int(word) & ((1 << 63) - 1))
     return g
+
+
+def sparse_mixes(W: Any, n_clients: int) -> Optional[list[sp.csr_matrix]]:
+    """The mixes of a gossip round as float64 CSR matrices when ``W`` is ``scipy.sparse`` or a non-empty
+    list/tuple of them (one exchange mixed ``K`` ways), else ``None`` (a dense matrix or stack)."""
+    mats = [W] if sp.issparse(W) else (list(W) if isinstance(W, (list, tuple)) and W and
+                                       all(sp.issparse(w) for w in W) else None)
+    if mats is None:
+        return None
+    out = [sp.csr_matrix(w, dtype=np.float64) for w in mats]
+    for w in out:
+        if w.shape != (n_clients, n_clients):
+            raise ValueError(f"W has shape {w.shape}; expected ({n_clients}, {n_clients})")
+    return out
+
+
+def sparse_gossip_messages(mats: Sequence[Any]) -> int:
+    """Messages of one exchange mixed by the sparse ``mats``: one per ordered pair ``i != j`` that any mix uses
+    (a nonzero entry), counted on the stored entries in ``O(nnz)``."""
+    union = sum((abs(sp.csr_matrix(w)) for w in mats[1:]), abs(sp.csr_matrix(mats[0]))).tocsr()
+    union.eliminate_zeros()
+    return int(union.nnz - np.count_nonzero(union.diagonal()))
 
 
 @dataclass(frozen=True)
@@ -150,8 +173,18 @@ class SimulatedNetwork:
 
     def gossip_round(self, x: Tensor, W: Any, *, step: int = 0) -> Tensor:
         """``W @ x`` over the client axis (the simulators' mixing); ``W`` the round's ``(N, N)`` matrix, or a
-        stack ``(K, N, N)`` of mixes of the same messages (returns ``(K, *x.shape)``)."""
+        stack ``(K, N, N)`` of mixes of the same messages (returns ``(K, *x.shape)``).
+
+        A ``scipy.sparse`` ``W``, or a list of them in place of the stack, is mixed by a
+        :class:`~unlearnkit.decentral.mixer.GossipKernel` in ``O(nnz d)`` and counted on its stored entries:
+        no ``N x N`` array (:func:`sparse_mixes`)."""
         self._block(x, "x")
+        sparse = sparse_mixes(W, self.n_clients)
+        flat = x.reshape(self.n_clients, -1)
+        if sparse is not None:
+            self.counts["gossip"] += sparse_gossip_messages(sparse)
+            outs = [GossipKernel(Wk, device=x.device, dtype=x.dtype)(flat).reshape(x.shape) for Wk in sparse]
+            return outs[0] if sp.issparse(W) else torch.stack(outs)
         Wt = torch.as_tensor(np.asarray(W, dtype=float) if not torch.is_tensor(W) else W, dtype=x.dtype,
                              device=x.device)
         if Wt.dim() not in (2, 3) or Wt.shape[-2:] != (self.n_clients, self.n_clients):
@@ -160,7 +193,6 @@ class SimulatedNetwork:
         # one message per ordered pair i != j that any of the mixes uses
         support = (Wt != 0).reshape(-1, self.n_clients, self.n_clients).any(0)
         self.counts["gossip"] += int(support.sum() - support.diagonal().sum())
-        flat = x.reshape(self.n_clients, -1)
         if Wt.dim() == 2:
             return MixingSource.mix(Wt, flat).reshape(x.shape)
         return torch.einsum("kij,jd->kid", Wt, flat).reshape(Wt.shape[0], *x.shape)

@@ -29,15 +29,17 @@ from typing import Any, Callable, Optional, Sequence
 
 import networkx as nx
 import numpy as np
+import scipy.sparse as sp
 import torch
 from torch import Tensor
 
 from .._validate import check_choice, check_int, check_positive
 from ..data import load, partition
 from ..graphs.mixing import MIXING_RULES
+from ..graphs.sparse import sparse_mixing_matrix
 from ..models import FlatParams, make_model
 from ._engine import MixingSource, batched_loss_and_grad
-from .correction import retrain_matrices
+from .correction import retrain_matrices, sparse_retrain_matrix
 from .network import flood_sources
 
 
@@ -105,8 +107,17 @@ class LocalProblem:
         return draw
 
 
-def _mixing(network: Any, rule: str, connected: bool) -> MixingSource:
+def is_edge_array(network: Any, n_clients: int) -> bool:
+    """True when ``network`` is an ``(E, 2)`` integer edge array (:func:`~unlearnkit.graphs.edge_list`), not
+    an ``(N, N)`` mixing matrix."""
+    return (isinstance(network, np.ndarray) and network.ndim == 2 and network.shape[1:] == (2,)
+            and np.issubdtype(network.dtype, np.integer) and network.shape != (n_clients, n_clients))
+
+
+def _mixing(network: Any, rule: str, connected: bool, n_clients: int) -> MixingSource:
     check_choice("rule", rule, MIXING_RULES)
+    if is_edge_array(network, n_clients):  # O(N + E): never an N x N array
+        network = sparse_mixing_matrix(network, n_clients, rule, require_connected=connected)
     return MixingSource(network, rule=rule, dtype=torch.float64, require_connected=connected)
 
 
@@ -115,12 +126,13 @@ def dpsgd_rounds(net: Any, flat: Any, theta: Tensor, draw: Draw, network: Any, *
                  rule: str = "metropolis") -> Tensor:
     """``rounds`` D-PSGD rounds on the block ``theta``: ``local_steps`` SGD steps ``Y`` on each client's
     minibatches, then ``W_t Theta - (Theta - Y)`` (``order="dpsgd"``) or ``W_t Y`` (``"atc"``).
-    ``network``: anything :class:`~unlearnkit.decentral._engine.MixingSource` takes (graph, ``W``, schedule)."""
+    ``network``: anything :class:`~unlearnkit.decentral._engine.MixingSource` takes (graph, ``W``, schedule), a
+    ``scipy.sparse`` ``W`` or an ``(E, 2)`` edge array (mixed sparse, ``O(nnz d)`` a round)."""
     rounds = check_int("rounds", rounds, low=0)
     check_positive("lr", lr)
     check_int("local_steps", local_steps, low=1)
     check_choice("order", order, ("dpsgd", "atc"))
-    mixing = _mixing(network, rule, True)
+    mixing = _mixing(network, rule, True, net.n_clients)
     for t in range(rounds):
         y = theta
         for _ in range(local_steps):
@@ -170,17 +182,24 @@ def gradient_gossip_rounds(net: Any, flat: Any, theta: Tensor, draw: Draw, netwo
     With candidate ``leavers`` each round's one exchange is mixed ``1 + K`` ways, ``W_t`` and
     ``W~_t^{(k)} - W_t`` (:func:`~unlearnkit.decentral.retrain_matrices`, ``retrain_rule``), so that every client
     accumulates its own Eq. (7) residuals with no extra message. Returns the block after the last round and
-    the :class:`CorrectionSums` (``A``: each client's Eq. (8) normaliser)."""
+    the :class:`CorrectionSums` (``A``: each client's Eq. (8) normaliser).
+
+    A ``scipy.sparse`` ``W`` (:func:`~unlearnkit.graphs.sparse_mixing_matrix`) or an ``(E, 2)`` edge array
+    (mixed with ``rule``) takes the sparse path: the mixes are CSR matrices
+    (:func:`~unlearnkit.decentral.correction.sparse_retrain_matrix` for ``W~``), memory ``O(K (N + E) + K N d)``,
+    never an ``N x N`` array; the dense path's numbers to 1e-12 in float64."""
     rounds = check_int("rounds", rounds, low=0)
     check_positive("lr", lr)
     check_int("local_steps", local_steps, low=1)
     leavers = tuple(check_int("leavers", k, low=0, high=net.n_clients - 1) for k in leavers)
-    mixing = _mixing(network, rule, False)   # gradient gossip tolerates disconnected rounds (digest 002, P6)
+    # gradient gossip tolerates disconnected rounds (digest 002, P6)
+    mixing = _mixing(network, rule, False, net.n_clients)
     k_held, K = theta.shape[0], len(leavers)
     rows = torch.as_tensor(net.clients, device="cpu")
     A = torch.zeros(k_held, dtype=theta.dtype, device=theta.device)
     S = torch.zeros(K, *theta.shape, dtype=theta.dtype, device=theta.device)
     D = torch.zeros_like(S)
+    Wtil_sp: Any = None
     for t in range(rounds):
         phi = theta
         for _ in range(local_steps):
@@ -191,7 +210,16 @@ def gradient_gossip_rounds(net: Any, flat: Any, theta: Tensor, draw: Draw, netwo
         if local_steps > 1:
             g = (theta - phi) / lr
         W = mixing.numpy(t)
-        if K:
+        if K and sp.issparse(W):  # O(K (N + nnz)) per round: the retrain matrices of a fixed W are built once
+            if Wtil_sp is None or not mixing.static:
+                Wtil_sp = [sparse_retrain_matrix(W, k, retrain_rule=retrain_rule, rule=rule) for k in leavers]
+                diffs = [(Wk - W).tocsr() for Wk in Wtil_sp]
+                alive_sp = torch.as_tensor(np.stack([np.diff(Wk.indptr)[list(net.clients)] > 0 for Wk in Wtil_sp]),
+                                           device=theta.device)
+            mixes = net.gossip_round(g.detach(), [W, *diffs], step=t)
+            u = mixes[0]
+            delta = torch.where(alive_sp[..., None], lr * mixes[1:], torch.zeros_like(mixes[1:]))
+        elif K:
             Wt = torch.as_tensor(W, dtype=torch.float64, device="cpu")
             Wtil = retrain_matrices(Wt, leavers, retrain_rule=retrain_rule, rule=rule)
             mixes = net.gossip_round(g.detach(), torch.cat([Wt[None], Wtil - Wt[None]]).numpy(), step=t)

@@ -39,6 +39,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import networkx as nx
 import numpy as np
+import scipy.sparse as sp
 import torch
 import torch.distributed as dist
 from torch import Tensor
@@ -208,20 +209,38 @@ class ProcessGroupNetwork:
                              f"(one row and column per rank) or a stack (K, {self.n_clients}, {self.n_clients})")
         return W
 
+    def _row_and_column(self, W: Any) -> tuple[np.ndarray, np.ndarray, bool]:
+        """``(rows, cols, stacked)``: this rank's row ``W_k[i, :]`` and column ``W_k[:, i]`` of each mix, ``(K, N)``;
+        a ``scipy.sparse`` ``W`` (or a list of them for a stack) is read in ``O(nnz)``, never densified."""
+        i = self.rank
+        mats = [W] if sp.issparse(W) else (list(W) if isinstance(W, (list, tuple)) and W and
+                                           all(sp.issparse(w) for w in W) else None)
+        if mats is None:
+            Wd = self._check_matrix(W)
+            Ws = Wd[None] if Wd.ndim == 2 else Wd
+            return Ws[:, i, :], Ws[:, :, i], Wd.ndim == 3
+        rows, cols = [], []
+        for w in mats:
+            if w.shape != (self.n_clients, self.n_clients):
+                raise ValueError(f"W has shape {w.shape}; expected ({self.n_clients}, {self.n_clients})")
+            rows.append(sp.csr_matrix(w, dtype=np.float64)[[i]].toarray().ravel())
+            cols.append(sp.csc_matrix(w, dtype=np.float64)[:, [i]].toarray().ravel())
+        return np.stack(rows), np.stack(cols), not sp.issparse(W)
+
     def gossip_round(self, x: Tensor, W: Any, *, step: int = 0) -> Tensor:
         """One mixing round ``x_i <- sum_j W_ij x_j`` (D-PSGD; digest 001, section 2.1).
 
         ``W`` is the round's full ``(N, N)`` mixing matrix (every rank builds the same one); this rank sends
         ``x`` to every ``j`` with ``W_ji != 0`` and receives from every ``j`` with ``W_ij != 0``. A stack
         ``(K, N, N)`` mixes the same messages ``K`` ways (one exchange; PDUDT's residuals ``(W~ - W) g``
-        beside ``W g``) and returns ``(K, *x.shape)``.
+        beside ``W g``) and returns ``(K, *x.shape)``. A ``scipy.sparse`` ``W`` (a list of them for a stack) is
+        read for this rank's row and column only.
         """
-        W = self._check_matrix(W)
-        Ws = W[None] if W.ndim == 2 else W
+        rows, cols, stacked = self._row_and_column(W)
         i = self.rank
         others = [j for j in range(self.n_clients) if j != i]
-        send_to = [j for j in others if np.any(Ws[:, j, i] != 0)]
-        recv_from = [j for j in others if np.any(Ws[:, i, j] != 0)]
+        send_to = [j for j in others if np.any(cols[:, j] != 0)]
+        recv_from = [j for j in others if np.any(rows[:, j] != 0)]
         x = x.detach().contiguous()
         nbytes = x.numel() * x.element_size()
         bufs = {j: torch.empty_like(x) for j in recv_from}
@@ -233,15 +252,15 @@ class ProcessGroupNetwork:
         for j in recv_from:
             self.log.add("gossip", "recv", j, i, step, nbytes)
         outs = []
-        for Wk in Ws:
+        for row in rows:
             out = torch.zeros_like(x)
             for j in range(self.n_clients):
                 if j == i:
-                    out = out + Wk[i, i] * x
+                    out = out + row[i] * x
                 elif j in bufs:
-                    out = out + Wk[i, j] * bufs[j]
+                    out = out + row[j] * bufs[j]
             outs.append(out)
-        return outs[0] if W.ndim == 2 else torch.stack(outs)
+        return torch.stack(outs) if stacked else outs[0]
 
     # ------------------------------------------------------------------ walk token
     def _send_token(self, theta: Tensor, dst: int, hop: int) -> None:

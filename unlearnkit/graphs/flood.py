@@ -13,7 +13,9 @@ other client along shortest paths, and the network then carries on without it.
   ``scipy.sparse`` adjacency or mixing matrix: then one compiled breadth-first pass over the CSR
   neighbour lists, ``O(N + E)`` memory and never an ``N x N`` array, with the same hops, parents and counts;
 - :func:`remove_client` is the network after a client leaves (relabelled, checked to stay connected);
-- :func:`check_flood_network` rejects a graph that a flood cannot cover.
+- :func:`check_flood_network` rejects a network that a flood cannot cover;
+- the last two also take the edge array or sparse matrix, so that Newton's unlearner
+  (:mod:`unlearnkit.methods.newton`) serves a network of ``10^5`` clients without ``networkx``.
 """
 
 from __future__ import annotations
@@ -50,8 +52,22 @@ class Flood:
         return max(self.hops.values())
 
 
-def check_flood_network(G: nx.Graph, what: str = "network") -> nx.Graph:
-    """``G`` if it is a valid connected client graph; ``ValueError`` saying why a flood would miss clients."""
+def check_flood_network(G: Any, what: str = "network", *, n: Optional[int] = None) -> Any:
+    """``G`` if it is a valid connected client network; ``ValueError`` saying why a flood would miss clients.
+
+    ``G``: a ``networkx.Graph``, or (no ``networkx``, ``O(N + E)``) a square ``scipy.sparse`` adjacency or mixing
+    matrix, or an ``(E, 2)`` edge array with ``n``: connectivity by ``scipy.sparse.csgraph``."""
+    if not isinstance(G, nx.Graph):
+        from scipy.sparse.csgraph import connected_components
+
+        indptr, nbrs = _neighbour_lists(G, n)
+        size = len(indptr) - 1
+        A = sp.csr_matrix((np.ones(len(nbrs), dtype=np.int8), nbrs, indptr), shape=(size, size))
+        k = connected_components(A, directed=False)[0]
+        if k > 1:
+            raise ValueError(f"{what} is disconnected ({k} components); flooding the Newton correction cannot "
+                             "reach every client")
+        return G
     try:
         return validate_graph(G, name=what)
     except ValueError as exc:
@@ -183,11 +199,27 @@ def relay_messages(G: Any, sink: int, *, n: Optional[int] = None) -> int:
     return int(sum(nx.single_source_shortest_path_length(G, sink).values()))
 
 
-def remove_client(G: nx.Graph, c: int) -> nx.Graph:
+def remove_client(G: Any, c: int, *, n: Optional[int] = None, rule: str = "metropolis") -> Any:
     """``G`` without client ``c``, relabelled ``0 .. N-2``; ``ValueError`` if that disconnects the network.
 
-    Graph attributes are kept; stored positions (``G.graph["pos"]``) lose the departing client's row.
+    A ``networkx.Graph`` keeps its attributes; stored positions (``G.graph["pos"]``) lose the departing client's
+    row. An ``(E, 2)`` edge array (with ``n``) gives the edge array of the remaining clients; a ``scipy.sparse``
+    mixing matrix gives the remaining network's mixing matrix, rebuilt with ``rule``
+    (:func:`~unlearnkit.graphs.sparse_mixing_matrix`, equal to the dense one of the ``networkx`` path); both in
+    ``O(N + E)``, never an ``N x N`` array.
     """
+    if not isinstance(G, nx.Graph):
+        from .sparse import canonical_edges, sparse_mixing_matrix
+
+        indptr, nbrs = _neighbour_lists(G, n)
+        size = len(indptr) - 1
+        c = check_int("client", c, low=0, high=size - 1)
+        u = np.repeat(np.arange(size, dtype=np.int64), np.diff(indptr))
+        keep = (u < nbrs) & (u != c) & (nbrs != c)
+        shift = lambda v: v - (v > c)  # noqa: E731  relabel 0 .. N-2
+        e = canonical_edges(shift(u[keep]), shift(nbrs[keep]), size - 1)
+        check_flood_network(e, f"the network without client {c}", n=size - 1)
+        return sparse_mixing_matrix(e, size - 1, rule) if sp.issparse(G) else e
     others = [v for v in sorted(G.nodes) if v != c]
     H = nx.relabel_nodes(G.subgraph(others).copy(), {v: i for i, v in enumerate(others)})
     if H.number_of_nodes() >= 2 and not nx.is_connected(H):

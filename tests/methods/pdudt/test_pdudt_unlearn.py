@@ -190,10 +190,13 @@ def test_memory_is_bounded_as_stated(setup):
     hist = P.PDUDT().unlearn(states["history", "recompute"], req(fed, 2), cfg, generator=uk.make_generator(0))
     # running sums: A (n) + S, D (n leavers x n x d) in float64, whatever the number of rounds: O(n d) per client
     assert run.cost.memory_bytes == 8 * (N + 2 * N * N * d)
-    # full history: every round's W (n x n) and gradients (n x d), stored once in the simulator
-    assert hist.cost.memory_bytes == 8 * ROUNDS * (N * N + N * d)
-    # a real client keeps its own and its neighbours' gradients: at most t1 (1 + N_max) d floats
+    # full history: every round's W as CSR (float64 values, int32 column indices and row pointers: its nonzeros
+    # only, O(N + E) a round) and the gradients (n x d), stored once in the simulator
     cache = states["history", "recompute"].extras["history"]
+    nnz = [int((w != 0).sum()) for w in cache.W]
+    assert [w.nnz for w in cache.W_sparse] == nnz
+    assert hist.cost.memory_bytes == 8 * ROUNDS * N * d + sum(12 * z + 4 * (N + 1) for z in nnz)
+    # a real client keeps its own and its neighbours' gradients: at most t1 (1 + N_max) d floats
     n_max = int(((cache.W > 0).sum(-1) - 1).max())
     assert (cache.per_client_bytes() <= paper_storage_bytes(ROUNDS, n_max, d)).all()
 

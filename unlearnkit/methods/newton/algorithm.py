@@ -130,7 +130,7 @@ class Newton:
         N, d = X.shape
         train_cfg = training_config(state)
         client_kind = request.kind == "client"
-        G_after = remove_client(G, request.client) if client_kind else G
+        G_after = remove_client(G, request.client, rule=train_cfg.rule) if client_kind else G
 
         def xy(idx: np.ndarray) -> tuple[Tensor, Tensor]:
             x, y = ds.train_subset(idx)

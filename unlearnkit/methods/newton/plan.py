@@ -16,6 +16,7 @@ from typing import Mapping, Optional
 
 import networkx as nx
 import numpy as np
+import scipy.sparse as sp
 
 from ...core import NoisePoint, Plan, Request, TrainedState
 from ...graphs.flood import check_flood_network
@@ -109,8 +110,9 @@ def newton_terms(state: TrainedState, request: Request, config: NewtonConfig, *,
        regularised convex loss).
     """
     G = state.network
-    if not isinstance(G, nx.Graph):
-        raise ValueError("state.network must be the networkx graph the clients trained on")
+    if not (isinstance(G, nx.Graph) or sp.issparse(G)):
+        raise ValueError("state.network must be the network the clients trained on: a networkx graph or a "
+                         f"scipy.sparse mixing matrix (train_dpsgd), got {type(G).__name__}")
     check_flood_network(G)
     reqs = requesters_of(state, request)
     flat, fed, ds, X = state.flat, state.federation, state.dataset, state.params

@@ -135,10 +135,17 @@ def requesters_of(state: TrainedState, request: Request) -> dict[int, np.ndarray
                              f"client {c} (it holds {held[c].size} samples); a client can only forget its own data")
         out[c] = request.indices[np.isin(request.indices, held[c])]
     else:
-        for c, ix in held.items():
-            mine = request.indices[np.isin(request.indices, ix)]
-            if mine.size:
-                out[c] = mine
+        owner = fed.owners()
+        if owner is None:  # a sample held twice: search every client
+            for c, ix in held.items():
+                mine = request.indices[np.isin(request.indices, ix)]
+                if mine.size:
+                    out[c] = mine
+        else:  # one lookup per forgotten sample, in client order as the search gives
+            ids = np.asarray(request.indices, dtype=np.int64)
+            own = np.where((ids >= 0) & (ids < owner.size), owner[np.clip(ids, 0, max(owner.size - 1, 0))], -1)
+            for c in np.unique(own[own >= 0]).tolist():
+                out[c] = request.indices[own == c]
         if request.kind == "samples":
             covered = np.concatenate(list(out.values())) if out else np.empty(0, dtype=np.int64)
             missing = np.setdiff1d(request.indices, covered)

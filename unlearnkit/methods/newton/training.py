@@ -11,9 +11,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import networkx as nx
+import scipy.sparse as sp
 import torch
 from torch import Tensor
 
@@ -23,13 +24,14 @@ from ...core import MAX_STEPS, Callback, Certificate, Plan, Request, Result, Tra
 from ...data.federated import Federation
 from ...decentral.gossip import GossipConfig, run_gossip
 from ...graphs.flood import check_flood_network, remove_client
+from ...graphs.sparse import sparse_mixing_matrix
 from .steps import requesters_of
 
 
 #: the plan of a method that issues no certificate (epsilon = infinity)
 
 
-def train_dpsgd(flat, federation, G: nx.Graph, config: GossipConfig, *, generator: torch.Generator,
+def train_dpsgd(flat, federation, G: Any, config: GossipConfig, *, generator: torch.Generator,
                 init: Optional[Tensor] = None, callback: Optional[Callback] = None,
                 progress: bool = False) -> TrainedState:
     """D-PSGD training from a common initialisation (digest 001 section 2.1), by the substrate's gossip engine.
@@ -43,8 +45,11 @@ def train_dpsgd(flat, federation, G: nx.Graph, config: GossipConfig, *, generato
         The model as a function of its flat parameters.
     federation : Federation
         The clients' data.
-    G : networkx.Graph
-        The communication graph (checked first).
+    G : networkx.Graph, scipy.sparse matrix or numpy.ndarray
+        The communication graph (checked first): a ``networkx`` graph (classroom sizes), a ``scipy.sparse``
+        mixing matrix, or an ``(E, 2)`` edge array (:func:`~unlearnkit.graphs.edge_list`), mixed with
+        ``config.rule`` into a sparse one. The last two never go through ``networkx`` nor build an ``N x N``
+        array (``10^5`` clients and more); the state keeps the sparse mixing matrix as its ``network``.
     config : GossipConfig
         D-PSGD settings.
     generator : torch.Generator
@@ -65,6 +70,8 @@ def train_dpsgd(flat, federation, G: nx.Graph, config: GossipConfig, *, generato
     ----------
     Wu et al., "Certified Unlearning in Decentralized Federated Learning" (2026, digest 001 section 2.1).
     """
+    if not isinstance(G, nx.Graph) and not sp.issparse(G):  # an edge array: the sparse mixing matrix, O(N + E)
+        G = sparse_mixing_matrix(G, federation.n_clients, config.rule)
     check_flood_network(G)
     theta0 = flat.init() if init is None else init.detach().clone()
     state = run_gossip(flat, federation, G, config, generator=generator, init=theta0, callback=callback,
@@ -163,7 +170,7 @@ def _retrain(state: TrainedState, request: Request, *, generator: torch.Generato
         cfg = replace(cfg, rounds=check_int("rounds", rounds, low=1))
     fed = state.federation
     if request.kind == "client":
-        G = remove_client(state.network, request.client)
+        G = remove_client(state.network, request.client, rule=cfg.rule)
         fed = Federation(fed.dataset, tuple(ix for i, ix in enumerate(fed.client_indices) if i != request.client),
                          fed.scheme)
     else:

@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -34,13 +35,18 @@ from ..._validate import check_choice, check_epsilon, check_instance, check_int,
 from ...core import Callback, Cost, NoisePoint, Plan, Request, Result, Stopwatch, TrainedState, emit
 from ...core import checked_unlearn
 from ...decentral.correction import (CORRECTION_SCALES, RETRAIN_RULES, history_correction, reconstruct_models,
-                                     retrain_mixing)
+                                     retrain_mixing, sparse_history_correction, sparse_reconstruct_models,
+                                     sparse_retrain_matrix)
 from ...decentral.gradient_gossip import RunningSumCache
 from ...graphs.mixing import slem
+from ...graphs.sparse import sparse_slem
 from ...privacy.noise import gaussian_noise
 from ...privacy.trace import record_release, recording_active
 from .certify import NOISE_MODES, GapConstants, pdudt_certificate
 from .sound import SOUND_SCOPES, GossipSmoothness, gossip_certificate, gossip_sensitivity
+
+#: A residual weight ``|W~_ij - W_ij|`` at or below this is round-off (the two rules computed in another order).
+_ROUNDOFF = 1e-12
 
 
 def measured_rho(W: Tensor, leaver: int, retrain_rule: str = "recompute", *,
@@ -52,8 +58,9 @@ def measured_rho(W: Tensor, leaver: int, retrain_rule: str = "recompute", *,
 
     Parameters
     ----------
-    W : torch.Tensor
-        ``(T, n, n)`` mixing matrices of the stored rounds.
+    W : torch.Tensor or list of scipy.sparse matrices
+        ``(T, n, n)`` mixing matrices of the stored rounds, or the ``T`` CSR matrices of
+        :attr:`~unlearnkit.decentral.HistoryCache.W_sparse` (ARPACK past 2,000 clients).
     leaver : int
         The leaving client.
     retrain_rule : {"recompute", "absorb"}, default "recompute"
@@ -71,11 +78,24 @@ def measured_rho(W: Tensor, leaver: int, retrain_rule: str = "recompute", *,
     Qiao et al., "PDUDT: Provable Decentralized Unlearning under Dynamic Topologies" (ICML 2025, digest 002),
     Assumption 4.8.
     """
+    if isinstance(W, (list, tuple)):  # the CSR history: sparse_slem (exact dense eigenvalues up to 2,000 clients)
+        n = int(W[0].shape[0])
+        keep = np.array([i for i in range(n) if i != leaver])
+        r1 = max(sparse_slem(w) for w in W)
+        r2 = max(sparse_slem(sparse_retrain_matrix(w, leaver, retrain_rule=retrain_rule,
+                                                   rule=mixing_rule)[keep][:, keep]) for w in W)
+        return min(float(r1), 1.0), min(float(r2), 1.0)
     keep = [i for i in range(int(W.shape[-1])) if i != leaver]
     Wt = retrain_mixing(W, leaver, retrain_rule, mixing_rule=mixing_rule)[:, keep][:, :, keep]
     r1 = max(slem(w) for w in W.detach().cpu().double().numpy())
     r2 = max(slem(w) for w in Wt.detach().cpu().double().numpy())
     return min(float(r1), 1.0), min(float(r2), 1.0)  # a stochastic matrix has slem <= 1; float32 round-off
+
+
+def _history_W(cache: Any, t1: int) -> Any:
+    """The first ``t1`` rounds' ``W^t`` of a history cache: the dense ``(t1, n, n)`` stack for a small network,
+    the list of CSR matrices past ``cache.dense_max`` clients."""
+    return cache.W[:t1] if cache.dense else cache.W_sparse[:t1]
 
 
 def client_noise(n_remaining: int, d: int, sigma: float, *, generator: torch.Generator,
@@ -255,7 +275,7 @@ def _plan(state: TrainedState, request: Request, config: PDUDTConfig) -> tuple[P
         cert = PDUDT._sound_certificate(state, cache, config, k, t1, lr, mixing_rule)
     else:
         if config.noise == "certified" and not isinstance(cache, RunningSumCache):
-            rho = measured_rho(cache.W[:t1], k, config.retrain_rule, mixing_rule=mixing_rule)
+            rho = measured_rho(_history_W(cache, t1), k, config.retrain_rule, mixing_rule=mixing_rule)
         cert = pdudt_certificate(lr=lr, t1=t1, n=n, constants=config.constants, noise=config.noise,
                                  mode=config.mode, epsilon=config.epsilon, delta=config.delta,
                                  sigma=config.sigma if config.noise == "manual" else None,
@@ -368,22 +388,27 @@ class PDUDT:
                 else:
                     corr = cache.correction(k, scale=config.correction_scale)
                 theta = params
-            else:
-                W, g = cache.W[:t1], cache.grads[:t1]
+            else:  # small N: the densified stack, vectorised; large N: round by round on the CSR history
+                W, g = _history_W(cache, t1), cache.grads[:t1]
                 if config.correction_scale == "none":  # the control reads nothing from the cache
                     corr = torch.zeros_like(g[0])
-                else:
+                elif cache.dense:
                     corr, delta, p = history_correction(W, g, k, lr, rule=config.retrain_rule, mixing_rule=mixing_rule,
                                                         scale=config.correction_scale, es_rounds=es)
                     extras["delta_norms"] = delta.norm(dim=-1)
                     extras["p"] = p
+                else:
+                    corr, extras["delta_norms"], extras["p"] = sparse_history_correction(
+                        W, g, k, lr, rule=config.retrain_rule, mixing_rule=mixing_rule,
+                        scale=config.correction_scale, es_rounds=es)
                 if t1 == rounds:
                     theta = params
                 else:
                     theta0 = ex.get("theta0")
                     if theta0 is None:
                         raise ValueError(f"t_unlearn={t1} < {rounds} needs state.extras['theta0']")
-                    theta = reconstruct_models(theta0.to(g.dtype), W, g, lr).to(params.dtype)
+                    rebuild = reconstruct_models if cache.dense else sparse_reconstruct_models
+                    theta = rebuild(theta0.to(g.dtype), W, g, lr).to(params.dtype)
             corr = corr.to(device=params.device, dtype=params.dtype)
             corrected = theta[keep] - corr[keep].to(params.dtype)
             z = client_noise(n - 1, d, cert.sigma or 0.0, generator=generator, dtype=params.dtype,
@@ -432,16 +457,26 @@ class PDUDT:
     def _vector_ops(cache: Any, k: int, t1: int, es: Optional[int], scale: str, rule: str, mixing_rule: str) -> int:
         """Model-sized multiply-adds of the correction: per round and remaining client, the nonzeros of its
         row of ``W^t`` (the weights of Eq. 8) and of ``W~^t - W^t`` (Eq. 7); for running sums, one combination
-        per client and per accumulator read."""
+        per client and per accumulator read. A residual weight within round-off of zero (``W~_ij = W_ij`` computed
+        two ways) is no operation."""
         if scale == "none":
             return 0
         if isinstance(cache, RunningSumCache):
             return 2 * int(cache.n)
         H = t1 if es is None else min(es, t1)
+        if not cache.dense:
+            nnz = 0
+            for w in cache.W_sparse[:H]:
+                diff = abs(sparse_retrain_matrix(w, k, retrain_rule=rule, rule=mixing_rule) - w).tocsr()
+                diff.data[diff.data <= _ROUNDOFF] = 0.0
+                diff.eliminate_zeros()
+                rows_w, rows_d = np.diff(w.indptr), np.diff(diff.indptr)
+                nnz += int(rows_w.sum() - rows_w[k] + rows_d.sum() - rows_d[k])
+            return nnz
         W = cache.W[:H]
         Wt = retrain_mixing(W, k, rule, mixing_rule=mixing_rule)
         keep = [i for i in range(W.shape[-1]) if i != k]
-        nnz = (W[:, keep] != 0).sum() + ((Wt - W)[:, keep].abs() > 0).sum()
+        nnz = (W[:, keep] != 0).sum() + ((Wt - W)[:, keep].abs() > _ROUNDOFF).sum()
         return int(nnz)
 
     @staticmethod
@@ -454,18 +489,22 @@ class PDUDT:
             bad.append("running sums keep no W^t to bound the kicks and drift with (train with cache='history')")
             W = None
         else:
-            W = cache.W[:t1]
+            W = _history_W(cache, t1)
         if getattr(cfg, "local_steps", 1) != 1:
             bad.append(f"local_steps={cfg.local_steps}: the sensitivity needs one gradient per round (A1)")
         if getattr(cfg, "weight_decay", 0.0) != 0.0:
             bad.append(f"weight_decay={cfg.weight_decay}: not in A1/A2")
         if config.es_rounds is not None and config.correction_scale == "sum":
             bad.append("es_rounds with correction_scale='sum' leaves the kicks of later rounds: use es_rounds=None")
-        if W is None:
-            W = torch.zeros(1, state.params.shape[0], state.params.shape[0], device=state.params.device)
-        Wt = retrain_mixing(W, k, config.retrain_rule, mixing_rule=mixing_rule)
-        sens = gossip_sensitivity(W.double().cpu().numpy(), Wt.double().cpu().numpy(), k, lr, config.smoothness,
-                                  config.correction_scale)
+        if isinstance(W, list):  # the CSR history: the recursion reads rows and matrix-vector products only
+            Wts = [sparse_retrain_matrix(w, k, retrain_rule=config.retrain_rule, rule=mixing_rule) for w in W]
+            sens = gossip_sensitivity(W, Wts, k, lr, config.smoothness, config.correction_scale)
+        else:
+            if W is None:
+                W = torch.zeros(1, state.params.shape[0], state.params.shape[0], device=state.params.device)
+            Wt = retrain_mixing(W, k, config.retrain_rule, mixing_rule=mixing_rule)
+            sens = gossip_sensitivity(W.double().cpu().numpy(), Wt.double().cpu().numpy(), k, lr, config.smoothness,
+                                      config.correction_scale)
         return gossip_certificate(sensitivity=sens, smooth=config.smoothness, epsilon=config.epsilon,
                                   delta=config.delta, scope=config.scope, correction_scale=config.correction_scale,
                                   violations=tuple(bad))

@@ -52,7 +52,7 @@ Consequence worth teaching: the drift grows like ``eta^2 L C t1^2`` while what t
 the leaver's first-order effect); the kicks the paper's convex weights leave behind grow like ``eta C t1``,
 as fast as the model, and no epsilon below hundreds keeps that model useful.
 
-Plain numpy in, plain numbers out.
+Plain numpy (or per-round ``scipy.sparse`` matrices) in, plain numbers out.
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..._validate import check_choice, check_int, check_positive
 from ...core import Certificate
@@ -125,9 +126,9 @@ def gossip_sensitivity(W: np.ndarray, W_tilde: np.ndarray, leaver: int, lr: floa
 
     Parameters
     ----------
-    W, W_tilde : numpy.ndarray
+    W, W_tilde : numpy.ndarray or list of scipy.sparse matrices
         ``(t1, n, n)``: the rounds' mixing matrices and the retrain rule's ``W~^t`` embedded in ``(n, n)``
-        (row and column ``leaver`` zero).
+        (row and column ``leaver`` zero); or two lists of ``t1`` sparse matrices (``O(nnz)`` a round).
     leaver : int
         The leaving client ``k``.
     lr : float
@@ -149,11 +150,19 @@ def gossip_sensitivity(W: np.ndarray, W_tilde: np.ndarray, leaver: int, lr: floa
        Dynamic Topologies", ICML 2025 (PMLR 267), eqs. (2), (3) and (7) (training, retraining and the correction whose
        gap is bounded); the worst-case bound is derived here, in place of Theorem 4.9.
     """
-    W = np.asarray(W, dtype=float)
-    Wt = np.asarray(W_tilde, dtype=float)
-    if W.ndim != 3 or W.shape != Wt.shape or W.shape[1] != W.shape[2]:
-        raise ValueError(f"W has shape {W.shape} and W_tilde {Wt.shape}: expected two (t1, n, n) arrays")
-    T, n, _ = W.shape
+    if isinstance(W, (list, tuple)) and W and sp.issparse(W[0]):  # per-round CSR matrices: O(nnz) per round
+        W, Wt = [sp.csr_matrix(w, dtype=float) for w in W], [sp.csr_matrix(w, dtype=float) for w in W_tilde]
+        shapes = {w.shape for w in (*W, *Wt)}
+        if len(W) != len(Wt) or len(shapes) != 1 or next(iter(shapes))[0] != next(iter(shapes))[1]:
+            raise ValueError(f"W and W_tilde hold {len(W)} and {len(Wt)} matrices of shapes {sorted(shapes)}: "
+                             "expected as many square (n, n) matrices of one shape")
+        T, n = len(W), W[0].shape[0]
+    else:
+        W = np.asarray(W, dtype=float)
+        Wt = np.asarray(W_tilde, dtype=float)
+        if W.ndim != 3 or W.shape != Wt.shape or W.shape[1] != W.shape[2]:
+            raise ValueError(f"W has shape {W.shape} and W_tilde {Wt.shape}: expected two (t1, n, n) arrays")
+        T, n, _ = W.shape
     k = check_int("leaver", leaver, low=0, high=n - 1)
     eta = check_positive("lr", lr)
     check_choice("correction_scale", correction_scale, _SCALES)
@@ -166,8 +175,8 @@ def gossip_sensitivity(W: np.ndarray, W_tilde: np.ndarray, leaver: int, lr: floa
     for t in range(T):
         m = np.minimum(2.0 * C, L * e)
         m[k] = 0.0
-        kick = eta * C * np.abs(W[t] - Wt[t]).sum(axis=1)
-        drift = eta * Wt[t] @ m
+        kick = eta * C * np.asarray(abs(W[t] - Wt[t]).sum(axis=1)).ravel()
+        drift = eta * np.asarray(Wt[t] @ m).ravel()
         drift_avg += eta * m[keep].sum() / (n - 1)  # W~'s columns sum to 1 over the remaining clients
         kick[k] = drift[k] = 0.0
         e = e + drift + kick
