@@ -195,3 +195,18 @@ def test_nf_frontier_pools_points_and_references_over_seeds():
     p = fr["points"][0]
     assert len(p["test_acc_seeds"]) == 2 and p["test_acc"] == pytest.approx(np.mean(p["test_acc_seeds"]))
     assert fr["retrain"]["test_acc"] == pytest.approx(np.mean(fr["retrain"]["test_acc_seeds"]))
+
+
+def test_pdudt_frontier_figure_draws_a_band_per_row_in_each_panel():
+    from unlearnkit.viz.pdudt import pdudt_frontier_figure
+
+    keys = ("test_acc", "backdoor_asr", "dist_to_retrain")
+    rows = {r: _pooled([{"epsilon": e, "test_acc": 0.8, "backdoor_asr": 0.05, "dist_to_retrain": 0.02 / e}
+                        for e in (0.5, 2.0, 8.0)], keys) for r in ("sound / sum", "sound / paper")}
+    ref = {k: 0.5 for k in keys}
+    fig = pdudt_frontier_figure({"rows": rows, "references": {"retrain": ref, "original": ref}, "seeds": [0, 1, 2]})
+    bands = _bands(fig)
+    assert len(bands) == 6 and {b.name for b in bands} == {"sound / sum: 95 % t-interval over 3 seeds",
+                                                           "sound / paper: 95 % t-interval over 3 seeds"}
+    assert min(min(b.y) for b in bands if b.xaxis == "x3") > 0  # the log panel's band stays positive
+    assert fig.layout.yaxis3.type == "log" and not style_problems(fig)

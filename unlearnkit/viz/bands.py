@@ -76,7 +76,8 @@ def _rgba(color: str, alpha: float) -> str:
 def add_seed_band(fig: go.Figure, xs: Sequence[float], values: Sequence[Sequence[float]], *, name: str,
                   color: str, group: Optional[str] = None, dash: str = "solid", interval: str = "t95",
                   showlegend: bool = True, row: Optional[int] = None, col: Optional[int] = None,
-                  x_label: str = "epsilon", digits: int = 3, unit: str = "seed") -> None:
+                  x_label: str = "epsilon", digits: int = 3, unit: str = "seed",
+                  floor: Optional[float] = None) -> None:
     """Draw one method's per-seed values at ``xs``: a band for the interval and the mean line on top.
 
     ``values[i]`` holds the per-seed values at ``xs[i]``. The band (drawn only where some point has two or
@@ -90,7 +91,7 @@ def add_seed_band(fig: go.Figure, xs: Sequence[float], values: Sequence[Sequence
     where = {} if row is None else {"row": row, "col": col}
     xs = [float(x) for x in xs]
     if n >= 2:
-        lo, hi = [s[1] for s in stats], [s[2] for s in stats]
+        lo, hi = [s[1] if floor is None else max(s[1], floor) for s in stats], [s[2] for s in stats]
         fig.add_trace(go.Scatter(x=xs + xs[::-1], y=hi + lo[::-1], fill="toself", mode="lines",
                                  line=dict(width=0, color=color), fillcolor=_rgba(color, 0.18),
                                  name=f"{name}: {label}", legendgroup=group, showlegend=showlegend,

@@ -216,6 +216,36 @@ def release_rows(metrics: Mapping[str, float]) -> list[dict[str, Any]]:
 
 
 @styled
+def pdudt_frontier_figure(front: Mapping[str, Any], *, interval: str = "t95") -> go.Figure:
+    """Released test accuracy, backdoor success and distance to retraining against epsilon, one line per row
+    of ``front`` (:func:`unlearnkit.experiments.pdudt.frontier.pdudt_frontier`), retraining dashed and the
+    original dotted. A frontier on several seeds (``pdudt_frontier(seeds=...)``) draws each line as the mean
+    over the seeds with a band (``interval``: ``"t95"``, the 95 % Student-t interval, or ``"minmax"``)."""
+    from plotly.subplots import make_subplots
+
+    from .bands import add_seed_band, per_seed, seeds_text
+
+    keys = ("test_acc", "backdoor_asr", "dist_to_retrain")
+    fig = make_subplots(rows=1, cols=3, subplot_titles=("released test accuracy", "backdoor success",
+                                                        "distance to retraining"))
+    for i, (row, pts) in enumerate(front["rows"].items()):
+        pts = [p for p in pts if math.isfinite(p["test_acc"])]  # the paper's theorem is silent at some epsilons
+        color = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")[i % 5]
+        for col, key in enumerate(keys, start=1):
+            add_seed_band(fig, [p["epsilon"] for p in pts], [per_seed(p, key) for p in pts], name=row, group=row,
+                          color=color, interval=interval, showlegend=col == 1, row=1, col=col,
+                          floor=1e-6 if key == "dist_to_retrain" else None)
+    for col, key in enumerate(keys[:2], start=1):
+        fig.add_hline(y=front["references"]["retrain"][key], line_dash="dash", row=1, col=col)
+        fig.add_hline(y=front["references"]["original"][key], line_dash="dot", row=1, col=col)
+    fig.update_xaxes(type="log", title="epsilon")
+    fig.update_yaxes(type="log", row=1, col=3)
+    seeds = front.get("seeds") or [0]
+    fig.update_layout(height=400, title=f"PDUDT under a certificate: the frontier; {seeds_text(seeds, interval)}")
+    return fig
+
+
+@styled
 def time_figure(seconds: Mapping[str, float], *, paper: Optional[Mapping[str, float]] = None,
                 title: str = "") -> go.Figure:
     """Unlearning time per method (log axis): ours, and the paper's (MNIST, Table 2) when given."""
