@@ -156,6 +156,21 @@ def mia_precision(flat, params: Tensor, x_mem: Tensor, y_mem: Tensor, x_non: Ten
     return float(np.mean(prec)), float(np.std(prec))
 
 
+def mia_precision_interval(precision_pct: float, calls: int, *, level: float = 0.95) -> tuple[float, float]:
+    """The two-sided Clopper-Pearson interval (percent) of one attack's precision: ``calls`` samples called
+    members, ``round(precision_pct * calls / 100)`` of them true members (Clopper & Pearson 1934). Beside
+    :func:`mia_precision`'s mean over repeated draws, it says how far one attack of that size can land from
+    the attack's expected precision."""
+    from scipy.stats import beta
+
+    calls = check_int("calls", calls, low=1)
+    k = int(round(precision_pct * calls / 100.0))
+    a = (1 - level) / 2
+    lo = 0.0 if k == 0 else float(beta.ppf(a, k, calls - k + 1))
+    hi = 1.0 if k == calls else float(beta.ppf(1 - a, k + 1, calls - k))
+    return 100.0 * lo, 100.0 * hi
+
+
 def backdoor_success(flat, params: Tensor, backdoor) -> float:
     """Attack success rate: fraction of triggered non-target test images classified as the target."""
     return accuracy(flat, params, backdoor.x_test_triggered, backdoor.y_test_triggered)

@@ -65,3 +65,14 @@ def test_metrics_bars_draw_the_interval_as_an_error_bar():
     assert bar.error_y.visible and list(bar.error_y.array)[2] == pytest.approx(0.08)
     assert list(bar.error_y.arrayminus)[2] == pytest.approx(0.07) and "95 % interval [0.450, 0.600]" in bar.hovertext[2]
     assert not metrics_bars({"a": {"test_acc": 0.9, "forget_acc": 0.8, "mia_auc": 0.5}}).data[0].error_y.visible
+
+
+def test_mia_precision_interval_is_clopper_pearson_in_percent():
+    from unlearnkit.audit.bounds import clopper_pearson
+    from unlearnkit.evaluate import mia_precision_interval
+
+    lo, hi = mia_precision_interval(60.0, 50)  # 30 of 50 calls right
+    cl, ch = clopper_pearson(30, 50, 0.025)
+    assert (lo, hi) == pytest.approx((100 * cl, 100 * ch))
+    assert mia_precision_interval(0.0, 20)[0] == 0.0 and mia_precision_interval(100.0, 20)[1] == 100.0
+    assert mia_precision_interval(50.0, 400)[1] - mia_precision_interval(50.0, 400)[0] < 11.0  # +- 5 points

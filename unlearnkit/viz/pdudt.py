@@ -156,9 +156,22 @@ def mia_figure(methods: Mapping[str, Mapping[str, float]], *, paper: Optional[Ma
     """Membership-inference precision per method (ours; the paper's beside it when given), 50% = guessing."""
     names = [m for m in ("origin", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "control") if m in methods]
     std_key = "mia_std" if key == "mia_precision" else key.replace("precision", "std")
-    fig = go.Figure(go.Bar(x=[METHOD_LABELS[m] for m in names], y=[methods[m][key] for m in names],
-                           error_y=dict(array=[methods[m].get(std_key, 0.0) for m in names]), name="ours",
-                           marker_color=[COLORS[m] for m in names]))
+    lo_key, hi_key = key.replace("precision", "ci_low"), key.replace("precision", "ci_high")
+    y = [methods[m][key] for m in names]
+    if names and all(lo_key in methods[m] for m in names):  # one attack's 95 % Clopper-Pearson interval
+        what = "95 % Clopper-Pearson interval of one attack"
+        lo, hi = [methods[m][lo_key] for m in names], [methods[m][hi_key] for m in names]
+        err = dict(type="data", symmetric=False, array=[h - v for v, h in zip(y, hi)],
+                   arrayminus=[v - a for v, a in zip(y, lo)])
+        hover = [f"{METHOD_LABELS[m]}: {v:.1f} % (std over repeats {methods[m].get(std_key, 0.0):.1f}), {what}: "
+                 f"[{a:.1f}, {h:.1f}]" for m, v, a, h in zip(names, y, lo, hi)]
+    else:
+        what = "one standard deviation over the repeats"
+        err = dict(array=[methods[m].get(std_key, 0.0) for m in names])
+        hover = [f"{METHOD_LABELS[m]}: {v:.1f} % +- {methods[m].get(std_key, 0.0):.1f} ({what})"
+                 for m, v in zip(names, y)]
+    fig = go.Figure(go.Bar(x=[METHOD_LABELS[m] for m in names], y=y, error_y=err, name=f"ours (bars: {what})",
+                           marker_color=[COLORS[m] for m in names], hovertext=hover, hoverinfo="text"))
     if paper:
         lab = {"Origin": "origin", "Retrain": "retrain", "PDUDT": "pdudt", "PDUDT (ES)": "pdudt_es"}
         fig.add_trace(go.Scatter(x=[METHOD_LABELS[lab[k]] for k in paper if k in lab],
@@ -222,7 +235,6 @@ def pdudt_frontier_figure(front: Mapping[str, Any], *, interval: str = "t95") ->
     original dotted. A frontier on several seeds (``pdudt_frontier(seeds=...)``) draws each line as the mean
     over the seeds with a band (``interval``: ``"t95"``, the 95 % Student-t interval, or ``"minmax"``)."""
     from plotly.subplots import make_subplots
-
     from .bands import add_seed_band, per_seed, seeds_text
 
     keys = ("test_acc", "backdoor_asr", "dist_to_retrain")
