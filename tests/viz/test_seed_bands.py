@@ -210,3 +210,14 @@ def test_pdudt_frontier_figure_draws_a_band_per_row_in_each_panel():
                                                            "sound / paper: 95 % t-interval over 3 seeds"}
     assert min(min(b.y) for b in bands if b.xaxis == "x3") > 0  # the log panel's band stays positive
     assert fig.layout.yaxis3.type == "log" and not style_problems(fig)
+
+
+def test_notebook_03_draws_the_stall_in_one_call_with_its_lesson():
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).resolve().parents[2] / "notebooks" / "03_descend_or_rewind.ipynb").read_text())
+    cells = ["".join(c["source"]) for c in nb["cells"]]
+    i = next(i for i, c in enumerate(cells) if "stall_figure(stall_sweep(" in c)
+    assert nb["cells"][i]["cell_type"] == "code" and len(cells[i].strip().splitlines()) == 1
+    assert nb["cells"][i + 1]["cell_type"] == "markdown" and cells[i + 1].startswith("**D2D stalls")
