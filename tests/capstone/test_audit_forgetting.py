@@ -56,3 +56,6 @@ def test_forgetting_scores_on_the_toy_task():
     fig = forgetting_figure(list(rows.values()))
     assert len(fig.data) == 2 and "no certificate" in fig.data[0].x[-1]
     assert payload_problems(fig, "forgetting") == []
+    n = rows["r2d/sound"]["n_repeats"]
+    assert all(f"95 % t-interval over {n} repetitions" in t.name for t in fig.data)  # which interval the bars are
+    assert f"[{r2d['ci_low']:.3f}, {r2d['ci_high']:.3f}]" in " ".join(fig.data[0].hovertext)

@@ -140,6 +140,8 @@ def test_table_html_and_frontier_cover_every_method(measured):
     # a seed band (the released accuracy's interval over seeds) beside every measured point
     bands = [tr for tr in fig.data if tr.hovertext and "seeds" in str(tr.hovertext[0]) and tr.mode == "lines"]
     assert len(bands) == sum(bool(r.get("seeded_test_acc")) for r in rows) > 0
+    assert all("95 % t-interval over" in tr.hovertext[0] for tr in bands)  # which interval, in the hover
+    assert any((tr.name or "").startswith("95 % t-interval over") for tr in fig.data)  # and in the legend
 
 
 def test_explorer_filters_by_setting_and_reruns(measured, monkeypatch):

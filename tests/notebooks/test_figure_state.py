@@ -220,10 +220,11 @@ def test_06_live_walk_and_frontier(tiny_world):
     ex.run()
     assert ex.last_error is None and len(ex.curve_fig.data) > 0
     assert [p for k, fw in _figures(ex).items() for p in _state_problems(fw, f"rrdu.{k}")] == []
-    fr = load_precomputed_frontier()
+    fr = load_precomputed_frontier(seeds=(0, 1, 2))  # as notebook 06 draws it: a band over seeds
     front = FrontierExplorer(fr, tiny_world, epsilons=(1.0,), seed=0)
-    front._redraw(fr, "redrawn")
-    assert front.fig.layout.title.text == "redrawn"
+    assert "seeds 0, 1, 2" in front.fig.layout.title.text and _state_problems(front.fig, "frontier") == []
+    front._redraw(load_precomputed_frontier(), "redrawn")  # a live run: one seed, no band
+    assert front.fig.layout.title.text.startswith("redrawn") and "no band" in front.fig.layout.title.text
     assert _state_problems(front.fig, "frontier") == []
 
 

@@ -53,6 +53,7 @@ def _catalogue():
         yield "03", f"bound_vs_simulated[{regime}]", (
             lambda regime=regime: vd.bound_vs_simulated_figure(vd.bound_vs_simulated(regime, [0, 120], trials=4)))
     yield "03", "frontier", lambda: vc.frontier_figure(POINTS, metric="test_acc", retrain=0.9)
+    yield "03", "stall", lambda: vd.stall_figure(vd.stall_sweep("nonconvex", (0, 120, 240), trials=3))
     yield "03", "k_sweep", lambda: vd.k_sweep_figure(
         [{"method": m, "K": k, "dist_to_retrain": 1.0 / (k + 1)} for m in ("R2D", "D2D") for k in (0, 100)],
         "dist_to_retrain")
@@ -171,7 +172,7 @@ EXPLORERS = [(n, w, b) for n, w, b in CATALOGUE if not w.startswith(("bound_", "
                                                                         "race", "accountant", "capacity",
                                                                         "influence_animation", "correction",
                                                                         "sigma_sweep", "pdudt_sigma", "cost",
-                                                                        "forgetting"))]
+                                                                        "forgetting", "stall"))]
 
 
 @pytest.mark.parametrize("nb,what,build", EXPLORERS, ids=[f"{n}-{w}" for n, w, _ in EXPLORERS])

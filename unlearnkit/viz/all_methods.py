@@ -134,7 +134,8 @@ def certified_frontier_figure(rows: Sequence[Mapping[str, Any]], *, title: str =
                 fig.add_trace(go.Scatter(x=[xi * 1.06] * 2, y=[band["low"], band["high"]], mode="lines",
                                          line=dict(color=color, width=5), opacity=0.35, showlegend=False,
                                          hovertext=[f"{r['method']}: {band['mean']:.3f} [{band['low']:.3f}, "
-                                                    f"{band['high']:.3f}] over {r.get('advantage_n_seeds')} seeds"] * 2,
+                                                    f"{band['high']:.3f}] (95 % t-interval over "
+                                                    f"{r.get('advantage_n_seeds')} seeds)"] * 2,
                                          hoverinfo="text"))
             if r.get("test_acc") is not None:  # a log axis takes an annotation's x as log10
                 fig.add_annotation(x=math.log10(xi), y=r["test_acc"], text=r["method"], showarrow=True,
@@ -149,8 +150,11 @@ def certified_frontier_figure(rows: Sequence[Mapping[str, Any]], *, title: str =
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, marker=dict(size=11, color=color)))
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="does not forget (or cannot show it)",
                              marker=dict(size=11, color="white", line=dict(width=2, color="#555"))))
-    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="95 % interval over seeds 0-4",
-                             line=dict(color="#555", width=5), opacity=0.35))
+    n_seeds = sorted({int(r["advantage_n_seeds"]) for r in rows if r.get("seeded_test_acc")
+                      and r.get("advantage_n_seeds")})
+    if n_seeds:  # the bars' legend entry: which interval, over how many seeds
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(color="#555", width=5), opacity=0.35,
+                                 name=f"95 % t-interval over {'/'.join(str(n) for n in n_seeds)} seeds"))
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="its run's retraining accuracy",
                              marker=dict(symbol="line-ew-open", size=12, color="#555",
                                          line=dict(width=2, color="#555"))))

@@ -142,7 +142,8 @@ def forgetting_figure(rows: Sequence[dict[str, Any]], *, title: str = "") -> go.
 
     ``rows`` are :func:`unlearnkit.experiments.audits.forgetting.forgetting_scores` rows: one group of bars per
     run labelled with its certified epsilon ("none" when not certified), the score against plain retraining
-    and against the certifier's output, each with its interval.
+    and against the certifier's output, each with its interval (the 95 % Student-t interval over the rows'
+    ``n_repeats`` repetitions, named in the legend and the hover).
     """
     if not rows:
         raise ValueError("rows is empty: compute forgetting scores first")
@@ -152,13 +153,17 @@ def forgetting_figure(rows: Sequence[dict[str, Any]], *, title: str = "") -> go.
         cert = f"eps={e:g} ({r.get('certificate_mode', '')})" if math.isfinite(e) else "no certificate"
         labels.append(f"{r['method']} [{r['mode']}]<br>{cert}")
     fig = go.Figure()
+    reps = sorted({int(r["n_repeats"]) for r in rows if r.get("n_repeats")})
+    ci = f"95 % t-interval over {'/'.join(str(n) for n in reps)} repetitions" if reps else "95 % interval"
     for key, lo, hi, name in (("score", "ci_low", "ci_high", "vs retraining (the competition)"),
                               ("score_vs_certifier", "ci_low_vs_certifier", "ci_high_vs_certifier",
                                "vs the certifier (retraining + the same noise)")):
         y = [r.get(key, math.nan) for r in rows]
-        fig.add_trace(go.Bar(x=labels, y=y, name=name, error_y=dict(
+        fig.add_trace(go.Bar(x=labels, y=y, name=f"{name}; bars: {ci}", error_y=dict(
             type="data", symmetric=False, array=[r.get(hi, v) - v for r, v in zip(rows, y)],
-            arrayminus=[v - r.get(lo, v) for r, v in zip(rows, y)])))
+            arrayminus=[v - r.get(lo, v) for r, v in zip(rows, y)]), hoverinfo="text",
+            hovertext=[f"{name}: F = {v:.3f}, {ci}: [{r.get(lo, v):.3f}, {r.get(hi, v):.3f}]"
+                       for r, v in zip(rows, y)]))
     fig.update_layout(barmode="group", title=title or "Forgetting score (1 = indistinguishable) per run",
                       yaxis=dict(title="forgetting score F (delta = 0.01)", range=[0, 1.05]), height=420)
     return fig

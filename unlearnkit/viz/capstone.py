@@ -21,9 +21,12 @@ from plotly.subplots import make_subplots
 from .._validate import check_choice
 from ._explorer import Explorer
 from ._style import styled
+from .bands import add_seed_band, per_seed
 
 
 PAPER_COLOR, OURS_COLOR = "#636EFA", "#EF553B"
+#: the colours of pooled methods' lines and bands, in order
+_COLORWAY = ("#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3")
 METRICS = {"test_acc": "test accuracy", "forget_acc": "forget accuracy", "mia_auc": "MIA AUC (0.5 = no signal)",
            "dist_to_retrain": "distance to the retrained model"}
 
@@ -95,14 +98,16 @@ def _seed_band(fig: go.Figure, method: str, pts: Sequence[Mapping[str, Any]], me
 @styled
 def frontier_figure(points: Iterable[Mapping[str, Any]], *, metric: str = "test_acc",
                     retrain: float | None = None, title: str = "",
-                    seed_points: Optional[Sequence[Mapping[str, Any]]] = None) -> go.Figure:
+                    seed_points: Optional[Sequence[Mapping[str, Any]]] = None, interval: str = "t95") -> go.Figure:
     """Privacy-utility frontier: ``metric`` against epsilon, one line per method (log-x).
 
     ``points`` are dicts with ``method``, ``epsilon`` and the metric; points without a finite epsilon
     (heuristics with no certificate) are drawn as horizontal dashed lines, legend entries named "no certificate".
     ``seed_points``: the same runs on several seeds (each point with a ``seed`` key, ``points``' seed included);
     each certified method then gets a translucent band from its lowest to its highest value over the seeds, in
-    its legend group (so in its colour).
+    its legend group (so in its colour). Points pooled over seeds by a lab's frontier function (carrying
+    ``<metric>_seeds``, :mod:`unlearnkit.experiments.seed_pool`) draw their mean with a band of ``interval``
+    (``"t95"``: the 95 % Student-t interval for the mean over seeds; ``"minmax"``), named in legend and hover.
     """
     check_choice("metric", metric, tuple(METRICS))
     points = list(points)
@@ -116,7 +121,11 @@ def frontier_figure(points: Iterable[Mapping[str, Any]], *, metric: str = "test_
         pts = [p for p in points if p["method"] == method and p.get(metric) is not None]
         cert = sorted((p for p in pts if p.get("epsilon") is not None and math.isfinite(p["epsilon"])
                        and p["epsilon"] > 0), key=lambda p: p["epsilon"])
-        if cert:
+        if cert and any(p.get(f"{metric}_seeds") for p in cert):
+            color = _COLORWAY[len({t.legendgroup for t in fig.data if t.legendgroup}) % len(_COLORWAY)]
+            add_seed_band(fig, [p["epsilon"] for p in cert], [per_seed(p, metric) for p in cert], name=method,
+                          color=color, interval=interval)
+        elif cert:
             fig.add_trace(go.Scatter(x=[p["epsilon"] for p in cert], y=[p[metric] for p in cert],
                                      mode="lines+markers", name=method, legendgroup=method))
         elif pts and all(p.get("epsilon") is None for p in pts):  # exact retraining (eps = 0) is ``retrain``

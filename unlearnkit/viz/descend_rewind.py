@@ -170,6 +170,50 @@ def k_sweep_figure(rows: Sequence[dict[str, Any]], metric: str = "forget_acc") -
     return fig
 
 
+def stall_sweep(regime: str = "nonconvex", Ks: Sequence[int] = (0, 30, 60, 90, 120, 150, 180, 210, 240), *,
+                trials: int = 8, seed: int = 0) -> list[dict[str, Any]]:
+    """For each number of unlearning steps K: how far R2D (rewind K steps, replay them) and D2D (K more steps
+    from ``w_T``) end from retraining, trial by trial, on the coupled toy runs of ``regime``
+    (:func:`~unlearnkit.experiments.descend_rewind.coupled.simulate`, the toy's :data:`TOY_SETTINGS`).
+
+    Returns rows ``{"regime", "method", "K", "distance" (mean over trials), "distance_trials" (one per trial),
+    "original" (mean ``||w_T - w'_T||``)}``. R2D's distance is ``||u_T - w'_T||``, D2D's ``||d_K - w'_T||``."""
+    p = make_toy(regime)
+    s = TOY_SETTINGS[regime]
+    rows = []
+    for K in Ks:
+        run = simulate(p, T=s["T"], K=int(K), eta=s["eta"], trials=trials, seed=seed)
+        for name, gap in (("R2D", run.r2d_gap[:, -1]), ("D2D", run.d2d_gap[:, -1])):
+            rows.append({"regime": regime, "method": name, "K": int(K), "distance": float(gap.mean()),
+                         "distance_trials": [float(v) for v in gap], "original": run.mean_original_distance})
+    return rows
+
+
+@styled
+def stall_figure(rows: Sequence[dict[str, Any]], *, interval: str = "t95") -> go.Figure:
+    """Distance to retraining against the number of unlearning steps K: R2D and D2D (rows of
+    :func:`stall_sweep`), each the mean over the coupled trials with a band (``interval``: ``"t95"``, the 95 %
+    Student-t interval for the mean over trials, or ``"minmax"``), and the original model's distance dashed."""
+    from .bands import add_seed_band
+
+    if not rows:
+        raise ValueError("rows is empty: give the rows of stall_sweep")
+    fig = go.Figure()
+    for name, key, dash in (("R2D", "r2d", "solid"), ("D2D", "d2d", "dot")):
+        rr = sorted((r for r in rows if r["method"] == name), key=lambda r: r["K"])
+        add_seed_band(fig, [r["K"] for r in rr], [r["distance_trials"] for r in rr], name=name, color=DR_COLORS[key],
+                      dash=dash, interval=interval, x_label="K", unit="trial")
+    orig = rows[0]["original"]
+    Ks = [r["K"] for r in rows]
+    fig.add_scatter(x=[min(Ks), max(Ks)], y=[orig, orig], mode="lines", name="original model ||w_T - w'_T||",
+                    line={"color": DR_COLORS["train"], "dash": "dash"})
+    regime = rows[0]["regime"].replace("_", " ")
+    fig.update_layout(title=f"{regime} toy: distance to retraining after K unlearning steps (no noise)",
+                      xaxis={"title": "K (unlearning steps: R2D rewinds K and replays them, D2D takes K more)"},
+                      yaxis={"title": "distance to retraining ||. - w'_T||"}, width=640, height=420)
+    return fig
+
+
 class TrajectoryExplorer(Explorer):
     """Regime toggle + time slider + K slider over coupled toy runs (cached per regime and K)."""
 

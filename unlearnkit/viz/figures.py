@@ -101,11 +101,23 @@ def forgetting_curves(history: Sequence[Mapping[str, float]], *, reference: Opti
 def metrics_bars(results: Mapping[str, Mapping[str, float]], *,
                  metrics: Sequence[str] = ("test_acc", "forget_acc", "mia_auc"),
                  title: str = "after unlearning") -> go.Figure:
-    """Grouped bars: one group per metric, one bar per model (``{"retrain": {...}, "finetune": {...}}``)."""
+    """Grouped bars: one group per metric, one bar per model (``{"retrain": {...}, "finetune": {...}}``).
+
+    A metric with ``<metric>_low`` / ``<metric>_high`` in a row (``mia_auc`` from
+    :func:`unlearnkit.evaluate.report`: its 95 % interval) gets an error bar and the interval in the hover."""
     fig = go.Figure()
     for name, r in results.items():
-        fig.add_trace(go.Bar(name=name, x=[_METRIC_LABELS.get(m, m) for m in metrics],
-                             y=[r.get(m, np.nan) for m in metrics], marker_color=COLORS.get(name)))
+        y = [r.get(m, np.nan) for m in metrics]
+        lo = [r.get(f"{m}_low", v) if r.get(f"{m}_low") is not None else v for m, v in zip(metrics, y)]
+        hi = [r.get(f"{m}_high", v) if r.get(f"{m}_high") is not None else v for m, v in zip(metrics, y)]
+        hover = [f"{name}: {_METRIC_LABELS.get(m, m)} {v:.3f}" + (f", 95 % interval [{a:.3f}, {b:.3f}]"
+                                                                  if f"{m}_low" in r else "")
+                 for m, v, a, b in zip(metrics, y, lo, hi)]
+        fig.add_trace(go.Bar(name=name, x=[_METRIC_LABELS.get(m, m) for m in metrics], y=y,
+                             marker_color=COLORS.get(name), hovertext=hover, hoverinfo="text",
+                             error_y=dict(type="data", symmetric=False, array=[b - v for v, b in zip(y, hi)],
+                                          arrayminus=[v - a for v, a in zip(y, lo)], visible=any(
+                                              f"{m}_low" in r for m in metrics))))
     fig.update_layout(title=title, barmode="group", yaxis=dict(range=[0, 1.05]), height=340,
                       margin=dict(l=50, r=10, t=50, b=40))
     return fig

@@ -27,6 +27,7 @@ from .._validate import check_choice, check_int, check_positive, check_range
 from ..experiments.newton.lab import LAB_CURVATURES, curvature_study, lab_problem, noise_study
 from ._explorer import Explorer
 from ._style import styled
+from .bands import add_seed_band, per_seed, seeds_text
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -110,19 +111,24 @@ def curvature_figure(study: Mapping[str, Mapping[str, float]], *, selected: Opti
 
 
 @styled
-def newton_frontier_figure(rows: Sequence[Mapping[str, Any]]) -> go.Figure:
+def newton_frontier_figure(rows: Sequence[Mapping[str, Any]], *, interval: str = "t95") -> go.Figure:
     """Released test accuracy against epsilon, one line per calibration mode, exact retraining as a dashed line.
 
     Parameters
     ----------
     rows : sequence of mappings
         Rows of ``experiments.newton.frontier.newton_frontier``: ``mode``, ``epsilon``, ``test_acc`` and
-        ``retrain_test_acc`` (the same in every row; the first is drawn).
+        ``retrain_test_acc`` (the same in every row; the first is drawn). Rows of a run on several seeds
+        (``newton_frontier(seeds=...)``) carry ``test_acc_seeds``: each line is then the mean over the seeds,
+        with a band.
+    interval : str
+        What the band shows (:data:`unlearnkit.viz.bands.INTERVALS`): ``"t95"`` or ``"minmax"``.
 
     Returns
     -------
     plotly.graph_objects.Figure
-        Log epsilon axis; ``sound`` solid, ``paper`` dotted (a mode absent from ``rows`` is left out).
+        Log epsilon axis; ``sound`` solid, ``paper`` dotted (a mode absent from ``rows`` is left out), each
+        with its band over seeds (legend and hover name the interval and the number of seeds).
     """
     if not rows:
         raise ValueError("rows is empty: give the rows of newton_frontier")
@@ -130,10 +136,12 @@ def newton_frontier_figure(rows: Sequence[Mapping[str, Any]]) -> go.Figure:
     for mode, dash in (("sound", "solid"), ("paper", "dot")):
         rr = [r for r in rows if r["mode"] == mode]
         if rr:
-            fig.add_scatter(x=[r["epsilon"] for r in rr], y=[r["test_acc"] for r in rr], name=f"{mode} calibration",
-                            line=dict(dash=dash), mode="lines+markers")
+            add_seed_band(fig, [r["epsilon"] for r in rr], [per_seed(r, "test_acc") for r in rr],
+                          name=f"{mode} calibration", color=_MODE_COLOURS[mode][0], dash=dash, interval=interval)
     fig.add_hline(y=rows[0]["retrain_test_acc"], line_dash="dash", annotation_text="exact retraining")
-    fig.update_layout(xaxis_type="log", xaxis_title="epsilon", yaxis_title="released test accuracy", height=360)
+    seeds = rows[0].get("seeds") or [0]
+    fig.update_layout(xaxis_type="log", xaxis_title="epsilon", yaxis_title="released test accuracy", height=380,
+                      title=f"certified Newton unlearning: {seeds_text(seeds, interval)}")
     return fig
 
 

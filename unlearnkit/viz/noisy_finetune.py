@@ -24,10 +24,11 @@ from ..experiments.noisy_finetune.lab import calibration_summary
 from ..methods import noisy_finetune as nf
 from ._explorer import Explorer
 from ._style import styled
+from .bands import add_seed_band, per_seed, seeds_text
 
 
 @styled
-def nf_frontier_figure(fr: Mapping[str, Any]) -> go.Figure:
+def nf_frontier_figure(fr: Mapping[str, Any], *, interval: str = "t95") -> go.Figure:
     """Released test accuracy and attack-success gap against epsilon, next to retraining and fine-tuning.
 
     Parameters
@@ -35,28 +36,36 @@ def nf_frontier_figure(fr: Mapping[str, Any]) -> go.Figure:
     fr : mapping
         The result of ``experiments.noisy_finetune.lab.nf_frontier``: ``points`` (rows with ``method``,
         ``mode``, ``epsilon``, ``test_acc``, ``asr_gap``) and the references ``retrain`` and ``finetune``.
+        A frontier run on several seeds (``nf_frontier(seeds=...)``) carries ``test_acc_seeds`` and
+        ``asr_gap_seeds``: each line is then the mean over the seeds, with a band.
+    interval : str
+        What the band shows (:data:`unlearnkit.viz.bands.INTERVALS`): ``"t95"`` (95 % Student-t interval for
+        the mean over seeds) or ``"minmax"``.
 
     Returns
     -------
     plotly.graph_objects.Figure
         Two panels on a log epsilon axis: one line per method and calibration mode (``sound`` solid,
-        ``paper`` dotted), the two references as dashed horizontal lines.
+        ``paper`` dotted) with its band over seeds (legend and hover name the interval and the seeds), the
+        two references (their mean over seeds) as dashed horizontal lines.
     """
     fig = make_subplots(rows=1, cols=2, subplot_titles=("released test accuracy", "attack success minus retraining's"))
     for method, color in (("gradient_clipping", "#1f77b4"), ("output_perturbation", "#d62728")):
         for mode, dash in (("sound", "solid"), ("paper", "dot")):
             pts = [p for p in fr["points"] if p["method"] == method and p["mode"] == mode]
+            if not pts:
+                continue
             for col, key in ((1, "test_acc"), (2, "asr_gap")):
-                fig.add_trace(go.Scatter(x=[p["epsilon"] for p in pts], y=[p[key] for p in pts],
-                                         mode="lines+markers", name=f"{method} ({mode})",
-                                         legendgroup=f"{method}{mode}", showlegend=col == 1,
-                                         line=dict(color=color, dash=dash)), row=1, col=col)
+                add_seed_band(fig, [p["epsilon"] for p in pts], [per_seed(p, key) for p in pts],
+                              name=f"{method} ({mode})", group=f"{method}{mode}", color=color, dash=dash,
+                              interval=interval, showlegend=col == 1, row=1, col=col)
     for ref, color in (("retrain", "black"), ("finetune", "gray")):
         for col, key in ((1, "test_acc"), (2, "asr_gap")):
             fig.add_hline(y=fr[ref][key], line=dict(color=color, dash="dash"), row=1, col=col,
                           annotation_text=ref if col == 2 else None)
+    seeds = fr.get("seeds") or [fr.get("seed", 0)]
     fig.update_xaxes(type="log", title="epsilon")
-    fig.update_layout(height=380)
+    fig.update_layout(height=400, title=f"noisy fine-tuning frontier: {seeds_text(seeds, interval)}")
     return fig
 
 

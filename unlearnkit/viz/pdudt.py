@@ -154,9 +154,22 @@ def mia_figure(methods: Mapping[str, Mapping[str, float]], *, paper: Optional[Ma
     """Membership-inference precision per method (ours; the paper's beside it when given), 50% = guessing."""
     names = [m for m in ("origin", "retrain", "perturbed_retrain", "pdudt", "pdudt_es", "control") if m in methods]
     std_key = "mia_std" if key == "mia_precision" else key.replace("precision", "std")
-    fig = go.Figure(go.Bar(x=[METHOD_LABELS[m] for m in names], y=[methods[m][key] for m in names],
-                           error_y=dict(array=[methods[m].get(std_key, 0.0) for m in names]), name="ours",
-                           marker_color=[PDUDT_COLORS[m] for m in names]))
+    lo_key, hi_key = key.replace("precision", "ci_low"), key.replace("precision", "ci_high")
+    y = [methods[m][key] for m in names]
+    if names and all(lo_key in methods[m] for m in names):  # one attack's 95 % Clopper-Pearson interval
+        what = "95 % Clopper-Pearson interval of one attack"
+        lo, hi = [methods[m][lo_key] for m in names], [methods[m][hi_key] for m in names]
+        err = dict(type="data", symmetric=False, array=[h - v for v, h in zip(y, hi)],
+                   arrayminus=[v - a for v, a in zip(y, lo)])
+        hover = [f"{METHOD_LABELS[m]}: {v:.1f} % (std over repeats {methods[m].get(std_key, 0.0):.1f}), {what}: "
+                 f"[{a:.1f}, {h:.1f}]" for m, v, a, h in zip(names, y, lo, hi)]
+    else:
+        what = "one standard deviation over the repeats"
+        err = dict(array=[methods[m].get(std_key, 0.0) for m in names])
+        hover = [f"{METHOD_LABELS[m]}: {v:.1f} % +- {methods[m].get(std_key, 0.0):.1f} ({what})"
+                 for m, v in zip(names, y)]
+    fig = go.Figure(go.Bar(x=[METHOD_LABELS[m] for m in names], y=y, error_y=err, name=f"ours (bars: {what})",
+                           marker_color=[PDUDT_COLORS[m] for m in names], hovertext=hover, hoverinfo="text"))
     if paper:
         lab = {"Origin": "origin", "Retrain": "retrain", "PDUDT": "pdudt", "PDUDT (ES)": "pdudt_es"}
         fig.add_trace(go.Scatter(x=[METHOD_LABELS[lab[k]] for k in paper if k in lab],
@@ -211,6 +224,35 @@ def release_rows(metrics: Mapping[str, float]) -> list[dict[str, Any]]:
     return [{"metric": label, "released": metrics[key], "retrained": metrics["retrain_" + key],
              "original": metrics["original_" + key]}
             for key, label in (("test_acc", "test accuracy"), ("backdoor_asr", "backdoor success"))]
+
+
+@styled
+def pdudt_frontier_figure(front: Mapping[str, Any], *, interval: str = "t95") -> go.Figure:
+    """Released test accuracy, backdoor success and distance to retraining against epsilon, one line per row
+    of ``front`` (:func:`unlearnkit.experiments.pdudt.frontier.pdudt_frontier`), retraining dashed and the
+    original dotted. A frontier on several seeds (``pdudt_frontier(seeds=...)``) draws each line as the mean
+    over the seeds with a band (``interval``: ``"t95"``, the 95 % Student-t interval, or ``"minmax"``)."""
+    from plotly.subplots import make_subplots
+    from .bands import add_seed_band, per_seed, seeds_text
+
+    keys = ("test_acc", "backdoor_asr", "dist_to_retrain")
+    fig = make_subplots(rows=1, cols=3, subplot_titles=("released test accuracy", "backdoor success",
+                                                        "distance to retraining"))
+    for i, (row, pts) in enumerate(front["rows"].items()):
+        pts = [p for p in pts if math.isfinite(p["test_acc"])]  # the paper's theorem is silent at some epsilons
+        color = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")[i % 5]
+        for col, key in enumerate(keys, start=1):
+            add_seed_band(fig, [p["epsilon"] for p in pts], [per_seed(p, key) for p in pts], name=row, group=row,
+                          color=color, interval=interval, showlegend=col == 1, row=1, col=col,
+                          floor=1e-6 if key == "dist_to_retrain" else None)
+    for col, key in enumerate(keys[:2], start=1):
+        fig.add_hline(y=front["references"]["retrain"][key], line_dash="dash", row=1, col=col)
+        fig.add_hline(y=front["references"]["original"][key], line_dash="dot", row=1, col=col)
+    fig.update_xaxes(type="log", title="epsilon")
+    fig.update_yaxes(type="log", row=1, col=3)
+    seeds = front.get("seeds") or [0]
+    fig.update_layout(height=400, title=f"PDUDT under a certificate: the frontier; {seeds_text(seeds, interval)}")
+    return fig
 
 
 @styled

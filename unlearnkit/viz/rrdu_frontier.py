@@ -16,26 +16,39 @@ import plotly.graph_objects as go
 
 from ._explorer import Explorer
 from ._style import readable
+from .bands import add_seed_band, per_seed, seeds_text
 
 
-def rrdu_frontier_figure(fr: dict, *, title: str = "RR-DU frontier (dashed: retraining)") -> go.Figure:
-    """Backdoor success and clean accuracy against epsilon for every method of the frontier dict ``fr``."""
+#: one colour per method of the frontier (sound and paper calibration share a method's colour)
+_COLOURS = {"rrdu_exact": "#1f77b4", "rrdu_light": "#2ca02c", "rrdu": "#17becf", "ddp": "#d62728",
+            "dp_sgd": "#9467bd"}
+
+
+def rrdu_frontier_figure(fr: dict, *, title: str = "RR-DU frontier (dashed: retraining)",
+                         interval: str = "t95") -> go.Figure:
+    """Backdoor success and clean accuracy against epsilon for every method of the frontier dict ``fr``.
+
+    A frontier pooled over seeds (``load_precomputed_frontier(seeds=...)``) carries ``<metric>_seeds``: each
+    line is then the mean over the seeds with a band (``interval``: ``"t95"``, the 95 % Student-t interval for
+    the mean, or ``"minmax"``), named in the legend and the hover; the title says which seeds."""
     from plotly.subplots import make_subplots
 
     fig = make_subplots(rows=1, cols=2, subplot_titles=("backdoor success", "clean accuracy"))
     for fam, dash in (("sound", "solid"), ("paper", "dot")):
-        for name, rows in fr[fam].items():
+        for i, (name, rows) in enumerate(fr[fam].items()):
             if not rows:
                 continue
             xs = [r["epsilon"] for r in rows]
+            color = _COLOURS.get(name, ("#8c564b", "#e377c2", "#7f7f7f")[i % 3])
             for col, key in ((1, "asr"), (2, "clean_acc")):
-                fig.add_trace(go.Scatter(x=xs, y=[r[key] for r in rows], mode="lines+markers", line=dict(dash=dash),
-                                         name=f"{name} ({fam})", legendgroup=f"{fam}{name}", showlegend=col == 1),
-                              row=1, col=col)
+                add_seed_band(fig, xs, [per_seed(r, key) for r in rows], name=f"{name} ({fam})",
+                              group=f"{fam}{name}", color=color, dash=dash, interval=interval,
+                              showlegend=col == 1, row=1, col=col)
     for col, key in ((1, "asr"), (2, "clean_acc")):
         fig.add_hline(y=fr["retrain"][key], line_dash="dash", line_color="black", row=1, col=col)
     fig.update_xaxes(type="log", title_text="epsilon")
-    fig.update_layout(height=380, title=title)
+    seeds = fr.get("seeds") or [fr.get("settings", {}).get("seed", 0)]
+    fig.update_layout(height=400, title=f"{title}; {seeds_text(seeds, interval)}")
     return readable(fig)
 
 
@@ -73,8 +86,10 @@ class FrontierExplorer(Explorer):
         n, made = len(precomputed["epsilons"]), precomputed.get("precomputed", {})
         self.matches = (made.get("setup") == repr(getattr(world, "setup", None))
                         and made.get("seed") == getattr(world, "seed", None))
-        self.status.value = (f"precomputed: {n} budgets, seed {made.get('seed', '?')}; <b>re-run live</b> recomputes "
-                             f"{len(self.epsilons)} of them here")
+        which = (f"seeds {', '.join(str(sd) for sd in made['seeds'])}" if made.get("seeds")
+                 else f"seed {made.get('seed', '?')}")
+        self.status.value = (f"precomputed: {n} budgets, {which}; <b>re-run live</b> recomputes "
+                             f"{len(self.epsilons)} of them here (seed {seed} only: no band)")
         if not self.matches:  # a changed SETUP or SEED: the stored points are another world's
             self.status.value = ("<b>the precomputed frontier was computed for another setup or seed than this "
                                  "world's: press re-run live</b>")

@@ -55,6 +55,10 @@ def test_figures_build_from_an_experiment_report():
     assert {tr.name for tr in fig.data} >= {"PDUDT", "Retrain", "Control: no correction, same noise"}
     fig = V.mia_figure(rep["methods"], paper=L.PAPER_TABLE3["MNIST"])
     assert len(fig.data) == 2 and fig.data[1].y[0] == 65.3
+    # each bar's interval: one attack's 95 % Clopper-Pearson interval, named in legend and hover
+    pd_row = rep["methods"]["pdudt"]
+    assert pd_row["mia_ci_low"] <= pd_row["mia_precision"] <= pd_row["mia_ci_high"]
+    assert "Clopper-Pearson" in fig.data[0].name and "Clopper-Pearson" in fig.data[0].hovertext[0]
     secs = {k: v["seconds"] for k, v in rep["methods"].items() if k != "origin"}
     fig = V.time_figure(secs, paper=L.PAPER_TABLE2["MNIST"])
     assert "times longer" in fig.layout.title.text

@@ -71,3 +71,15 @@ def test_explorer_shows_the_file_then_streams_a_live_run(world):
     assert len(ex.fig.data) == n_traces
     with pytest.raises(ValueError, match="epsilons"):
         FrontierExplorer(fr, world, epsilons=())
+
+
+
+def test_a_live_budget_reproduces_the_seeds_file():
+    """The band's other seeds (``rrdu_frontier_seeds.json``) come from the same code: seed 1 at one budget."""
+    stored_fr = load_precomputed_frontier(seeds=(1,))
+    live = rrdu_frontier([1.0], world=rrdu_lab.build_world(rrdu_lab.BackdoorSetup(), seed=1, device="cpu"), seed=1)
+    i = stored_fr["epsilons"].index(1.0)
+    for fam in ("sound", "paper"):
+        for name, rows in live[fam].items():
+            stored = stored_fr[fam][name][i]
+            assert all(_close(rows[0][k], stored[k]) for k in rows[0]), (fam, name, rows[0], stored)

@@ -16,6 +16,8 @@ from ..._validate import check_choice
 
 #: the epsilon grid of the frontier (delta fixed)
 FRONTIER_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+#: the metrics of a frontier row that vary with the seed (pooled over seeds)
+FRONTIER_METRICS = ("test_acc", "forget_acc", "backdoor_asr", "test_gap", "forget_gap", "asr_gap")
 
 
 def _metrics(state, request, theta, backdoor) -> dict[str, float]:
@@ -32,7 +34,8 @@ def _metrics(state, request, theta, backdoor) -> dict[str, float]:
 
 def descend_rewind_frontier(profile: str = "quick", *, epsilons: Sequence[float] = FRONTIER_EPSILONS,
                             modes: Sequence[str] = ("paper", "sound"), K: Optional[int] = None,
-                            delta: float = 1e-5, seed: int = 0, setup: Any = None) -> list[dict[str, Any]]:
+                            delta: float = 1e-5, seed: int = 0, setup: Any = None,
+                            seeds: Optional[Sequence[int]] = None) -> list[dict[str, Any]]:
     """Released test accuracy and forget-metric gap of R2D and D2D for each epsilon and mode.
 
     Trains once on ``profile`` (or takes ``setup=(state, request)``), retrains once, and runs R2D and D2D
@@ -47,7 +50,18 @@ def descend_rewind_frontier(profile: str = "quick", *, epsilons: Sequence[float]
     references), ``sigma``, ``certified``, ``test_acc``, ``forget_acc``, ``backdoor_asr`` (backdoor requests),
     ``forget_gap`` (forget accuracy minus retraining's), ``asr_gap`` and ``test_gap`` (minus retraining's).
     D2D rows are left out when the profile's loss is not strongly convex (D2D has no certificate there).
+
+    ``seeds``: the whole pipeline once per seed (``setup``, when given, serves the first), pooled by
+    :func:`unlearnkit.experiments.seed_pool.pool_rows`: each metric is then the mean over the seeds, with the
+    per-seed values in ``<metric>_seeds``.
     """
+    if seeds is not None:
+        from ..seed_pool import check_seeds, pool_rows
+
+        seeds = check_seeds(seeds)
+        runs = [descend_rewind_frontier(profile, epsilons=epsilons, modes=modes, K=K, delta=delta, seed=sd,
+                                        setup=setup if i == 0 else None) for i, sd in enumerate(seeds)]
+        return pool_rows(runs, seeds, by=("method", "calibration", "epsilon"), metrics=FRONTIER_METRICS)
     from ...methods.baselines import Finetune, FinetuneConfig, Retrain, RetrainConfig
     from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig
     from ...methods.descend_rewind.r2d import add_output_noise, initial_norm, r2d_certificate

@@ -171,8 +171,8 @@ def coupled_k_sweep(state: TrainedState, request: Request, Ks: Sequence[int], *,
             res = method.unlearn(state, request, conf, generator=make_generator(seed + K))
             m = report(state.flat, res.params, state.dataset, request, retrained=retrained,
                        train_indices=state.train_indices)
-            rows.append({"method": name, "K": K, **{k: m[k] for k in ("test_acc", "forget_acc", "retain_acc",
-                                                                      "mia_auc", "dist_to_retrain")},
+            rows.append({"method": name, "K": K, **{k: m[k] for k in ("test_acc", "forget_acc", "retain_acc", "mia_auc",
+                                                                      "mia_auc_low", "mia_auc_high", "dist_to_retrain")},
                          "grad_evals": int(res.cost.grad_evals)})
     return rows, retrained
 

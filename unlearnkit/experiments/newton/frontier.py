@@ -94,6 +94,10 @@ class FrontierSetting:
         check_positive("grad_tol", self.grad_tol, allow_zero=True)
 
 
+#: the metrics of a frontier row that vary with the seed (pooled over seeds by :func:`newton_frontier`)
+NEWTON_METRICS = ("test_acc", "backdoor", "retrain_test_acc", "retrain_backdoor", "original_test_acc",
+                  "original_backdoor")
+
 #: the shipped setting (notebook 07's default): the smallest sensitivity we found that keeps a useful model
 NEWTON_SOUND_SETTING = FrontierSetting()
 
@@ -149,7 +153,8 @@ def frontier_world(setting: FrontierSetting = NEWTON_SOUND_SETTING, *, without_f
 
 def newton_frontier(epsilons: Sequence[float] = (0.25, 1, 4, 16, 64, 256, 1024), *,
                     modes: Sequence[str] = ("sound", "paper"), setting: FrontierSetting = NEWTON_SOUND_SETTING,
-                    delta: float = 1e-5, draws: int = 3, world: dict | None = None) -> list[dict[str, Any]]:
+                    delta: float = 1e-5, draws: int = 3, world: dict | None = None,
+                    seeds: Sequence[int] | None = None) -> list[dict[str, Any]]:
     """Released test accuracy, backdoor success and cost of certified Newton unlearning at each epsilon.
 
     One row per (mode, epsilon): ``sigma_model`` (the std every released coordinate carries), the released
@@ -157,8 +162,28 @@ def newton_frontier(epsilons: Sequence[float] = (0.25, 1, 4, 16, 64, 256, 1024),
     references, ``grad_evals`` (the unlearning, in the package's unit: a Hessian-vector product = one gradient
     per sample) against ``retrain_grad_evals``, and ``meets_target`` (``test_acc`` within 3 points of
     retraining, cost at most 0.2 of retraining's; sound rows only: a paper row certifies nothing).
+
+    ``seeds``: the whole pipeline once per seed (the setting's ``seed``: data split, partition, initialisation
+    and training; ``world`` serves the seed it was built with), pooled by
+    :func:`unlearnkit.experiments.seed_pool.pool_rows`: each metric is the mean over the seeds, with the
+    per-seed values in ``<metric>_seeds``; ``meets_target`` is then read on the means.
     """
     from ...runtime import make_generator
+
+    if seeds is not None:
+        from ..seed_pool import check_seeds, pool_rows
+
+        seeds = check_seeds(seeds)
+        runs = []
+        for sd in seeds:
+            own = world if world is not None and world["setting"].seed == sd else None
+            runs.append(newton_frontier(epsilons, modes=modes, setting=dataclasses.replace(setting, seed=sd),
+                                        delta=delta, draws=draws, world=own))
+        rows = pool_rows(runs, seeds, by=("mode", "epsilon"), metrics=NEWTON_METRICS)
+        for row in rows:
+            row["meets_target"] = bool(row["certified"] and row["test_acc"] >= row["retrain_test_acc"] - 0.03
+                                       and row["cost_ratio"] <= 0.2)
+        return rows
 
     eps = [check_positive("epsilon", e) for e in epsilons]
     check_int("draws", draws, low=1, high=MAX_TRIALS)

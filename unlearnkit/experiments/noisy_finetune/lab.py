@@ -315,10 +315,12 @@ def epochs_to_accuracy(curves: Mapping[str, Mapping[str, Sequence[float]]], targ
 
 NF_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 FRONTIER_METHODS = ("gradient_clipping", "output_perturbation")
+NF_METRICS = ("test_acc", "forget_acc", "backdoor_asr", "mia_auc", "forget_gap", "asr_gap")  # vary with the seed
 
 
 def nf_frontier(*, epsilons: Sequence[float] = NF_EPSILONS, modes: Sequence[str] = ("paper", "sound"),
-                methods: Sequence[str] = FRONTIER_METHODS, profile: str = "quick", seed: int = 0) -> dict[str, Any]:
+                methods: Sequence[str] = FRONTIER_METHODS, profile: str = "quick", seed: int = 0,
+                seeds: Optional[Sequence[int]] = None) -> dict[str, Any]:
     """Released test accuracy and forget-metric gap against epsilon, next to retraining and fine-tuning.
 
     The model is trained once on ``profile`` (:func:`nf_profile`; the quick profile forgets backdoored
@@ -333,7 +335,19 @@ def nf_frontier(*, epsilons: Sequence[float] = NF_EPSILONS, modes: Sequence[str]
     "sigma", "test_acc", "forget_acc", "backdoor_asr", "forget_gap", "asr_gap"}`` where a gap is the
     released value minus retraining's (0 = forgets like retraining; the original's gap is the signal).
     Theory: sigma is non-increasing in epsilon for both methods, in both modes.
+
+    ``seeds``: the whole pipeline once per seed, pooled (:func:`unlearnkit.experiments.seed_pool.pool_rows`):
+    each metric is the mean over the seeds, the per-seed values in ``<metric>_seeds``; ``seed`` is ignored.
     """
+    if seeds is not None:
+        from ..seed_pool import check_seeds, pool_rows
+
+        runs = [nf_frontier(epsilons=epsilons, modes=modes, methods=methods, profile=profile, seed=s)
+                for s in check_seeds(seeds)]
+        pool = lambda rows, by: pool_rows(rows, seeds, by=by, metrics=NF_METRICS)  # noqa: E731
+        return {"points": pool([r["points"] for r in runs], ("method", "mode", "epsilon")), "profile": profile,
+                "seed": seeds[0], "seeds": list(seeds),
+                **{ref: pool([[r[ref]] for r in runs], ())[0] for ref in ("retrain", "finetune", "original")}}
     from ...runtime import make_generator
     from ...evaluate import report
     from ...methods.baselines import Finetune, FinetuneConfig, Retrain, RetrainConfig

@@ -250,13 +250,30 @@ def reference_models(world: dict) -> dict[str, dict[str, float]]:
 
 def pdudt_frontier(world: dict, epsilons: Sequence[float] = (0.25, 0.5, 1, 2, 4, 8, 16, 32, 64), *,
                    rows: Sequence[tuple[str, str]] = (("sound", "sum"), ("sound", "paper"), ("paper", "paper")),
-                   draws: int = 3) -> dict[str, Any]:
+                   draws: int = 3, seeds: Optional[Sequence[int]] = None) -> dict[str, Any]:
     """Released accuracy, attack success and distance to retraining against epsilon, per (mode, scale) row.
 
     Each point averages ``draws`` noise draws (seeds ``1..draws``). ``references`` holds the original and the
     retrained model (the line to reach). The sound sigma falls as ``1/epsilon`` (analytic Gaussian), so the
     sound rows' distance to retraining falls with epsilon (up to the noise draws).
+
+    ``seeds``: the same frontier on the world of each seed (``world`` serves its own seed, the others are
+    trained with :func:`certified_world`), pooled by :func:`unlearnkit.experiments.seed_pool.pool_rows`: each
+    metric the mean over the seeds, the per-seed values in ``<metric>_seeds``; ``"seeds"`` lists them.
     """
+    if seeds is not None:
+        from ..seed_pool import check_seeds, pool_rows
+
+        seeds = check_seeds(seeds)
+        fronts = [pdudt_frontier(world if world["exp"].seed == sd else
+                                 certified_world(replace(world["exp"], seed=sd)),
+                                 epsilons, rows=rows, draws=draws) for sd in seeds]
+        keys = ("test_acc", "backdoor_asr", "dist_to_retrain")
+        return {"epsilons": fronts[0]["epsilons"], "seeds": list(seeds),
+                "rows": {r: pool_rows([f["rows"][r] for f in fronts], seeds, by=("epsilon",), metrics=keys)
+                         for r in fronts[0]["rows"]},
+                "references": {k: pool_rows([[f["references"][k]] for f in fronts], seeds, by=(), metrics=keys)[0]
+                               for k in fronts[0]["references"]}}
     eps = [check_positive("epsilon", e) for e in epsilons]
     check_int("draws", draws, low=1, high=MAX_TRIALS)
     table: dict[str, list[dict]] = {}

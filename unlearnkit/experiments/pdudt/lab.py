@@ -27,7 +27,7 @@ from ..._validate import check_choice, check_int, check_positive, check_range
 from ...core import Request
 from ...data import DatasetUnavailableError, Federation, load, partition
 from ...decentral.gradient_gossip import GradientGossipConfig, paper_storage_bytes, run_gradient_gossip
-from ...evaluate import accuracy, mia_precision, report
+from ...evaluate import accuracy, mia_precision, mia_precision_interval, report
 from ...graphs import dynamic
 from ...graphs.topology import erdos_renyi
 from ...methods.pdudt import PDUDT, PDUDTConfig
@@ -182,8 +182,9 @@ def _run(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None, 
         return {"test_acc": accuracy(flat, theta, ds.x_test, ds.y_test),
                 "forget_class_acc": accuracy(flat, theta, x_f, y_f)}
 
-    def mia(theta: Tensor) -> tuple[float, float]:
-        return mia_precision(flat, theta, x_mem, y_mem, x_non=x_f, y_non=y_f, repeats=exp.mia_repeats, seed=exp.seed)
+    def mia(theta: Tensor) -> tuple[float, float, tuple[float, float]]:  # mean, std, one attack's 95 % CP interval
+        p, sd = mia_precision(flat, theta, x_mem, y_mem, x_non=x_f, y_non=y_f, repeats=exp.mia_repeats, seed=exp.seed)
+        return p, sd, mia_precision_interval(p, min(len(x_mem), len(x_f)))
 
     def gg_config(rounds: int, cache: str = "none", eval_every: Optional[int] = None) -> Any:
         return GradientGossipConfig(rounds=rounds, lr=exp.lr, batch_size=exp.batch_size, local_steps=exp.local_steps,
@@ -247,14 +248,14 @@ def _run(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None, 
 
     methods: dict[str, dict] = {}
     for name, th in at_t1.items():
-        p_mean, p_std = mia(th)
-        row = {**eval_fn(th), "mia_precision": p_mean, "mia_std": p_std,
+        p_mean, p_std, (ci_lo, ci_hi) = mia(th)
+        row = {**eval_fn(th), "mia_precision": p_mean, "mia_std": p_std, "mia_ci_low": ci_lo, "mia_ci_high": ci_hi,
                "dist_to_retrain": dist(th[keep] if name == "origin" else th, theta_rt),
                "seconds": seconds.get(name, float("nan"))}
         if name in final:
-            p2, s2 = mia(final[name])
+            p2, s2, (lo2, hi2) = mia(final[name])
             row.update({f"after_T_{key}": v for key, v in eval_fn(final[name]).items()})
-            row.update(after_T_mia_precision=p2, after_T_mia_std=s2)
+            row.update(after_T_mia_precision=p2, after_T_mia_std=s2, after_T_mia_ci_low=lo2, after_T_mia_ci_high=hi2)
         methods[name] = row
     for name, r in runs.items():
         methods[name]["correction_norm"] = float(r.extras["correction"].norm())

@@ -285,21 +285,66 @@ Every number comes from the same code a live run executes; ``tests/methods/rrdu/
 recomputes a budget and compares."""
 
 
-def _frontier_path() -> Any:
+PRECOMPUTED_SEEDS = "rrdu_frontier_seeds.json"
+"""``unlearnkit/experiments/data/rrdu_frontier_seeds.json``: the same frontier as :data:`PRECOMPUTED_FRONTIER` on
+seeds 1 to 4 (each seed its own world: data split, training and noise), written by
+:func:`write_precomputed_seeds`; notebook 06 draws the band over seeds from it."""
+
+
+def _frontier_path(name: str = PRECOMPUTED_FRONTIER) -> Any:
     from pathlib import Path
 
-    return Path(__file__).resolve().parents[1] / "data" / PRECOMPUTED_FRONTIER
+    return Path(__file__).resolve().parents[1] / "data" / name
 
 
-def load_precomputed_frontier() -> dict:
+def load_precomputed_frontier(seeds: Optional[Sequence[int]] = None) -> dict:
     """The committed full-grid frontier (:data:`PRECOMPUTED_FRONTIER`), read with :mod:`json` (plain data, no code).
 
     Returns the dict :func:`rrdu_frontier` returns, plus ``"precomputed": {"seed", "setup", "epsilons", ...}``
-    saying what it was computed with."""
+    saying what it was computed with. ``seeds`` (each 0 to 4): the same frontier on those seeds, pooled
+    (:func:`pool_frontiers`; seed 0 from :data:`PRECOMPUTED_FRONTIER`, the others from
+    :data:`PRECOMPUTED_SEEDS`): each metric the mean over the seeds, the per-seed values in
+    ``<metric>_seeds``."""
     import json
 
     with open(_frontier_path(), encoding="utf-8") as fh:
-        return json.load(fh)
+        base = json.load(fh)
+    if seeds is None:
+        return base
+    from ..seed_pool import check_seeds
+
+    seeds = check_seeds(seeds)
+    with open(_frontier_path(PRECOMPUTED_SEEDS), encoding="utf-8") as fh:
+        others = json.load(fh)
+    by_seed = {0: base, **{int(k): v for k, v in others["frontiers"].items()}}
+    missing = [sd for sd in seeds if sd not in by_seed]
+    if missing:
+        raise ValueError(f"seeds={seeds!r}: seeds {missing} are not precomputed (stored: {sorted(by_seed)})")
+    out = pool_frontiers([by_seed[sd] for sd in seeds], seeds)
+    out["precomputed"] = {**base["precomputed"], "seed": seeds[0], "seeds": list(seeds),
+                          "draws": f"seeds {', '.join(str(sd) for sd in seeds)}, one draw per seed and epsilon"}
+    return out
+
+
+#: the metrics of a frontier row or reference that vary with the seed
+RRDU_METRICS = ("clean_acc", "asr", "asr_all", "start_clean_acc", "start_asr")
+
+
+def pool_frontiers(frontiers: Sequence[dict], seeds: Sequence[int]) -> dict:
+    """One frontier dict from :func:`rrdu_frontier` dicts of the same grid on ``seeds`` (in that order): every
+    row and reference keeps the first seed's fields, each metric of :data:`RRDU_METRICS` becomes the mean over
+    the seeds with the per-seed values in ``<metric>_seeds`` (:func:`unlearnkit.experiments.seed_pool.pool_rows`)."""
+    from ..seed_pool import pool_rows
+
+    first = frontiers[0]
+    out = {k: v for k, v in first.items() if k not in ("sound", "paper", "retrain", "original", "finetune")}
+    for fam in ("sound", "paper"):
+        out[fam] = {m: pool_rows([fr[fam][m] for fr in frontiers], seeds, by=("epsilon",), metrics=RRDU_METRICS)
+                    for m in first[fam]}
+    for ref in ("retrain", "original", "finetune"):
+        out[ref] = pool_rows([[fr[ref]] for fr in frontiers], seeds, by=(), metrics=RRDU_METRICS)[0]
+    out["seeds"] = list(seeds)
+    return out
 
 
 def write_precomputed_frontier(path: Optional[str] = None, *, seed: int = 0) -> dict:
@@ -320,3 +365,25 @@ def write_precomputed_frontier(path: Optional[str] = None, *, seed: int = 0) -> 
         json.dump(fr, fh, indent=1)
         fh.write("\n")
     return fr
+
+
+def write_precomputed_seeds(path: Optional[str] = None, *, seeds: Sequence[int] = (1, 2, 3, 4),
+                            frontiers: Optional[dict] = None) -> dict:
+    """Recompute :data:`PRECOMPUTED_SEEDS` (about 20 CPU seconds a seed) and write it to ``path`` (default: the
+    package's data file). ``frontiers`` (``{seed: rrdu_frontier(...)}``) writes runs made elsewhere with the
+    same call instead."""
+    import json
+
+    import torch
+
+    setup = RRDU_PROFILES["quick"]
+    frs = frontiers or {sd: rrdu_frontier(RRDU_EPSILONS, setup=setup, seed=sd) for sd in seeds}
+    out = {"precomputed": {"seeds": sorted(int(k) for k in frs), "setup": repr(setup), "epsilons": list(RRDU_EPSILONS),
+                           "torch": torch.__version__, "numpy": np.__version__, "device": "cpu",
+                           "draws": "one draw per seed and epsilon"},
+           "frontiers": {str(k): v for k, v in frs.items()}}
+    target = _frontier_path(PRECOMPUTED_SEEDS) if path is None else path
+    with open(target, "w", encoding="utf-8") as fh:
+        json.dump(out, fh, indent=1)
+        fh.write("\n")
+    return out
