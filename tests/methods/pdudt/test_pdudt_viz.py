@@ -96,3 +96,16 @@ def test_release_rows_put_the_three_models_side_by_side():
     assert V.release_rows(m) == [
         {"metric": "test accuracy", "released": 0.9, "retrained": 0.91, "original": 0.92},
         {"metric": "backdoor success", "released": 0.1, "retrained": 0.08, "original": 0.99}]
+
+
+def test_gap_certificate_rows_one_row_per_mode_and_scale_none_certified():
+    from unlearnkit.methods.pdudt import GapConstants, pdudt_certificate
+
+    C = GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=2.3, delta_f_tilde=2.3, rho1=0.9, rho2=0.9)
+    rows = V.gap_certificate_rows(lr=1e-3, t1=100, n=10, constants=C)
+    assert [r["run"] for r in rows] == ["paper, paper", "sound, paper", "paper, sum"]
+    assert not any(r["certified"] for r in rows)  # hand-set constants: nothing verifies them
+    assert rows[0]["mode"] == "paper" and rows[1]["mode"] == rows[2]["mode"] == "none"
+    sound = pdudt_certificate(lr=1e-3, t1=100, n=10, constants=C, mode="sound", epsilon=1.0, delta=1e-5)
+    assert rows[1]["sigma"] == sound.sigma and rows[1]["note"] == sound.note
+    assert rows[1]["sigma"] > rows[0]["sigma"] == rows[2]["sigma"]  # the sound calibration adds far more noise
