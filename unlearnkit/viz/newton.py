@@ -59,21 +59,15 @@ def certificate_mode_rows(state: Any, request: Any, flat: Any, dataset: Any,
     flat, dataset
         The model's parameter layout and the dataset whose test split measures the released model.
     modes : mapping of str to mapping
-        Mode -> the further :class:`~unlearnkit.methods.newton.NewtonConfig` fields of that run (e.g.
-        ``{"paper": {}, "sound": {"grad_tol": 0.1, "release": "average"}}``), in the order of the rows.
-    curvature : str
-        The Newton step's curvature.
-    epsilon, delta : float
-        The target of every certificate.
-    seed : int
-        Every run draws its noise from a fresh generator with this seed.
+        Mode -> that run's further :class:`~unlearnkit.methods.newton.NewtonConfig` fields, in row order.
+    curvature, epsilon, delta, seed
+        The Newton step's curvature, every certificate's target, and the seed of each run's fresh generator.
 
     Returns
     -------
     list of dict
         Per mode, :func:`~unlearnkit.viz.tables.certificate_row` labelled by the mode asked for, with ``bound``
-        (``constants["bound"]``: which sensitivity bound was used; ``-`` when none is recorded) and
-        ``test_acc`` (the released model's test accuracy with this noise).
+        (``constants["bound"]``, ``-`` when none is recorded) and ``test_acc`` (the release's test accuracy).
     """
     rows = []
     for mode, extra in modes.items():
