@@ -109,3 +109,20 @@ def test_gap_certificate_rows_one_row_per_mode_and_scale_none_certified():
     sound = pdudt_certificate(lr=1e-3, t1=100, n=10, constants=C, mode="sound", epsilon=1.0, delta=1e-5)
     assert rows[1]["sigma"] == sound.sigma and rows[1]["note"] == sound.note
     assert rows[1]["sigma"] > rows[0]["sigma"] == rows[2]["sigma"]  # the sound calibration adds far more noise
+
+
+def test_pdudt_frontier_figure_and_smallest_epsilon_rows_read_a_frontier():
+    from unlearnkit.viz.pdudt_frontier import pdudt_frontier_figure, smallest_epsilon_rows
+
+    pt = lambda e, acc, asr, d: {"epsilon": e, "test_acc": acc, "backdoor_asr": asr, "dist_to_retrain": d}  # noqa: E731
+    front = {"rows": {"sound / sum": [pt(1, 0.5, 0.9, 10.0), pt(8, 0.88, 0.1, 1.0)],
+                      "paper / paper": [pt(1, 0.2, 0.9, 50.0), pt(8, 0.3, 0.8, 20.0)]},
+             "references": {"retrain": {"test_acc": 0.9, "backdoor_asr": 0.05},
+                            "original": {"test_acc": 0.92, "backdoor_asr": 0.99}}}
+    fig = pdudt_frontier_figure(front)
+    assert len(fig.data) == 6 and [t.showlegend for t in fig.data].count(True) == 2
+    assert list(fig.data[2].y) == [10.0, 1.0] and fig.layout.yaxis3.type == "log" and fig.layout.xaxis.type == "log"
+    assert sorted(s.y0 for s in fig.layout.shapes) == [0.05, 0.9, 0.92, 0.99]
+    assert smallest_epsilon_rows(front) == [{"row": "sound / sum", "smallest epsilon": 8},
+                                            {"row": "paper / paper", "smallest epsilon": None}]
+    assert smallest_epsilon_rows(front, acc_points=0.8, asr_points=1.0)[1]["smallest epsilon"] == 1
