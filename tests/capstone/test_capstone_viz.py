@@ -82,6 +82,21 @@ def test_capstone_points_on_a_tiny_task():
         capstone_points(methods=("newton",), task=task)
 
 
+def test_capstone_seed_points_tag_every_seed_and_rerun_the_same_task():
+    from unlearnkit.reproduce.frontier import CapstoneTask, capstone_points, capstone_seed_points
+
+    task = CapstoneTask(n_train=60, n_test=40, dim=3, m=4, steps=10)
+    kw = dict(epsilons=(0.5,), methods=("retrain", "output_perturbation"))
+    run = capstone_points(task=task, seed=1, mode="sound", **kw)
+    pts = capstone_seed_points(run, (0, 1, 2), seed=1, **kw)
+    n = len(run["points"])
+    assert [p["seed"] for p in pts] == [1] * n + [0] * n + [2] * n
+    untimed = lambda ps: [{k: v for k, v in p.items() if not k.endswith("seconds")} for p in ps]  # noqa: E731
+    assert untimed(pts[:n]) == untimed(dict(p, seed=1) for p in run["points"])
+    alone = capstone_points(task=task, seed=2, mode="sound", **kw)["points"]
+    assert untimed(pts[2 * n:]) == untimed(dict(p, seed=2) for p in alone)
+
+
 def test_frontier_draws_the_range_over_seeds_as_a_band():
     from unlearnkit.viz.capstone import frontier_figure
 

@@ -80,3 +80,39 @@ def test_nf_frontier_figure_draws_each_method_mode_and_both_references():
                                           "output_perturbation (sound)", "output_perturbation (paper)"}
     assert sorted(s.y0 for s in fig.layout.shapes) == [0.0, 0.3, 0.85, 0.9]
     assert fig.layout.xaxis.type == "log" and fig.layout.xaxis2.type == "log"
+
+
+def test_k_saturation_figure_draws_corollary_4_6_at_every_T():
+    from unlearnkit.methods.descend_rewind.bounds import k_for_sigma_sc
+    from unlearnkit.viz.descend_rewind import k_saturation_figure
+
+    kw = dict(G=1.25, mu=0.05, eta=0.5, m=10, n=200, epsilon=1.0, delta=1e-3)
+    Ts = [5, 50, 500, 5000]
+    fig = k_saturation_figure(50.0, Ts, **kw)
+    assert list(fig.data[0].x) == Ts and fig.layout.xaxis.type == "log"
+    assert list(fig.data[0].y) == [k_for_sigma_sc(50.0, T=T, **kw) for T in Ts]
+    assert fig.data[0].y[-1] < 1.01 * fig.data[0].y[-2]  # K saturates while T grows tenfold: T/K is unbounded
+    assert fig.layout.title.text == "K needed at sigma = 50 (strongly convex)"
+
+
+def test_release_rows_run_each_method_once_with_its_certificate_and_metrics():
+    import unlearnkit as uk
+    from unlearnkit.evaluate import accuracy, backdoor_success
+    from unlearnkit.experiments import centralized_setup
+    from unlearnkit.experiments.descend_rewind.lab import central_profile, profile_constants
+    from unlearnkit.methods import descend_rewind as dr
+    from unlearnkit.viz.descend_rewind import certified_release_rows
+    from unlearnkit.viz.tables import certificate_row
+
+    state, request = centralized_setup(central_profile("quick"), seed=0)
+    C = profile_constants("quick", state, generator=uk.make_generator(7))
+    bd = state.extras["backdoor"]
+    conf = dr.R2DConfig(K=20, epsilon=1.0, delta=1e-5, constants=C)
+    rows = certified_release_rows(state, request, {"R2D": (dr.R2D(), conf)}, backdoor=bd, seed=3)
+    res = dr.R2D().unlearn(state, request, conf, generator=uk.make_generator(3))
+    ds = state.dataset
+    assert rows == [certificate_row("R2D", res.certificate,
+                                    test_acc=accuracy(state.flat, res.params, ds.x_test, ds.y_test),
+                                    backdoor_asr=backdoor_success(state.flat, res.params, bd))]
+    assert rows[0]["certified"] and rows[0]["mode"] == "sound"
+    assert "backdoor_asr" not in certified_release_rows(state, request, {"R2D": (dr.R2D(), conf)})[0]

@@ -43,3 +43,21 @@ def test_bad_inputs_name_the_parameter(setup, kw, name):
     args = dict(name="finetune", steps=8, chunks=2, lr=0.1) | kw
     with pytest.raises(ValueError, match=name):
         run_baseline_in_chunks(state, request, args.pop("name"), generator=uk.make_generator(0), **args)
+
+
+def test_baseline_reports_run_each_baseline_once_in_order_on_one_generator(setup):
+    state, request = setup
+    from unlearnkit.evaluate import report
+    from unlearnkit.experiments.labs.baselines import baseline_reports
+    from unlearnkit.methods.baselines import Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain
+
+    rows = baseline_reports(state, request, steps=16, generator=uk.make_generator(4))
+    assert list(rows) == ["original", "retrain", "finetune", "gradient_ascent"]
+    assert rows["original"] == report(state.flat, state.params, state.dataset, request)
+    gen = uk.make_generator(4)  # the same runs by hand, in the same order on one generator
+    by_hand = [Retrain().unlearn(state, request, generator=gen).params,
+               Finetune().unlearn(state, request, FinetuneConfig(steps=16), generator=gen).params,
+               GradientAscent().unlearn(state, request, GradientAscentConfig(), generator=gen).params]
+    for name, p in zip(["retrain", "finetune", "gradient_ascent"], by_hand):
+        assert rows[name] == report(state.flat, p, state.dataset, request)
+    assert rows["retrain"]["forget_acc"] < rows["original"]["forget_acc"]

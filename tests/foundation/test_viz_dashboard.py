@@ -76,3 +76,17 @@ def test_forgetting_dashboard_shows_divergence_in_place_never_its_metrics(setup,
     assert "forget accuracy" not in dash.status.value and "diverged" in dash.status.value
     assert method not in dash.results and dash.params is None
     assert all(np.isfinite(v) for row in dash.history for v in row.values())  # only pre-divergence rows
+
+
+def test_run_each_runs_every_baseline_and_puts_the_menu_back(setup):
+    dash = ForgettingDashboard(setup=setup, chunks=2)
+    dash.steps.value = 16
+    dash.method.value = "gradient_ascent"
+    results = dash.run_each(["finetune", "retrain"])
+    assert dash.method.value == "gradient_ascent" and dash.last_error is None
+    assert set(results) == {"finetune", "retrain", "retrain (reference)"}
+    assert {tr.name for tr in dash.bars.data} == set(results)  # the bars keep every run
+    one = ForgettingDashboard(setup=setup, chunks=2)  # the same as choosing each entry and pressing Run
+    one.steps.value = 16
+    one.method.value = "finetune"
+    assert one.run() == results["finetune"]

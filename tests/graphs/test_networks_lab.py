@@ -37,3 +37,12 @@ def test_compare_topologies_needs_a_topology(digits):
     flat = uk.models.FlatParams(uk.models.make_model("mlp", digits.input_shape, 10, generator=uk.make_generator(0)))
     with pytest.raises(ValueError, match="topologies"):
         compare_topologies(flat, fed, [], uk.decentral.GossipConfig(rounds=1, lr=0.1))
+
+
+def test_history_rows_read_a_run_at_a_few_rounds():
+    from unlearnkit.experiments.labs.networks import history_rows
+
+    history = [{"round": t + 1, "loss": 1.0 / (t + 1), "consensus": 0.1 * t} for t in range(10)]
+    assert history_rows(history, (0, 5, -1)) == [{"round": 1, "consensus": 0.0}, {"round": 6, "consensus": 0.5},
+                                                 {"round": 10, "consensus": 0.1 * 9}]
+    assert history_rows(history, [2], keys=("loss", "round")) == [{"loss": 1.0 / 3, "round": 3}]

@@ -50,3 +50,19 @@ def test_notebooks_show_rows_as_tables(path):
     bad = [f"cell {i} line {n}" for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
            for n in _row_prints("".join(c["source"]))]
     assert bad == [], "print one dict per line: show them with unlearnkit.viz.tables.table(rows)"
+
+
+def test_certificate_row_reads_a_certificate_and_keeps_extra_columns_after_certified():
+    from unlearnkit.core import Certificate
+    from unlearnkit.viz.tables import certificate_row
+
+    c = Certificate(1.0, 1e-5, 2.5, "analytic Gaussian", "a paper, Thm 1", "sound", {"L": 4.0}, "a note")
+    row = certificate_row("sound", c, test_acc=0.9)
+    assert list(row) == ["run", "mode", "epsilon", "delta", "sigma", "certified", "test_acc", "mechanism", "source",
+                         "assumes", "note"]
+    assert row["certified"] is True and row["assumes"] == {"L": 4.0} and row["sigma"] == 2.5
+    paper = certificate_row("paper", Certificate(1.0, 1e-5, 2.5, mode="paper"))
+    assert paper["certified"] is False and paper["mode"] == "paper"
+    assert ">L=4<" in table_html([row])
+    quoted = table_html([{"assumes": {"covers": "release='average'", "x<y": 1.0}}])
+    assert "release=&#x27;average&#x27;" in quoted and "x&lt;y=1" in quoted and "&amp;" not in quoted  # escaped once

@@ -106,3 +106,20 @@ def test_relaxed_sigma_rows_need_far_more_noise_than_a_fixed_sensitivity():
     assert rows[1]["sigma"] == relaxed_gaussian_sigma(0.5, 1e-5, second_moment=1.0).sigma
     det = classic_gaussian_sigma(0.5, 1e-5)
     assert all(r["deterministic sensitivity needs"] == det and r["sigma"] > det for r in rows)
+
+
+def test_rdp_oracle_rows_put_both_accountants_against_the_exact_value(monkeypatch):
+    import unlearnkit.experiments.labs.privacy as lab
+    from unlearnkit.privacy.rdp import subsampled_gaussian_rdp_mpmath
+
+    rows = lab.rdp_oracle_rows(0.04, 1.5, [1.5, 4.0])
+    assert [r["alpha"] for r in rows] == [1.5, 4.0]
+    for r in rows:
+        assert r["exact"] == subsampled_gaussian_rdp_mpmath(0.04, 1.5, r["alpha"])
+        assert r["ours"] == float(subsampled_gaussian_rdp(0.04, 1.5, [r["alpha"]])[0])
+        assert r["ours / exact - 1"] == r["ours"] / r["exact"] - 1 and abs(r["ours / exact - 1"]) < 1e-9
+    if rows[0]["dp_accounting"] is not None:  # dp_accounting 0.6.0 drops the signs at a fractional order
+        assert rows[0]["dp_accounting / exact - 1"] > 1e-3 and abs(rows[1]["dp_accounting / exact - 1"]) < 1e-9
+    monkeypatch.setattr(lab, "dp_accounting_curve", lambda *a, **k: None)
+    missing = lab.rdp_oracle_rows(0.04, 1.5, [4.0])[0]
+    assert missing["dp_accounting"] is None and missing["dp_accounting / exact - 1"] is None

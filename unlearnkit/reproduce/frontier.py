@@ -147,3 +147,25 @@ def capstone_points(*, epsilons: Sequence[float] = (0.5, 1.0, 2.0, 5.0), delta: 
     ref = _point("retrain", retrained, state, request, retrained, requested=None, mode="exact")
     return {"points": points, "retrain": {k: ref[k] for k in ("test_acc", "forget_acc", "mia_auc", "dist_to_retrain")},
             "skipped": skipped, "task": task, "mode": mode, "delta": delta, "request": request.describe()}
+
+
+def capstone_seed_points(run: dict[str, Any], seeds: Sequence[int], *, seed: int, epsilons: Sequence[float],
+                         methods: Optional[Sequence[str]] = None, progress: bool = False) -> list[dict[str, Any]]:
+    """The points of ``run`` and of the same runs on the other ``seeds``, each tagged with its seed.
+
+    ``run`` is :func:`capstone_points`' result on seed ``seed``; every seed of ``seeds`` other than ``seed`` runs
+    :func:`capstone_points` again with the run's task, mode and delta and the given ``epsilons`` and ``methods``
+    (which must be the run's own). The frontier draws their range over the seeds as a band.
+
+    Returns
+    -------
+    list of dict
+        ``run``'s points, then each other seed's in the order of ``seeds``; every point carries ``seed``.
+    """
+    points = [dict(p, seed=seed) for p in run["points"]]
+    for s in seeds:
+        if s != seed:
+            other = capstone_points(epsilons=epsilons, delta=run["delta"], mode=run["mode"], methods=methods,
+                                    task=run["task"], seed=s, progress=progress)
+            points += [dict(p, seed=s) for p in other["points"]]
+    return points

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import ipywidgets as W
 import numpy as np
@@ -185,6 +185,21 @@ class ForgettingDashboard(Explorer):
                              f"{final['test_acc']:.2f}, MIA AUC {final['mia_auc']:.2f}, {grad_evals} gradient evaluations")
         self.params = current
         return final
+
+    def run_each(self, names: Sequence[str]) -> dict[str, dict[str, float]]:
+        """Run the baselines ``names`` one after the other, as pressing Run once per menu entry does.
+
+        The menu is put back to the entry it showed before; the bars keep every run. Returns
+        :attr:`results`: each baseline's final metrics and the retrained reference's.
+        """
+        shown = self.method.value
+        try:
+            for name in names:
+                self.method.value = name
+                self.run()
+        finally:
+            self.method.value = shown
+        return self.results
 
     def _forget_run(self, name: str) -> None:
         """A run of ``name`` diverged: drop its status line, its bars and its parameters (none is its own)."""

@@ -13,17 +13,21 @@ Pure figure builders (data -> ``go.Figure``) and two explorers:
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 
 from .._validate import check_int
+from ..evaluate import accuracy, backdoor_success
 from ..experiments.descend_rewind.coupled import CoupledRun, simulate
-from ..methods.descend_rewind.bounds import descend_rewind_sigma, diameter_cap_sigma, psgd_r2d_sensitivity
+from ..methods.descend_rewind.bounds import (descend_rewind_sigma, diameter_cap_sigma, k_for_sigma_sc,
+                                             psgd_r2d_sensitivity)
+from ..runtime import make_generator
 from ..toy import TOY_REGIMES, make_toy
 from ._explorer import Explorer
 from ._style import OFF_SCALE, fmt_power, mark_bound, styled
+from .tables import certificate_row
 
 
 DR_COLORS = {"train": "#1f77b4", "retrain": "#2ca02c", "r2d": "#d62728", "d2d": "#9467bd", "bound": "#7f7f7f"}
@@ -110,6 +114,39 @@ def sigma_k_figure(curves: dict[str, np.ndarray], Ks: np.ndarray, *, cap: float,
     fig.update_layout(title="noise needed for (epsilon, delta) against rewind depth K", width=620, height=420,
                       xaxis={"title": "K (unlearning steps)"}, yaxis={"type": "log", "title": "sigma"})
     return fig
+
+
+@styled
+def k_saturation_figure(sigma: float, Ts: Sequence[int], *, G: float, mu: float, eta: float, m: int, n: int,
+                        epsilon: float, delta: float) -> go.Figure:
+    """The unlearning steps K that noise ``sigma`` needs against the training steps T (strongly convex, log T).
+
+    Each K is :func:`~unlearnkit.methods.descend_rewind.k_for_sigma_sc` (Neel et al. 2021, Corollary 4.6) at
+    that T with the other arguments: K grows with T at first, then saturates.
+    """
+    Ks = [k_for_sigma_sc(sigma, G=G, mu=mu, eta=eta, T=int(T), m=m, n=n, epsilon=epsilon, delta=delta) for T in Ts]
+    return go.Figure(go.Scatter(x=np.asarray(Ts), y=Ks, mode="lines", name="K"),
+                     layout=dict(title=f"K needed at sigma = {sigma:g} (strongly convex)",
+                                 xaxis=dict(type="log", title="training steps T"), yaxis=dict(title="K"),
+                                 width=560, height=340))
+
+
+def certified_release_rows(state: Any, request: Any, runs: Mapping[str, tuple[Any, Any]], *, backdoor: Any = None,
+                 seed: int = 3) -> list[dict[str, Any]]:
+    """Each certified method of ``runs`` unlearns ``request`` once; its certificate and released model, as rows.
+
+    ``runs`` maps a name to ``(method, config)``; every run draws from a fresh generator seeded ``seed``. A row
+    is :func:`~unlearnkit.viz.tables.certificate_row` with ``test_acc`` and, given a ``backdoor``,
+    ``backdoor_asr`` (the released model's backdoor success).
+    """
+    rows = []
+    for name, (method, config) in runs.items():
+        res = method.unlearn(state, request, config, generator=make_generator(seed))
+        extra = {"test_acc": accuracy(state.flat, res.params, state.dataset.x_test, state.dataset.y_test)}
+        if backdoor is not None:
+            extra["backdoor_asr"] = backdoor_success(state.flat, res.params, backdoor)
+        rows.append(certificate_row(name, res.certificate, **extra))
+    return rows
 
 
 def bound_vs_simulated(regime: str, Ks: Sequence[int], *, trials: int = 40, seed: int = 0) -> list[dict[str, float]]:

@@ -24,10 +24,14 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .._validate import check_choice, check_int, check_positive, check_range
+from ..evaluate import accuracy
 from ..experiments.newton.lab import LAB_CURVATURES, curvature_study, lab_problem, noise_study
+from ..methods.newton import Newton, NewtonConfig
+from ..runtime import make_generator
 from ._explorer import Explorer
 from ._style import styled
 from .bands import add_seed_band, per_seed, seeds_text
+from .tables import certificate_row
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -38,6 +42,37 @@ def _powers(Wm: np.ndarray, ks: Sequence[int]) -> list[np.ndarray]:
     from ..graphs.mixing import influence
 
     return [influence(Wm, int(k)) for k in ks]
+
+
+def certificate_mode_rows(state: Any, request: Any, flat: Any, dataset: Any,
+                          modes: Mapping[str, Mapping[str, Any]], *, curvature: str = "cg_hessian",
+                          epsilon: float = 1.0, delta: float = 1e-5, seed: int = 3) -> list[dict[str, Any]]:
+    """Newton/Fisher unlearning of ``request`` once per certificate mode, as table rows.
+
+    Parameters
+    ----------
+    state, request
+        The trained network (:func:`~unlearnkit.methods.newton.train_dpsgd`) and the forget request.
+    flat, dataset
+        The model's parameter layout and the dataset whose test split measures the released model.
+    modes : mapping of str to mapping
+        Mode -> that run's further :class:`~unlearnkit.methods.newton.NewtonConfig` fields, in row order.
+    curvature, epsilon, delta, seed
+        The Newton step's curvature, every certificate's target, and the seed of each run's fresh generator.
+
+    Returns
+    -------
+    list of dict
+        Per mode, :func:`~unlearnkit.viz.tables.certificate_row` labelled by the mode asked for, with ``bound``
+        (``constants["bound"]``, ``-`` when none is recorded) and ``test_acc`` (the release's test accuracy).
+    """
+    rows = []
+    for mode, extra in modes.items():
+        r = Newton().unlearn(state, request, NewtonConfig(mode=mode, curvature=curvature, epsilon=epsilon,
+                                                          delta=delta, **extra), generator=make_generator(seed))
+        rows.append(certificate_row(mode, r.certificate, bound=r.certificate.constants.get("bound", "-"),
+                                    test_acc=accuracy(flat, r.params, dataset.x_test, dataset.y_test)))
+    return rows
 
 
 @styled

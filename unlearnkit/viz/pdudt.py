@@ -24,9 +24,11 @@ import plotly.graph_objects as go
 import torch
 
 from .._validate import check_int, check_positive, check_range
+from ..methods.pdudt.certify import GapConstants, pdudt_certificate
 from ._explorer import Explorer
 from ._payload import plain_figure
 from ._style import styled
+from .tables import certificate_row
 
 
 METHOD_LABELS = {"origin": "Origin (no unlearning)", "retrain": "Retrain", "perturbed_retrain": "Perturbed retraining",
@@ -224,6 +226,34 @@ def release_rows(metrics: Mapping[str, float]) -> list[dict[str, Any]]:
     return [{"metric": label, "released": metrics[key], "retrained": metrics["retrain_" + key],
              "original": metrics["original_" + key]}
             for key, label in (("test_acc", "test accuracy"), ("backdoor_asr", "backdoor success"))]
+
+
+def gap_certificate_rows(*, lr: float, t1: int, n: int, constants: GapConstants,
+                         settings: Sequence[tuple[str, str]] = (("paper", "paper"), ("sound", "paper"), ("paper", "sum")),
+                         epsilon: float = 1.0, delta: float = 1e-5) -> list[dict[str, Any]]:
+    """Corollary 4.10's certificate from hand-set constants, once per (mode, correction scale), as table rows.
+
+    Parameters
+    ----------
+    lr, t1, n : float, int, int
+        Step size, request round and number of clients of the setting certified.
+    constants : GapConstants
+        The constants of Assumptions 4.5 to 4.8 (set by hand: nothing verifies them, so no row is certified).
+    settings : sequence of (str, str)
+        ``(mode, correction_scale)`` pairs, one row each, in this order.
+    epsilon, delta : float
+        The target of every certificate.
+
+    Returns
+    -------
+    list of dict
+        Per setting, :func:`~unlearnkit.viz.tables.certificate_row` of
+        :func:`~unlearnkit.methods.pdudt.pdudt_certificate`, labelled ``"<mode>, <correction_scale>"`` (its
+        ``mode`` column is the mode the certificate holds in: ``none`` where it certifies nothing).
+    """
+    return [certificate_row(f"{mode}, {scale}", pdudt_certificate(lr=lr, t1=t1, n=n, constants=constants, mode=mode,
+                                                                  epsilon=epsilon, delta=delta, correction_scale=scale))
+            for mode, scale in settings]
 
 
 @styled

@@ -3,7 +3,8 @@
 ``table(rows)`` is what a notebook cell shows (``display(table(rows))``, or as the cell's last expression);
 ``table_html(rows)`` is the same table as a string, for an explorer's ``HTML`` widget. Columns are the keys in
 the order they first appear, or those named by ``columns`` (a list of keys, or a mapping key -> header);
-floats are shown to ``digits`` significant digits, ``None`` as an empty cell.
+floats are shown to ``digits`` significant digits, ``None`` as an empty cell. ``certificate_row`` turns a
+:class:`~unlearnkit.core.Certificate` into one such row, so certificates of several modes read as one table.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ def _cell(v: Any, digits: int) -> str:
     if isinstance(v, float):
         return html.escape(f"{v:.{digits}g}")
     if isinstance(v, Mapping):
-        return html.escape(", ".join(f"{k}={_cell(x, digits)}" for k, x in v.items()))
+        return ", ".join(f"{html.escape(str(k))}={_cell(x, digits)}" for k, x in v.items())  # escaped once
     return html.escape(str(v))
 
 
@@ -65,3 +66,27 @@ def table(rows: Iterable[Mapping[str, Any]], *, digits: int = 4, columns: Column
     from IPython.display import HTML
 
     return HTML(table_html(rows, digits=digits, columns=columns))
+
+
+def certificate_row(label: str, certificate: Any, **extra: Any) -> dict[str, Any]:
+    """One table row for a :class:`~unlearnkit.core.Certificate`: what it guarantees, then why.
+
+    Parameters
+    ----------
+    label : str
+        What the row is (the run, the mode asked for), in its first column ``run``.
+    certificate : Certificate
+        The certificate (its ``mode`` is the mode it holds in, not necessarily the one asked for).
+    **extra
+        Further columns (a measured accuracy, the bound used), placed after ``certified``.
+
+    Returns
+    -------
+    dict
+        ``run``, ``mode``, ``epsilon``, ``delta``, ``sigma``, ``certified``, the ``extra`` columns, then
+        ``mechanism``, ``source``, ``assumes`` (the constants) and ``note``.
+    """
+    c = certificate
+    return {"run": label, "mode": c.mode, "epsilon": c.epsilon, "delta": c.delta, "sigma": c.sigma,
+            "certified": c.certified, **extra, "mechanism": c.mechanism, "source": c.source,
+            "assumes": dict(c.constants), "note": c.note}

@@ -120,3 +120,27 @@ def test_sigma_by_delta_compares_first_moment_with_deterministic_noise():
                                                                 mode="paper")
         assert r["ratio"] == pytest.approx(r["sigma"] / r["deterministic sigma"]) and r["ratio"] > 1
     assert rows[1]["sigma"] > rows[0]["sigma"]  # a smaller delta needs more noise
+
+
+def test_frontier_points_and_summary_rows_read_the_frontier_rows():
+    from unlearnkit.experiments.descend_rewind.frontier import (frontier_points, frontier_reference,
+                                                                frontier_summary_rows)
+
+    rows = [{"method": "original", "epsilon": None, "test_acc": 0.76, "forget_acc": 0.97},
+            {"method": "retrain", "epsilon": None, "test_acc": 0.87, "forget_acc": 0.0},
+            {"method": "finetune", "epsilon": None, "test_acc": 0.9, "forget_acc": 0.9},
+            {"method": "R2D", "calibration": "sound", "certified": True, "epsilon": 0.5, "test_acc": 0.85,
+             "forget_acc": 0.0, "test_gap": -0.02},
+            {"method": "D2D", "calibration": "paper", "certified": False, "epsilon": 0.5, "test_acc": 0.5,
+             "forget_acc": 0.0, "test_gap": -0.37}]
+    assert frontier_points(rows, "test_acc") == [
+        {"method": "R2D (sound)", "epsilon": 0.5, "test_acc": 0.85}, {"method": "D2D (paper)", "epsilon": 0.5, "test_acc": 0.5},
+        {"method": "finetune", "epsilon": None, "test_acc": 0.9}]
+    assert frontier_reference(rows, "retrain") is rows[1]
+    with pytest.raises(ValueError, match="no row"):
+        frontier_reference(rows, "pdudt")
+    summary = frontier_summary_rows(rows)
+    assert summary[:2] == [{"model": "original", "test_acc": 0.76, "forget_acc": 0.97},
+                           {"model": "retrain", "test_acc": 0.87, "forget_acc": 0.0}]
+    assert summary[2] == {"model": "R2D", "smallest sound epsilon": 0.5}
+    assert summary[3]["model"] == "D2D" and math.isinf(summary[3]["smallest sound epsilon"])  # no sound D2D row

@@ -85,3 +85,23 @@ def test_frontier_figure_draws_one_line_per_mode_and_retraining():
     assert fig.layout.xaxis.type == "log" and fig.layout.shapes[0].y0 == 0.9
     with pytest.raises(ValueError, match="empty"):
         vn.newton_frontier_figure([])
+
+
+def test_certificate_mode_rows_run_newton_once_per_mode():
+    import unlearnkit as uk
+    from unlearnkit.evaluate import accuracy
+    from unlearnkit.methods.newton import Newton, NewtonConfig
+    from unlearnkit.viz.tables import certificate_row
+
+    p = lab_problem(None)
+    modes = {"paper": {}, "sound": {"grad_tol": 0.1, "release": "average"}}
+    rows = vn.certificate_mode_rows(p.state, p.request, p.flat, p.dataset, modes, epsilon=2.0)
+    assert [r["run"] for r in rows] == ["paper", "sound"]
+    assert rows[0]["certified"] is False and rows[0]["bound"] == "-"  # a paper-mode certificate never counts
+    by_hand = Newton().unlearn(p.state, p.request, NewtonConfig(mode="sound", curvature="cg_hessian", epsilon=2.0,
+                                                                delta=1e-5, grad_tol=0.1, release="average"),
+                               generator=uk.make_generator(3))
+    cert = by_hand.certificate
+    assert rows[1] == certificate_row("sound", cert, bound=cert.constants.get("bound", "-"),
+                                      test_acc=accuracy(p.flat, by_hand.params, p.dataset.x_test, p.dataset.y_test))
+    assert rows[1]["epsilon"] == 2.0 and list(rows[1])[:6] == ["run", "mode", "epsilon", "delta", "sigma", "certified"]

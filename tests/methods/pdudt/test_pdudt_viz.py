@@ -100,3 +100,29 @@ def test_release_rows_put_the_three_models_side_by_side():
     assert V.release_rows(m) == [
         {"metric": "test accuracy", "released": 0.9, "retrained": 0.91, "original": 0.92},
         {"metric": "backdoor success", "released": 0.1, "retrained": 0.08, "original": 0.99}]
+
+
+def test_gap_certificate_rows_one_row_per_mode_and_scale_none_certified():
+    from unlearnkit.methods.pdudt.certify import GapConstants, pdudt_certificate
+
+    C = GapConstants(L=1.0, sgd_var=1.0, het_var=1.0, delta_f=2.3, delta_f_tilde=2.3, rho1=0.9, rho2=0.9)
+    rows = V.gap_certificate_rows(lr=1e-3, t1=100, n=10, constants=C)
+    assert [r["run"] for r in rows] == ["paper, paper", "sound, paper", "paper, sum"]
+    assert not any(r["certified"] for r in rows)  # hand-set constants: nothing verifies them
+    assert rows[0]["mode"] == "paper" and rows[1]["mode"] == rows[2]["mode"] == "none"
+    sound = pdudt_certificate(lr=1e-3, t1=100, n=10, constants=C, mode="sound", epsilon=1.0, delta=1e-5)
+    assert rows[1]["sigma"] == sound.sigma and rows[1]["note"] == sound.note
+    assert rows[1]["sigma"] > rows[0]["sigma"] == rows[2]["sigma"]  # the sound calibration adds far more noise
+
+
+def test_smallest_epsilon_rows_read_a_frontier():
+    from unlearnkit.experiments.pdudt.frontier import smallest_epsilon_rows
+
+    pt = lambda e, acc, asr, d: {"epsilon": e, "test_acc": acc, "backdoor_asr": asr, "dist_to_retrain": d}  # noqa: E731
+    front = {"rows": {"sound / sum": [pt(1, 0.5, 0.9, 10.0), pt(8, 0.88, 0.1, 1.0)],
+                      "paper / paper": [pt(1, 0.2, 0.9, 50.0), pt(8, 0.3, 0.8, 20.0)]},
+             "references": {"retrain": {"test_acc": 0.9, "backdoor_asr": 0.05},
+                            "original": {"test_acc": 0.92, "backdoor_asr": 0.99}}}
+    assert smallest_epsilon_rows(front) == [{"row": "sound / sum", "smallest epsilon": 8},
+                                            {"row": "paper / paper", "smallest epsilon": None}]
+    assert smallest_epsilon_rows(front, acc_points=0.8, asr_points=1.0)[1]["smallest epsilon"] == 1

@@ -156,3 +156,16 @@ def test_rrdu_capacity_regimes():
     assert abs(b - 2 * a) <= 2
     curves = capacity_curves(np.array([100, 200]), np.array([10, 100]), **kw, rho=0.5)
     assert curves["ddp"][1] > curves["ddp"][0]
+
+
+def test_accountant_sigma_rows_one_row_per_accountant():
+    from unlearnkit.experiments.rrdu.lab import accountant_sigma_rows
+    from unlearnkit.methods.rrdu.certify import rrdu_sigma
+
+    kw = dict(epsilon=1.0, delta=1e-5, n_clients=10, p=0.1, T_unlearn=100, L=0.5)
+    rows = accountant_sigma_rows(**kw)
+    assert [r["accountant"] for r in rows] == list("ABCD")
+    assert all(r["sigma"] == rrdu_sigma(r["accountant"], **kw) for r in rows)
+    s = {r["accountant"]: r["sigma"] for r in rows}
+    assert s["C"] >= s["B"]  # C (no amplification) never asks for less noise than B
+    assert accountant_sigma_rows(accountants="D", **kw) == rows[3:]

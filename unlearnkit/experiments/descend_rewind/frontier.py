@@ -2,7 +2,8 @@
 
 For one trained model of a :func:`~unlearnkit.experiments.descend_rewind.lab.central_profile`, the released
 R2D and D2D models at each epsilon, in the paper's calibration and in the sound one, next to retraining,
-fine-tuning and the original model. Rows plug into :func:`unlearnkit.viz.capstone.frontier_figure`.
+fine-tuning and the original model. :func:`frontier_points` turns the rows into the points of
+:func:`unlearnkit.viz.capstone.frontier_figure`; :func:`frontier_summary_rows` is the table beside it.
 """
 
 from __future__ import annotations
@@ -120,3 +121,41 @@ def smallest_working_epsilon(rows: Sequence[dict[str, Any]], *, method: str, cal
     ok = [r["epsilon"] for r in rows if r["method"] == method and r.get("calibration") == calibration
           and (r["certified"] or calibration != "sound") and r["test_gap"] >= -tolerance]
     return min(ok) if ok else math.inf
+
+
+def frontier_reference(rows: Sequence[dict[str, Any]], method: str) -> dict[str, Any]:
+    """The row of the reference ``method`` (``"retrain"`` or ``"original"``) in a frontier's ``rows``."""
+    found = [r for r in rows if r["method"] == method]
+    if not found:
+        raise ValueError(f"method={method!r} has no row: expected one of {sorted({r['method'] for r in rows})}")
+    return found[0]
+
+
+def frontier_points(rows: Sequence[dict[str, Any]], metric: str) -> list[dict[str, Any]]:
+    """A frontier's rows as the points of :func:`unlearnkit.viz.capstone.frontier_figure` for ``metric``.
+
+    R2D and D2D rows become ``{"method": "<method> (<calibration>)", "epsilon", metric}``; fine-tuning rows
+    (no certificate) ``{"method": "finetune", "epsilon": None, metric}``, drawn as a reference line. A frontier
+    pooled over seeds also gives each R2D/D2D point its ``<metric>_seeds`` (drawn as a band).
+    """
+    pts = [{"method": f"{r['method']} ({r['calibration']})", "epsilon": r["epsilon"], metric: r[metric],
+            **({f"{metric}_seeds": r[f"{metric}_seeds"]} if f"{metric}_seeds" in r else {})}  # the band
+           for r in rows if r["method"] in ("R2D", "D2D")]
+    return pts + [{"method": "finetune", "epsilon": None, metric: r[metric]} for r in rows if r["method"] == "finetune"]
+
+
+def frontier_summary_rows(rows: Sequence[dict[str, Any]], *, methods: Sequence[str] = ("R2D", "D2D"),
+                          tolerance: float = 0.05) -> list[dict[str, Any]]:
+    """The frontier in a few rows: the original and the retrained model, then each method's smallest epsilon.
+
+    Returns
+    -------
+    list of dict
+        ``model``, ``test_acc`` and ``forget_acc`` for ``original`` and ``retrain``; then per method of
+        ``methods``, ``model`` and ``smallest sound epsilon`` (:func:`smallest_working_epsilon` within
+        ``tolerance`` of retraining's test accuracy; ``inf`` when no epsilon of the grid is).
+    """
+    refs = [{"model": m, "test_acc": frontier_reference(rows, m)["test_acc"],
+             "forget_acc": frontier_reference(rows, m)["forget_acc"]} for m in ("original", "retrain")]
+    return refs + [{"model": m, "smallest sound epsilon": smallest_working_epsilon(rows, method=m, tolerance=tolerance)}
+                   for m in methods]

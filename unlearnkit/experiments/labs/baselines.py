@@ -10,7 +10,7 @@ against: the model retrained without the forget set. The live figures are in
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import torch
 from torch import Tensor
@@ -98,3 +98,27 @@ def run_baseline_in_chunks(state: TrainedState, request: Request, name: str, *, 
         if on_chunk is not None:
             on_chunk(history)
     return {"history": history, "params": current, "grad_evals": grad_evals}
+
+
+def baseline_reports(state: TrainedState, request: Request, *, steps: int, generator: torch.Generator,
+                     backdoor: Any = None) -> dict[str, Mapping[str, float]]:
+    """The original model and each baseline run once to completion on ``request``, measured by :func:`report`.
+
+    Retraining (its default configuration), fine-tuning for ``steps`` steps and gradient ascent (its default
+    configuration, with its early stop) run in this order on the one ``generator``. With a ``backdoor`` (its
+    trigger and target), the metrics include its success rate ``backdoor_asr``.
+
+    Returns
+    -------
+    dict
+        ``{"original", "retrain", "finetune", "gradient_ascent"}`` -> that model's metrics.
+    """
+    check_int("steps", steps, low=1, high=MAX_STEPS)
+    runs = {
+        "original": state.params,
+        "retrain": Retrain().unlearn(state, request, generator=generator).params,
+        "finetune": Finetune().unlearn(state, request, FinetuneConfig(steps=steps), generator=generator).params,
+        "gradient_ascent": GradientAscent().unlearn(state, request, GradientAscentConfig(),
+                                                    generator=generator).params,
+    }
+    return {k: report(state.flat, p, state.dataset, request, backdoor=backdoor) for k, p in runs.items()}

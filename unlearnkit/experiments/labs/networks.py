@@ -3,7 +3,8 @@
 - :func:`topology_table`: one row per topology on ``n`` clients (edges, degree, diameter, spectral gap and
   mixing time of its mixing matrix), fastest mixing first;
 - :func:`compare_topologies`: train the same federation by D-PSGD (Lian et al. 2017) over several
-  topologies, each from the same seed, and report consensus and accuracy per topology.
+  topologies, each from the same seed, and report consensus and accuracy per topology;
+- :func:`history_rows`: a run's per-round history read at a few rounds (first, middle, last), as table rows.
 
 The graphs and mixing matrices come from :mod:`unlearnkit.graphs`, the training from
 :mod:`unlearnkit.decentral`; the figures and explorers that show them are in :mod:`unlearnkit.viz.networks`.
@@ -71,3 +72,25 @@ def compare_topologies(flat: Any, federation: Any, topologies: Sequence[str], co
                      "accuracy": last.get("accuracy"), "worst_client_accuracy": last.get("client_accuracy_min"),
                      "state": state})
     return rows
+
+
+def history_rows(history: Sequence[dict[str, Any]], at: Sequence[int],
+                 keys: Sequence[str] = ("round", "consensus")) -> list[dict[str, Any]]:
+    """The rows of a run's per-round ``history`` at the positions ``at`` (negative counts from the end).
+
+    Parameters
+    ----------
+    history : sequence of dict
+        One dict per round, as the gossip runs of :mod:`unlearnkit.decentral` record it (``round`` counts
+        from 1, ``consensus`` is ``(1/N) sum_i ||theta_i - theta_bar||^2``).
+    at : sequence of int
+        Positions in ``history``, e.g. ``(0, rounds // 2, -1)``.
+    keys : sequence of str
+        The entries of each row to keep, in this order.
+
+    Returns
+    -------
+    list of dict
+        One row per position, with ``keys``.
+    """
+    return [{k: history[t][k] for k in keys} for t in at]

@@ -3,6 +3,8 @@ live cross-check against Google's ``dp_accounting``, and a calibration sweep.
 
 - :func:`dp_accounting_curve`: ``dp_accounting``'s RDP curve of the same subsampled Gaussian (optional
   dependency; ``None`` when it is missing);
+- :func:`rdp_oracle_rows`: our RDP and ``dp_accounting``'s at single orders against an exact 30-digit
+  integration (fractional orders are where ``dp_accounting`` 0.6.0 drops the signs of its series);
 - :func:`renyi_comparison`: our RDP curve of ``steps`` Poisson-subsampled Gaussian steps (Mironov, Talwar &
   Zhang 2019), its conversion to (epsilon, delta) by Mironov 2017 (Prop. 3), Balle et al. 2020 (Thm 21) and
   Canonne, Kamath & Steinke 2020 (Prop. 12), next to ``dp_accounting``'s curve and epsilon;
@@ -26,6 +28,7 @@ import numpy as np
 from ...privacy import analytic_gaussian_sigma, calibrate_sigma, classic_gaussian_sigma, dpsgd_epsilon
 from ...privacy.gaussian import gaussian_delta, relaxed_gaussian_sigma
 from ...privacy.rdp import rdp_to_dp, subsampled_gaussian_rdp
+from ...privacy.rdp import subsampled_gaussian_rdp_mpmath
 
 
 CALIBRATION_PLOT_ORDERS = np.array(list(range(2, 65)) + [128, 256], dtype=float)
@@ -92,6 +95,38 @@ def dp_accounting_curve(q: float, sigma: float, orders: Sequence[float], steps: 
     acc = RdpAccountant(list(orders))
     acc.compose(dp_accounting.SelfComposedDpEvent(ev, int(steps)))
     return np.asarray(acc._rdp, dtype=float)
+
+
+def rdp_oracle_rows(q: float, sigma: float, alphas: Sequence[float]) -> list[dict[str, Any]]:
+    """One subsampled Gaussian step's RDP at each order by us and by ``dp_accounting``, against the exact value.
+
+    Parameters
+    ----------
+    q : float
+        The Poisson sampling rate.
+    sigma : float
+        The noise multiplier.
+    alphas : sequence of float
+        The Renyi orders, one row each (fractional ones included).
+
+    Returns
+    -------
+    list of dict
+        Per order: ``alpha``, ``exact`` (:func:`~unlearnkit.privacy.rdp.subsampled_gaussian_rdp_mpmath`, the
+        defining integral in 30-digit arithmetic), ``ours`` (:func:`~unlearnkit.privacy.subsampled_gaussian_rdp`)
+        and ``ours / exact - 1``, ``dp_accounting`` and ``dp_accounting / exact - 1`` (both ``None`` when
+        dp_accounting is not installed).
+    """
+    rows = []
+    for alpha in alphas:
+        exact = subsampled_gaussian_rdp_mpmath(q, sigma, alpha)
+        ours = float(subsampled_gaussian_rdp(q, sigma, [alpha])[0])
+        lib = dp_accounting_curve(q, sigma, [alpha])
+        lib_value = None if lib is None else float(lib[0])
+        rows.append({"alpha": alpha, "exact": exact, "ours": ours, "ours / exact - 1": ours / exact - 1,
+                     "dp_accounting": lib_value,
+                     "dp_accounting / exact - 1": None if lib_value is None else lib_value / exact - 1})
+    return rows
 
 
 def renyi_comparison(q: float, sigma: float, steps: int, delta: float, orders: np.ndarray) -> dict[str, Any]:

@@ -357,3 +357,21 @@ def run_pdudt(*, profile: str = "quick", seed: int = 0, progress: bool = False, 
     }
     released = Released(res.params, flat, ds, world["request"], backdoor=bd)
     return finish_result(out, released, diagnostics=diag, config=cfg)
+
+
+def smallest_epsilon_rows(front: dict, **tolerances: float) -> list[dict[str, Any]]:
+    """Per frontier row, the smallest epsilon whose release is close to retraining's (``None``: no epsilon is).
+
+    Parameters
+    ----------
+    front : dict
+        A :func:`pdudt_frontier` result.
+    **tolerances : float
+        ``acc_points``, ``asr_points`` of :func:`smallest_epsilon`.
+
+    Returns
+    -------
+    list of dict
+        ``{"row", "smallest epsilon"}`` in the frontier's row order.
+    """
+    return [{"row": r, "smallest epsilon": smallest_epsilon(front, r, **tolerances)} for r in front["rows"]]

@@ -26,6 +26,7 @@ from ...evaluate import accuracy, backdoor_success, report
 from ...methods.rrdu import (DDPWalk, DDPWalkConfig, DPSGDWalk, DPSGDWalkConfig, FinetuneWalk, RRDU, RetrainWalk,
                              RRDUConfig, WalkConfig)
 from ...methods.rrdu.baselines import NetworkSGD
+from ...methods.rrdu.certify import rrdu_sigma
 from ...models import FlatParams, make_model
 from ..contract import Released, finish_result, json_safe
 from ..memo import memoized_on
@@ -336,3 +337,15 @@ def run_dp_sgd_walk(*, profile: str, seed: int = 0, progress: bool = False, data
                     **overrides: Any) -> dict:
     """The registry's runner; ``overrides`` replace :class:`BackdoorSetup` fields of the profile."""
     return _cli_result("dp_sgd_walk", profile, seed, progress, dataset, overrides)
+
+
+def accountant_sigma_rows(*, epsilon: float, delta: float, n_clients: int, p: float, T_unlearn: int, L: float,
+                          accountants: Sequence[str] = "ABCD") -> list[dict[str, Any]]:
+    """The gradient noise each accountant asks for at one ``(epsilon, delta)``, one row per accountant.
+
+    ``sigma`` is :func:`~unlearnkit.methods.rrdu.certify.rrdu_sigma` with the other arguments (none of the four
+    is a certificate for RR-DU: see that module). Returns ``[{"accountant", "sigma"}, ...]`` in the order of
+    ``accountants``.
+    """
+    return [{"accountant": a, "sigma": rrdu_sigma(a, epsilon=epsilon, delta=delta, n_clients=n_clients, p=p,
+                                                  T_unlearn=T_unlearn, L=L)} for a in accountants]
