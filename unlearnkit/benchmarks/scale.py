@@ -262,7 +262,7 @@ def converted_path_rows(sizes: list[int], *, rounds: int = 3, d: int = 10) -> li
 
         W = sparse_mixing_matrix(edges, n)
         rng = np.random.default_rng(0)
-        grads = [torch.from_numpy(rng.standard_normal((n, d))) for _ in range(rounds)]
+        grads = [torch.as_tensor(rng.standard_normal((n, d)), device="cpu") for _ in range(rounds)]
 
         def history() -> Any:
             cache = HistoryCache()

@@ -292,7 +292,7 @@ def sparse_history_correction(W: Sequence[Any], grads: Tensor, leaver: int, lr: 
         g = grads[t].detach().to(device="cpu", dtype=torch.float64)
         Wt = sp.csr_matrix(W[t], dtype=np.float64)
         u = Wt @ g.numpy()
-        a = torch.as_tensor((u * u).sum(1))
+        a = torch.as_tensor((u * u).sum(1), device="cpu")  # scipy computes on the host
         delta = sparse_residuals(Wt, g, lr, sparse_retrain_matrix(Wt, k, retrain_rule=rule, rule=mixing_rule))
         a_all[t], norms[t] = a, delta.norm(dim=-1)
         S += a[:, None] * delta
