@@ -9,90 +9,25 @@ function to dodge a loop is still a loop). There is no allow-list: an import tha
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import networkx as nx
 import pytest
 
-PKG = Path(__file__).resolve().parents[1] / "unlearnkit"
+# The rules (FLOORS, SAME_FLOOR_OK) and the import graph live in unlearnkit._map, which also draws them as
+# docs/architecture-map.svg: the test and the map read one table and one graph.
+from unlearnkit._map import (  # noqa: F401  (module_name, _resolve: imported by tests/test_seams.py)
+    FLOORS,
+    PKG,
+    SAME_FLOOR_OK,
+    import_edges,
+    map_svg,
+    module_name,
+    room,
+)
+from unlearnkit._map import package_modules as _modules
+from unlearnkit._map import resolve as _resolve  # noqa: F401
 
-# Floors, lowest first. A module may import from its own room and from any lower floor.
-# A room is the first component below unlearnkit ("methods", "privacy", "core", ...).
-FLOORS: dict[str, int] = {
-    "_validate": 0, "_io": 0, "core": 0, "runtime": 0,
-    "models": 1, "data": 1, "constants": 1, "graphs": 1, "privacy": 1,
-    "train": 2, "evaluate": 2, "curvature": 2, "decentral": 2, "toy": 2, "audit": 2, "distributed": 2,
-    "methods": 3,
-    "experiments": 4,
-    "viz": 5, "exercises": 5,
-    "benchmarks": 6,
-    "reproduce": 7,
-    "__main__": 8, "__init__": 8, "_nbstrip": 8, "_labsettings": 8,
-}
-
-# Rooms on the same floor that may not import each other unless listed here (source room, target room).
-SAME_FLOOR_OK = {
-    ("core", "_validate"),
-    ("core", "runtime"),
-    ("evaluate", "train"),
-}
-
-
-
-def module_name(path: Path) -> str:
-    rel = path.relative_to(PKG.parent).with_suffix("")
-    parts = list(rel.parts)
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
-def _modules() -> dict[str, Path]:
-    return {module_name(p): p for p in PKG.rglob("*.py")}
-
-
-def _resolve(name: str, modules: dict[str, Path]) -> str | None:
-    """The longest prefix of ``name`` that is a module of the package."""
-    parts = name.split(".")
-    while parts:
-        cand = ".".join(parts)
-        if cand in modules:
-            return cand
-        parts.pop()
-    return None
-
-
-def import_edges() -> set[tuple[str, str]]:
-    modules = _modules()
-    edges: set[tuple[str, str]] = set()
-    for mod, path in modules.items():
-        is_pkg = path.name == "__init__.py"
-        tree = ast.parse(path.read_text(), filename=str(path))
-        for node in ast.walk(tree):
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base_parts = mod.split(".") if is_pkg else mod.split(".")[:-1]
-                    base_parts = base_parts[: len(base_parts) - (node.level - 1)]
-                    base = ".".join(base_parts + ([node.module] if node.module else []))
-                else:
-                    base = node.module or ""
-                # ``from pkg import x``: an edge to the module ``pkg.x`` when x is one, else to ``pkg`` itself
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
-            for t in targets:
-                if not t.startswith("unlearnkit"):
-                    continue
-                r = _resolve(t, modules)
-                if r is not None and r != mod:
-                    edges.add((mod, r))
-    return edges
-
-
-def room(mod: str) -> str:
-    parts = mod.split(".")
-    return parts[1] if len(parts) > 1 else "__init__"
+MAP_SVG = PKG.parent / "docs" / "architecture-map.svg"
 
 
 def violations(edges: set[tuple[str, str]]) -> set[tuple[str, str]]:
@@ -176,3 +111,18 @@ def test_source_says_what_code_is_not_its_history():
     hits = [f"{module_name(p)}:{i}" for p in PKG.rglob("*.py")
             for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
     assert not hits, f"project history in the source (move it to docs/): {hits}"
+
+
+def test_map_is_current():
+    """The drawn map (docs/architecture-map.svg) is the package as it is now, byte for byte."""
+    current = MAP_SVG.exists() and MAP_SVG.read_bytes() == map_svg().encode("utf-8")
+    assert current, (
+        "docs/architecture-map.svg is stale (rooms, modules, imports or line counts changed): regenerate it with\n"
+        "  python -m unlearnkit._map docs/architecture-map.svg")
+
+
+def test_map_rounds_line_counts():
+    """The map's line counts change when a room grows, not at every edit."""
+    from unlearnkit._map import lines_label
+
+    assert [lines_label(n) for n in (33, 433, 1878, 10482)] == ["33", "430", "1.9k", "10k"]
