@@ -73,11 +73,25 @@ def _print_result(result: dict) -> None:
     m = result["metrics"]
     rows = [("test accuracy", "test_acc"), ("forget accuracy", "forget_acc"), ("retain accuracy", "retain_acc"),
             ("membership-inference AUC", "mia_auc"), ("backdoor success", "backdoor_asr")]
-    print(f"  {'metric':26s} {'unlearned':>10s} {'retrained':>10s} {'original':>10s}")
-    for label, key in rows:
-        if key in m:
-            vals = [m.get(key), m.get(f"retrain_{key}"), m.get(f"original_{key}")]
-            print(f"  {label:26s} " + " ".join(f"{v:10.4f}" if isinstance(v, float) else f"{'-':>10s}" for v in vals))
+
+    def cell(key: str) -> str:
+        """``value``, or ``value [low, high]`` where the metrics carry its 95 % interval (as ``format_report``)."""
+        v, lo, hi = m.get(key), m.get(f"{key}_low"), m.get(f"{key}_high")
+        if not isinstance(v, float):
+            return "-"
+        if isinstance(lo, float) and isinstance(hi, float) and lo == lo and hi == hi:  # no interval when NaN
+            return f"{v:.4f} [{lo:.3f}, {hi:.3f}]"
+        return f"{v:.4f}"
+
+    cells = [(label, key, [cell(f"{p}{key}") for p in ("", "retrain_", "original_")])
+             for label, key in rows if key in m]
+    width = max([10, *(len(c) for _, _, cs in cells for c in cs)])
+    ci = [label for label, _, cs in cells if any("[" in c for c in cs)]
+    print(f"  {'metric':26s} " + "  ".join(f"{h:>{width}s}" for h in ("unlearned", "retrained", "original")))
+    for label, _, cs in cells:
+        print(f"  {label:26s} " + "  ".join(f"{c:>{width}s}" for c in cs))
+    if ci:
+        print(f"  ({', '.join(ci)}: value [95 % interval])")
     if "dist_to_retrain" in m:
         print(f"  distance to retrain: {m['dist_to_retrain']:.4f} (original model: "
               f"{m.get('original_dist_to_retrain', float('nan')):.4f})")

@@ -133,8 +133,18 @@ def test_table_html_and_frontier_cover_every_method(measured):
             assert cell in html, r["method"]
     assert html.count(">better</b>") == sum(r.get("advantage_label") == "better" for r in rows)
     fig = certified_frontier_figure(rows)
-    labels = {a.text for a in fig.layout.annotations}
-    assert labels >= {r["method"] for r in rows}
+    # every method is a legend entry with its own symbol, not a text label (labels overlapped at epsilon 1)
+    points = [tr for tr in fig.data if tr.showlegend is not False and tr.legendgroup
+              and tr.legendgroup.startswith("method ")]
+    assert sorted(tr.name for tr in points) == sorted(r["method"] for r in rows)
+    assert len({tr.marker.symbol for tr in points}) == len(points)
+    assert not [a for a in fig.layout.annotations if a.text in {r["method"] for r in rows}]
+    # no two points overlap: 0.14 decades apart in a column, and nearly equal epsilons share one column
+    xy = [(math.log10(tr.x[0]), tr.y[0]) for tr in points if tr.y[0] is not None]
+    assert all(abs(a[0] - b[0]) >= 0.13 or abs(a[1] - b[1]) >= 0.05 for i, a in enumerate(xy) for b in xy[:i])
+    by_name = {tr.name: tr for tr in points}
+    if "rrdu" in by_name and "d2d" in by_name:  # RR-DU's epsilon is 1 - 1e-15: the epsilon-1 column
+        assert abs(math.log10(by_name["rrdu"].x[0])) < 0.5
     ticks = list(fig.layout.xaxis.ticktext)
     assert ticks[0] == "0 (exact)" and ticks[-1] == "inf (not certified)"
     # a seed band (the released accuracy's interval over seeds) beside every measured point

@@ -187,6 +187,23 @@ def test_cli_prints_not_certified(capsys):
     assert NOT_CERTIFIED not in out and "certified (1, 1e-05)" in out
 
 
+def test_cli_prints_the_membership_auc_with_its_interval(capsys):
+    from unlearnkit.__main__ import _print_result
+
+    metrics = {"test_acc": 0.5, "retrain_test_acc": 0.6, "mia_auc": 0.5312, "mia_auc_low": 0.451,
+               "mia_auc_high": 0.6123, "retrain_mia_auc": 0.5, "retrain_mia_auc_low": 0.42,
+               "retrain_mia_auc_high": 0.58, "original_mia_auc": 0.71}  # the original's interval missing: its value alone
+    _print_result({"method": "m", "profile": "quick", "dataset": "digits", "request": "r", "metrics": metrics,
+                   "cost": {"grad_evals": 1, "seconds": 1.0, "retrain_grad_evals": 2, "retrain_seconds": 2.0},
+                   "certificate": None, "guarantee": guarantee(None)})
+    lines = capsys.readouterr().out.splitlines()
+    auc = next(line for line in lines if "membership-inference AUC" in line)
+    assert "0.5312 [0.451, 0.612]" in auc and "0.5000 [0.420, 0.580]" in auc and auc.rstrip().endswith("0.7100")
+    head, acc = next(i for i in lines if "unlearned" in i), next(i for i in lines if "test accuracy" in i)
+    assert len(head) == len(acc) == len(auc)  # the columns stay aligned
+    assert any("value [95 % interval]" in line for line in lines)
+
+
 def test_reproduction_saved_uses_the_one_helper():
     from unlearnkit.reproduce.reference import EXTRACTORS
 

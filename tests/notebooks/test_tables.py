@@ -32,6 +32,22 @@ def test_columns_pick_and_name_the_shown_keys():
     assert named.count("<td style='padding:0 8px;text-align:right'></td>") == 2  # the missing key, both rows
 
 
+def test_text_columns_are_left_aligned_and_numbers_right_aligned():
+    import numpy as np
+
+    rows = [{"mechanism": "Gaussian, analytic", "epsilon": 1.0, "steps": np.int64(3), "note": None, "ok": True,
+             "value": "not certified"},
+            {"mechanism": "Laplace", "epsilon": None, "steps": 4, "note": "a long note", "ok": False, "value": 1.5}]
+    html = table_html(rows)
+    left, right = "text-align:left'>", "text-align:right'>"
+    for text in ("Gaussian, analytic", "Laplace", "a long note", "True", "mechanism", "note", "ok"):
+        assert f"{left}{text}<" in html, text
+    for number in ("1", "3", "4", "epsilon", "steps", "1.5", "not certified", "value"):  # a mixed column: numbers
+        assert f"{right}{number}<" in html, number
+    assert f"{left}</td>" in html  # the text column's empty cell
+    assert table_html([{"a": None}]).count("text-align:right") == 2  # no values: right, as before
+
+
 def _row_prints(source: str) -> list[int]:
     """Lines of ``for row in rows: print(row)`` loops (one raw dict printed per line)."""
     out = []

@@ -22,6 +22,10 @@ from ._explorer import Explorer
 
 
 _SETTING_COLOR = {"centralized": "#1f77b4", "decentralized": "#ff7f0e"}
+#: the frontier's marker symbols, one per method (in the order of the rows; repeated after the last)
+METHOD_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "triangle-down", "pentagon", "hexagon", "star",
+                  "cross", "x", "triangle-left", "triangle-right", "hourglass", "bowtie", "star-diamond",
+                  "diamond-wide")
 
 
 def _acc(v: Any) -> str:
@@ -102,14 +106,22 @@ def certified_frontier_figure(rows: Sequence[Mapping[str, Any]], *, title: str =
     an "inf" column on the right, exact retraining in a "0" column on the left. Each point is linked to its
     own run's retraining accuracy (a dash), since the tasks differ; colour is the setting, a filled marker a
     row that forgets (within the table's tolerance) and an open one a row that does not or cannot show it.
+    Each method has its own marker symbol and a legend entry (a click hides its point, dash and bar), and its
+    name in the hover: no text labels, which overlapped where many methods share one epsilon. Epsilons that
+    agree to 9 significant digits share a column (RR-DU's calibrated 0.9999999999999987 sits at 1).
     """
-    finite = [float(r["epsilon"]) for r in rows if r.get("certified") and 0 < float(r["epsilon"]) < math.inf]
+    finite = [float(f"{float(r['epsilon']):.9g}") for r in rows
+              if r.get("certified") and 0 < float(r["epsilon"]) < math.inf]
     lo, hi = (min(finite), max(finite)) if finite else (1.0, 1.0)
     x_zero, x_inf = lo / 30, hi * 30  # far enough that a column's sideways spread never reaches its neighbour
 
     def column(r: Mapping[str, Any]) -> float:
         e = float(r["epsilon"])
-        return x_inf if not r.get("certified") or math.isinf(e) else x_zero if e <= 0 else e
+        return x_inf if not r.get("certified") or math.isinf(e) else x_zero if e <= 0 else float(f"{e:.9g}")
+
+    symbols = {}  # one marker symbol per method, in the order of the rows
+    for r in rows:
+        symbols.setdefault(r["method"], METHOD_SYMBOLS[len(symbols) % len(METHOD_SYMBOLS)])
 
     cols: dict[float, list] = {}
     for r in rows:
@@ -117,46 +129,48 @@ def certified_frontier_figure(rows: Sequence[Mapping[str, Any]], *, title: str =
     fig = go.Figure()
     for x, members in cols.items():
         n = len(members)
-        # spread a column's points sideways, in order of accuracy, with labels on four levels (above, below,
-        # further above, further below): neighbours with close accuracies never share a level
+        # spread a column's points sideways, in order of accuracy (0.14 decades apart)
         members = sorted(members, key=lambda r: r.get("test_acc") or 0.0)
         for i, r in enumerate(members):
             xi = x * 10 ** (0.14 * (i - (n - 1) / 2))
             color = _SETTING_COLOR.get(r.get("setting"), "#7f7f7f")
             filled = bool(r.get("forgets")) and r.get("forget_signal") is not False
+            group = f"method {r['method']}"
             if r.get("retrain_test_acc") is not None and r.get("test_acc") is not None:
                 fig.add_trace(go.Scatter(x=[xi, xi], y=[r["retrain_test_acc"], r["test_acc"]], mode="lines+markers",
                                          line=dict(color=color, width=1), showlegend=False, hoverinfo="skip",
+                                         legendgroup=group,
                                          marker=dict(symbol=["line-ew-open", "circle"], size=[12, 0],
                                                      line=dict(width=2, color=color))))
             band = r.get("seeded_test_acc")
             if band:  # the released accuracy's 95 % interval over seeds, beside the single draw
                 fig.add_trace(go.Scatter(x=[xi * 1.06] * 2, y=[band["low"], band["high"]], mode="lines",
                                          line=dict(color=color, width=5), opacity=0.35, showlegend=False,
+                                         legendgroup=group,
                                          hovertext=[f"{r['method']}: {band['mean']:.3f} [{band['low']:.3f}, "
                                                     f"{band['high']:.3f}] (95 % t-interval over "
                                                     f"{r.get('advantage_n_seeds')} seeds)"] * 2,
                                          hoverinfo="text"))
-            if r.get("test_acc") is not None:  # a log axis takes an annotation's x as log10
-                fig.add_annotation(x=math.log10(xi), y=r["test_acc"], text=r["method"], showarrow=True,
-                                   arrowwidth=0.6, arrowcolor="#999", ax=0, ay=(-18, 18, -34, 34)[i % 4],
-                                   font=dict(size=10))
             fig.add_trace(go.Scatter(
-                x=[xi], y=[r.get("test_acc")], mode="markers",
-                marker=dict(size=11, color=color if filled else "white", line=dict(width=2, color=color)),
-                showlegend=False, hovertext=[f"{r['method']}: {r['guarantee']}<br>{r.get('group', '')}<br>"
-                                             f"{r.get('reading', '')}"], hoverinfo="text"))
+                x=[xi], y=[r.get("test_acc")], mode="markers", name=r["method"], legendgroup=group,
+                legendrank=100 + list(symbols).index(r["method"]),  # the legend lists methods in row order
+                marker=dict(size=11, symbol=symbols[r["method"]], color=color if filled else "white",
+                            line=dict(width=2, color=color)),
+                hovertext=[f"{r['method']}: {r['guarantee']}<br>{r.get('group', '')}<br>"
+                           f"{r.get('reading', '')}"], hoverinfo="text"))
+    # the keys (colour, fill, bar, dash) come first in the legend, then the methods
     for name, color in _SETTING_COLOR.items():
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, marker=dict(size=11, color=color)))
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, legendrank=1,
+                                 marker=dict(size=11, color=color)))
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="does not forget (or cannot show it)",
-                             marker=dict(size=11, color="white", line=dict(width=2, color="#555"))))
+                             legendrank=2, marker=dict(size=11, color="white", line=dict(width=2, color="#555"))))
     n_seeds = sorted({int(r["advantage_n_seeds"]) for r in rows if r.get("seeded_test_acc")
                       and r.get("advantage_n_seeds")})
     if n_seeds:  # the bars' legend entry: which interval, over how many seeds
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(color="#555", width=5), opacity=0.35,
-                                 name=f"95 % t-interval over {'/'.join(str(n) for n in n_seeds)} seeds"))
+                                 legendrank=3, name=f"95 % t-interval over {'/'.join(str(n) for n in n_seeds)} seeds"))
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name="its run's retraining accuracy",
-                             marker=dict(symbol="line-ew-open", size=12, color="#555",
+                             legendrank=4, marker=dict(symbol="line-ew-open", size=12, color="#555",
                                          line=dict(width=2, color="#555"))))
     ticks = sorted({x_zero, x_inf, *finite})
     labels = ["0 (exact)" if t == x_zero else "inf (not certified)" if t == x_inf else f"{t:g}" for t in ticks]
@@ -164,7 +178,7 @@ def certified_frontier_figure(rows: Sequence[Mapping[str, Any]], *, title: str =
     fig.update_yaxes(title="released test accuracy")
     fig.add_vrect(x0=x_inf / 4, x1=x_inf * 4, fillcolor="#eee", opacity=0.5, line_width=0, layer="below")
     fig.update_layout(title=title or "every method at its working point: released accuracy against certified epsilon",
-                      height=480, margin=dict(l=10, r=10, t=50, b=10))
+                      height=560, margin=dict(l=10, r=10, t=50, b=10), legend=dict(font=dict(size=11)))
     return fig
 
 

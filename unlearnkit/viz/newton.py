@@ -395,9 +395,10 @@ class NewtonNoiseExplorer(Explorer):
         hi = max(max(c["acc_paper_hi"]), max(c["acc_sound_hi"]))
         self.lesson.value = (
             f"<b>Read the bands, not one draw:</b> single noise draws land anywhere from {lo:.2f} to {hi:.2f} "
-            f"test accuracy around the noise-free {c['acc_clean']:.2f}; the noise-free model of this small lab is "
-            f"weak, so a random perturbation can beat it by luck, but which draw a release gets is chance: the "
-            f"noise buys the certificate, not accuracy.")
+            f"test accuracy; their mean stays at or below the noise-free {c['acc_clean']:.2f} at every epsilon and "
+            f"falls as epsilon shrinks: noise costs accuracy (a lucky draw may land a test point or two above the "
+            f"noise-free line, but which draw a release gets is chance). The noise buys the certificate, not "
+            f"accuracy.")
         self.status.value = (f"lambda={lam:g}, epsilon={eps:.3g}, delta={delta:.1e}: sigma per model "
                              f"paper {here['sigma_paper'][0]:.3g} (accuracy {here['acc_paper'][0]:.3f}), sound "
                              f"{here['sigma_sound'][0]:.3g} (accuracy {here['acc_sound'][0]:.3f}); "

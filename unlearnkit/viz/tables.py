@@ -3,13 +3,16 @@
 ``table(rows)`` is what a notebook cell shows (``display(table(rows))``, or as the cell's last expression);
 ``table_html(rows)`` is the same table as a string, for an explorer's ``HTML`` widget. Columns are the keys in
 the order they first appear, or those named by ``columns`` (a list of keys, or a mapping key -> header);
-floats are shown to ``digits`` significant digits, ``None`` as an empty cell. ``certificate_row`` turns a
+floats are shown to ``digits`` significant digits, ``None`` as an empty cell. A column of text (no value in it a
+number: strings, flags, mappings) is left-aligned, so that long mechanism or note text reads; a column with numbers
+is right-aligned, digits under digits. ``certificate_row`` turns a
 :class:`~unlearnkit.core.Certificate` into one such row, so certificates of several modes read as one table.
 """
 
 from __future__ import annotations
 
 import html
+import numbers
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 
@@ -24,6 +27,17 @@ def _cell(v: Any, digits: int) -> str:
 
 
 Columns = Union[Sequence[str], Mapping[str, str], None]
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, numbers.Number) and not isinstance(v, bool)
+
+
+def column_align(values: Iterable[Any]) -> str:
+    """``"left"`` for a column of text (at least one value, none of them a number; ``True``/``False`` count as
+    text), ``"right"`` otherwise (numbers, a mix of numbers and text, or only empty cells)."""
+    shown = [v for v in values if v is not None]
+    return "left" if shown and not any(_is_number(v) for v in shown) else "right"
 
 
 def table_html(rows: Iterable[Mapping[str, Any]], *, digits: int = 4, columns: Columns = None) -> str:
@@ -55,8 +69,9 @@ def table_html(rows: Iterable[Mapping[str, Any]], *, digits: int = 4, columns: C
     else:
         heads = dict(columns) if isinstance(columns, Mapping) else {c: c for c in columns}
         cols = list(heads)
-    head = "".join(f"<th style='padding:0 8px;text-align:right'>{html.escape(str(heads[c]))}</th>" for c in cols)
-    body = "".join("<tr>" + "".join(f"<td style='padding:0 8px;text-align:right'>{_cell(r.get(c), digits)}</td>"
+    align = {c: column_align(r.get(c) for r in rows) for c in cols}
+    head = "".join(f"<th style='padding:0 8px;text-align:{align[c]}'>{html.escape(str(heads[c]))}</th>" for c in cols)
+    body = "".join("<tr>" + "".join(f"<td style='padding:0 8px;text-align:{align[c]}'>{_cell(r.get(c), digits)}</td>"
                                     for c in cols) + "</tr>" for r in rows)
     return f"<table style='font-size:12px'><tr>{head}</tr>{body}</table>"
 
