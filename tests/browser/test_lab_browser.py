@@ -338,6 +338,9 @@ def test_notebook_runs_and_reacts_in_the_browser(lab, notebook):
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.add_init_script(PAINT_RECORDER_JS)  # stamps the last frame in which a figure changed
         row: dict = {"load_average_at_start": load_average()}
+        console: list[str] = []  # the page's errors, kept in the Run All row (a blank figure's first clue)
+        page.on("console", lambda m: console.append(f"{m.type}: {m.text[:300]}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: console.append(f"pageerror: {str(e)[:300]}"))
         try:
             page.goto(url, timeout=120_000)
             page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
@@ -421,6 +424,7 @@ def test_notebook_runs_and_reacts_in_the_browser(lab, notebook):
         finally:
             browser.close()
             row["load_average_at_end"] = load_average()
+            row["console_errors"] = console[:8]
             if BINDER:
                 shut_down_kernels(lab, TOKEN)  # one notebook at a time, as a student on Binder works
                 row["peak_rss_mb"] = round(_MEMORY["watch"].peak / 2**20)
