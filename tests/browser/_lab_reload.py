@@ -54,6 +54,11 @@ def _figures_by_title(page) -> dict[str, list[str]]:
     return {t: sorted(v) for t, v in seen.items()}
 
 
+def shots_name(page) -> str:
+    """The notebook's name from the page's URL (for file names)."""
+    return page.url.split("?")[0].rsplit("/", 1)[-1].replace(".ipynb", "")
+
+
 def reload_shows_the_kernels_figures(page, wait_plots: Callable[[], float], shots: Path) -> list[str]:
     """Save, reload the page (the widget models come back from the running kernel), and compare every figure
     with what the live page drew after the last control move; the figures that differ."""
@@ -77,5 +82,10 @@ def reload_shows_the_kernels_figures(page, wait_plots: Callable[[], float], shot
     page.locator(".jupyter-widgets .js-plotly-plot").first.scroll_into_view_if_needed()
     time.sleep(1.0)
     assert before, "no widget figure to compare"
+    differ = sorted(t for t in set(before) | set(after) if after.get(t) != before.get(t))
+    if differ:  # the whole of each differing figure, live and reloaded, for the report
+        dump = shots.parent / f"browser-reload-diff-{shots_name(page)}.json"
+        dump.write_text(json.dumps({t: {"live": before.get(t), "reloaded": after.get(t)} for t in differ}, indent=1))
+        print(f"figures that differ after the reload written to {dump}")
     return [f"{title!r}: live {before.get(title, [''])[0][:300]} / reloaded {a[0][:300] if a else None}"
             for title in sorted(set(before) | set(after)) if (a := after.get(title)) != before.get(title)]

@@ -14,6 +14,13 @@ figure, not the one first displayed; screenshot ``<notebook>-reloaded.png``). Fi
 ``<notebook>-1024.png``), not asserted. The notebooks are copied to a temporary folder first, so Lab's autosave never
 writes outputs into the committed files.
 
+Under load (``tests/browser/_lab_load.py``): ``UNLEARNKIT_BROWSER_LOAD=busy`` keeps a busy-loop process on every
+core for the whole test; ``UNLEARNKIT_BROWSER_LIMITS=binder`` pins the Lab server and its kernels to one core
+(``taskset -c 0``) and asserts their peak resident memory stays under Binder's 2 GB (measured, not enforced: no
+unprivileged tool here caps resident memory), shutting each notebook's kernel down after its test. In every mode,
+quiet included, the Run All time a student waits for (the click to the last figure painted) is recorded per
+notebook and mode in ``artifacts/browser-runall.json`` and printed; every figure must have data without a reload.
+
 Quick mode by default (what CI and Binder run); ``UNLEARNKIT_BROWSER_MODE=full`` runs the notebooks in full mode
 (screenshots and latencies then carry a ``-full`` suffix).
 
@@ -35,6 +42,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from _lab_load import (BINDER, BINDER_MEMORY_BYTES, MODE, PAINT_RECORDER_JS, MemoryWatch, load_average,
+                       machine_load, record_run_all, server_command, shut_down_kernels)
 from _lab_reload import reload_shows_the_kernels_figures
 
 pytestmark = pytest.mark.browser
@@ -210,7 +219,18 @@ def lab():
            f"--ServerApp.token={TOKEN}", f"--ServerApp.root_dir={root}", "--allow-root",
            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     log = open(work / "lab.log", "wb")
+    with machine_load():
+        yield from _serve(server_command(cmd), env, log, root, work, port)
+
+
+_MEMORY: dict[str, MemoryWatch] = {}
+
+
+def _serve(cmd, env, log, root, work, port):
+    """Start JupyterLab, yield its address once it answers, stop it at teardown."""
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=root)
+    if BINDER:
+        _MEMORY["watch"] = MemoryWatch(proc.pid)
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
     while time.time() < deadline:
@@ -225,6 +245,8 @@ def lab():
         proc.terminate()
         raise RuntimeError("JupyterLab did not start within 90 s")
     yield base
+    if BINDER:
+        _MEMORY.pop("watch").stop()
     proc.terminate()
     try:
         proc.wait(timeout=20)
@@ -234,8 +256,10 @@ def lab():
     shutil.rmtree(work, ignore_errors=True)
 
 
-def _run_all(page) -> None:
-    """Run > Run All Cells, retried until the first cell is queued (Lab ignores it while still starting)."""
+def _run_all(page) -> float:
+    """Run > Run All Cells, retried until the first cell is queued (Lab ignores it while still starting); the
+    page's clock (``performance.now()``, ms) at the first click."""
+    clicked = page.evaluate("() => performance.now()")
     for _attempt in range(6):
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
@@ -243,7 +267,7 @@ def _run_all(page) -> None:
         while time.time() < deadline:
             prompts = page.evaluate(_CELL_STATE_JS)
             if prompts and prompts[0] != "[ ]:":
-                return
+                return clicked
             time.sleep(0.5)
         page.keyboard.press("Escape")
     raise AssertionError("Run All Cells never started the cells")
@@ -312,17 +336,29 @@ def test_notebook_runs_and_reacts_in_the_browser(lab, notebook):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROME_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.add_init_script(PAINT_RECORDER_JS)  # stamps the last frame in which a figure changed
+        row: dict = {"load_average_at_start": load_average()}
+        console: list[str] = []  # the page's errors, kept in the Run All row (a blank figure's first clue)
+        page.on("console", lambda m: console.append(f"{m.type}: {m.text[:300]}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: console.append(f"pageerror: {str(e)[:300]}"))
         try:
             page.goto(url, timeout=120_000)
             page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
             page.wait_for_selector("#jp-main-statusbar :text('Idle')", timeout=120_000)
-            _run_all(page)
+            clicked = _run_all(page)
             _wait_all_cells_ran(page, RUN_TIMEOUT_S)
+            row["cells_done_s"] = round((page.evaluate("() => performance.now()") - clicked) / 1000.0, 1)
             errors = page.evaluate(_ERRORS_JS)
             assert not errors, f"{notebook.name} raised in the browser:\n{errors[0][-2000:]}"
             page.wait_for_selector(".js-plotly-plot", state="attached", timeout=60_000)
             took = _wait_plots_rendered(page)
             print(f"{notebook.name}: figures drawn {took:.1f} s after the cells finished")
+            time.sleep(0.5)  # the frame after the last change has been stamped
+            painted = page.evaluate("() => window.__ukLastPaint")
+            row["figures"] = page.locator(".js-plotly-plot").count()
+            row["run_all_s"] = round((painted - clicked) / 1000.0, 1) if painted else None
+            print(f"{notebook.name} [{MODE}]: Run All to the last figure painted {row['run_all_s']} s "
+                  f"(cells done at {row['cells_done_s']} s, {row['figures']} figures)")
             clipped = page.evaluate(_CLIPPED_JS)
             assert not clipped, f"{notebook.name}: figures wider than the 1400 px notebook: {clipped}"
             empty = [g for g in page.evaluate(_GRAPH_NODES_JS) if g["visible"] and g["drawn"] < g["expected"]]
@@ -381,5 +417,21 @@ def test_notebook_runs_and_reacts_in_the_browser(lab, notebook):
             page.screenshot(path=str(SHOTS / f"{notebook.stem}{SUFFIX}-1024.png"))
             _record("browser-1024.json", notebook.name, narrow)
             print(f"{notebook.name} at 1024 px: {len(narrow)} figures wider than the notebook {narrow[:3]}")
+            row["outcome"] = "passed"
+        except BaseException as e:
+            row["outcome"] = f"failed: {str(e).splitlines()[0][:300] if str(e) else type(e).__name__}"
+            raise
         finally:
             browser.close()
+            row["load_average_at_end"] = load_average()
+            row["console_errors"] = console[:8]
+            if BINDER:
+                shut_down_kernels(lab, TOKEN)  # one notebook at a time, as a student on Binder works
+                row["peak_rss_mb"] = round(_MEMORY["watch"].peak / 2**20)
+                row["peak_processes"] = _MEMORY["watch"].peak_processes
+            record_run_all(ROOT / "artifacts" / "browser-runall.json", notebook.name + SUFFIX, row)
+            print(f"{notebook.name} [{MODE}]: {row}")
+    if BINDER:
+        peak = _MEMORY["watch"].peak
+        assert peak < BINDER_MEMORY_BYTES, \
+            f"{notebook.name}: the Lab server and its kernels peaked at {peak / 2**20:.0f} MB RSS, over Binder's 2 GB"

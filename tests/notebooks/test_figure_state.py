@@ -253,7 +253,7 @@ URL.revokeObjectURL = () => {};
 const text = require('fs').readFileSync(process.argv[1], 'utf8');
 import('data:text/javascript;base64,' + Buffer.from(text).toString('base64')).then(async (mod) => {
   const views = [mod.default(), mod.default(), mod.default()];
-  const models = views.map(() => ({}));
+  const models = views.map(() => ({ on() {} }));
   const t0 = Date.now();
   const returned = views.map((w, i) => w.initialize({ model: models[i] }));
   const initMs = Date.now() - t0;
@@ -285,6 +285,64 @@ def test_the_shared_module_initialises_at_once_and_imports_the_bundle_once(tmp_p
     assert got["returned"] == ["undefined"] * 3 and got["initMs"] < 100
     assert got["blobs"] == 1 and got["inits"] == 3 and got["ok"] == [1, 1, 1]
     assert got["drawn"] == ["drawn 0", "drawn 1", "drawn 2"]
+
+
+LOST_MESSAGE_DRIVER = r"""
+const fake = 'export default () => ({ initialize(c) {}, render(c) { return "drawn"; } });';
+URL.createObjectURL = () => 'data:text/javascript,' + encodeURIComponent(fake);
+URL.revokeObjectURL = () => {};
+const text = require('fs').readFileSync(process.argv[1], 'utf8');
+function model() {
+  const handlers = {};
+  return { on(ev, f) { (handlers[ev] = handlers[ev] || []).push(f); },
+           emit(ev) { (handlers[ev] || []).forEach((f) => f()); } };
+}
+async function view(mod, lostBefore, syncAfter) {
+  const w = mod.default(), m = model(), t0 = Date.now();
+  w.initialize({ model: m });
+  lostBefore.forEach((ev) => m.emit(ev));  // before the bundle has loaded: plotly's model never sees these
+  let drawnAt = null;
+  const done = w.render({ el: 0 }).then(() => { drawnAt = Date.now() - t0; });
+  await new Promise((r) => setTimeout(r, 200));
+  const before = drawnAt;
+  syncAfter.forEach((ev) => m.emit(ev));
+  await done;
+  return { drawnBeforeSync: before !== null, drawnAt };
+}
+import('data:text/javascript;base64,' + Buffer.from(text).toString('base64')).then(async (mod) => {
+  console.log(JSON.stringify({
+    quiet: await view(mod, [], []),
+    lostThenSynced: await view(mod, ['change:_py2js_deleteTraces'], ['change:_widget_data']),
+    lostAndSyncedBefore: await view(mod, ['change:_py2js_addTraces', 'change:_widget_data'], []),
+    layoutStillLost: await view(mod, ['change:_py2js_relayout'], ['change:_widget_data']),
+  }));
+});
+"""
+
+
+def test_a_view_waits_for_the_full_state_after_a_lost_message(tmp_path):
+    """A change message that reaches a model before plotly's bundle has loaded is lost to plotly's model; the
+    view is then drawn only once the full state of the part that message edits has arrived (or after 3 s), never
+    from the state before the lost message. Without a lost message, or when the full state came before the bundle
+    loaded, the view is drawn at once. Driven in Node with a stand-in bundle."""
+    import json
+    import shutil
+    import subprocess
+
+    from unlearnkit.viz._widget_esm import shared_bundle_module
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node not installed")
+    module = tmp_path / "module.mjs"
+    module.write_text(shared_bundle_module("export default () => ({});"))
+    out = subprocess.run([node, "-e", LOST_MESSAGE_DRIVER, str(module)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["quiet"]["drawnBeforeSync"] and got["lostAndSyncedBefore"]["drawnBeforeSync"]
+    assert not got["lostThenSynced"]["drawnBeforeSync"] and got["lostThenSynced"]["drawnAt"] < 1000
+    # a lost relayout is not superseded by a new data state: the view waits for the layout, at most 3 s
+    assert not got["layoutStillLost"]["drawnBeforeSync"] and got["layoutStillLost"]["drawnAt"] >= 2900
 
 
 def test_a_value_a_view_reports_stays_in_the_figure():

@@ -11,8 +11,12 @@ one cell on a loaded 2-core machine the window was missed often.
 and imports it at most once per page (shared through ``globalThis`` under a key naming the bundle's hash). Its
 ``initialize`` returns at once, so every model is ready within the window however long the bundle takes;
 plotly's own ``initialize`` and ``render`` run, unchanged, when the bundle has loaded (a view waits for it).
-Messages that reach a model before then are not replayed, which is harmless because each change is followed
-by the full synced state (:func:`~unlearnkit.viz._payload.keep_widgets_synced`), and a view is built from that.
+Messages that reach a model before then are lost to plotly's model (its handlers do not exist yet); each change
+is followed by the full synced state (:func:`~unlearnkit.viz._payload.keep_widgets_synced`), which supersedes
+them. A view drawn in between would start from the state before the lost messages and apply the later ones on top
+(a bar chart cleared and refilled would show old and new bars; plotly's view ignores a new full state), so when a
+message was lost before the bundle loaded, a view is drawn once the full state of the part it edits (data,
+layout) has arrived, or after 3 s at the latest.
 ``UNLEARNKIT_WIDGET_BUNDLE=plotly`` keeps plotly's own module.
 """
 
@@ -37,18 +41,41 @@ function load() {
   return globalThis[KEY];
 }
 
+// plotly's change messages, by the part of the synced state each one edits
+const DATA_MSGS = ["addTraces", "deleteTraces", "moveTraces", "restyle", "update", "animate", "removeTraceProps"];
+const LAYOUT_MSGS = ["relayout", "update", "animate", "removeLayoutProps"];
+const WAIT_MS = 3000;
+
 export default () => {
   let widget;
   let started;
+  let ready = false;
+  const lost = { data: false, layout: false };
+  let waiters = [];
+  const settle = () => {
+    if (!lost.data && !lost.layout) { waiters.forEach((w) => w()); waiters = []; }
+  };
   return {
     initialize(ctx) {
+      const model = ctx.model;
+      // a message that reaches the model before plotly's own handlers exist is lost to it; the full state the
+      // kernel sends after every change supersedes it
+      for (const [part, msgs] of [["data", DATA_MSGS], ["layout", LAYOUT_MSGS]]) {
+        for (const m of msgs) model.on("change:_py2js_" + m, () => { if (!ready) lost[part] = true; });
+        model.on("change:_widget_" + part, () => { lost[part] = false; settle(); });
+      }
       started = load().then((factory) => {
         widget = typeof factory === "function" ? factory() : factory;
-        return widget.initialize ? widget.initialize(ctx) : undefined;
+        const out = widget.initialize ? widget.initialize(ctx) : undefined;
+        ready = true;
+        return out;
       });
     },
     async render(ctx) {
       await started;
+      if (lost.data || lost.layout) {  // draw from the full state that follows the lost messages
+        await new Promise((resolve) => { waiters.push(resolve); setTimeout(resolve, WAIT_MS); });
+      }
       return widget.render(ctx);
     },
   };
