@@ -97,3 +97,37 @@ def test_every_name_a_module_reads_is_bound():
     bad = [f"{module_name(p)}: {scope} reads {name}" for p in PKG.rglob("*.py")
            for scope, name in _unbound_names(p.read_text(), str(p))]
     assert not bad, "names nothing binds:\n" + "\n".join(bad)
+
+
+def undeferred_function_imports() -> list[str]:
+    """``module:line`` of every import of a package module inside a function that does not say why it waits.
+
+    An import belongs at the top of its module; one stays inside a function only where it defers something
+    (torch, plotly, networkx, scipy's submodules: what a light module must not load at import time) or where the
+    top would close a ring, and then its line (or the line above) says so: ``# deferred: imports torch``.
+    """
+    found = []
+    for path in PKG.rglob("*.py"):
+        source = path.read_text()
+        lines = source.splitlines()
+
+        def visit(node: ast.AST, in_function: bool) -> None:
+            for child in ast.iter_child_nodes(node):
+                inside = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                if in_function and isinstance(child, (ast.Import, ast.ImportFrom)):
+                    own = (child.level > 0 or (child.module or "").split(".")[0] == "unlearnkit"
+                           if isinstance(child, ast.ImportFrom)
+                           else any(a.name.split(".")[0] == "unlearnkit" for a in child.names))
+                    said = lines[child.lineno - 1: child.end_lineno] + [lines[child.lineno - 2].strip()[:11]]
+                    if own and not any("# deferred:" in line for line in said):
+                        found.append(f"{module_name(path)}:{child.lineno}")
+                visit(child, inside)
+
+        visit(ast.parse(source, filename=str(path)), False)
+    return sorted(found)
+
+
+def test_function_imports_say_why_they_wait():
+    """In-function imports of the package's own modules: each says ``# deferred: <why>`` (at most 0 do not)."""
+    bad = undeferred_function_imports()
+    assert not bad, "in-function imports that could move to the top (or say why not):\n" + "\n".join(bad)

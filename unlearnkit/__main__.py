@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata as md
+import platform
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import unlearnkit as uk
+from unlearnkit._io import atomic_write_text, ensure_writable_dir, ensure_writable_file, json_text, output_lock, \
+    retire_stale
+from unlearnkit._validate import check_choice, check_int
+from unlearnkit.benchmarks import available_benches, run_benches
+from unlearnkit.data.parsers import DatasetCorruptError
+from unlearnkit.experiments import available_methods
+from unlearnkit.experiments.contract import cost_saved, guarantee, guarantee_line
+from unlearnkit.experiments.registry import registry_errors
+from unlearnkit.reproduce.reference import PAPERS
+from unlearnkit.reproduce.runner import REPRODUCE_PROFILES
+
 
 def _doctor(args: argparse.Namespace) -> int:
-    import importlib.metadata as md
-    import platform
-
-    import unlearnkit as uk
-
     print(f"unlearnkit {uk.__version__} on Python {platform.python_version()} ({platform.platform()})")
     for pkg in ["torch", "numpy", "scipy", "networkx", "plotly", "anywidget", "ipywidgets", "jupyterlab",
                 "scikit-learn", "tqdm", "dp-accounting", "opacus", "nbval", "hypothesis", "playwright"]:
@@ -32,8 +41,8 @@ def _doctor(args: argparse.Namespace) -> int:
         print(f"device: {dev}{extra}")
     except ValueError as exc:
         print(f"device: ERROR {exc}")
-    from unlearnkit.data import available
-    from unlearnkit.data.datasets import data_root
+    from unlearnkit.data import available  # deferred: imports torch
+    from unlearnkit.data.datasets import data_root  # deferred: imports torch
 
     avail = available()
     print(f"datasets (root {data_root()}): " + ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in avail.items()))
@@ -46,8 +55,6 @@ def _doctor(args: argparse.Namespace) -> int:
             print(f"  lab extension {name}: {'installed' if found else 'MISSING (pip install the package)'}")
     except ImportError:
         print("  lab extensions: jupyter is not installed (pip install jupyterlab)")
-    from unlearnkit.experiments import available_methods
-    from unlearnkit.experiments.registry import registry_errors
 
     print("methods: " + ", ".join(available_methods()))
     for mod, err in registry_errors().items():
@@ -56,9 +63,6 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from unlearnkit.benchmarks import available_benches
-    from unlearnkit.experiments import available_methods
-
     print("methods (python -m unlearnkit run NAME):")
     for name, spec in available_methods().items():
         print(f"  {name:22s} profiles: {', '.join(spec.profiles):24s} {spec.description}")
@@ -95,7 +99,6 @@ def _print_result(result: dict) -> None:
     if "dist_to_retrain" in m:
         print(f"  distance to retrain: {m['dist_to_retrain']:.4f} (original model: "
               f"{m.get('original_dist_to_retrain', float('nan')):.4f})")
-    from unlearnkit.experiments.contract import cost_saved, guarantee, guarantee_line
 
     c = result["cost"]
     saved = [cost_saved(c.get(k), c.get(f"retrain_{k}")) for k in ("grad_evals", "seconds")]
@@ -126,8 +129,7 @@ def _guarded(work: Callable[[], int]) -> int:
     2: a bad argument (ValueError, including a bad --out); 3: a dataset is missing or corrupt; 4: another
     input/output error (a full disk, say).
     """
-    from unlearnkit.data import DatasetUnavailableError
-    from unlearnkit.data.parsers import DatasetCorruptError
+    from unlearnkit.data import DatasetUnavailableError  # deferred: imports torch
 
     try:
         return work()
@@ -141,9 +143,7 @@ def _guarded(work: Callable[[], int]) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     def work() -> int:
-        from unlearnkit._io import ensure_writable_dir, output_lock
-        from unlearnkit._validate import check_choice, check_int
-        from unlearnkit.experiments import get_method
+        from unlearnkit.experiments import get_method  # deferred: read when called (tests patch experiments.get_method)
 
         spec = get_method(args.method)
         check_choice("profile", args.profile, tuple(spec.profiles))
@@ -157,8 +157,6 @@ def _run(args: argparse.Namespace) -> int:
 
 def _run_locked(args: argparse.Namespace, spec: Any, out: Path) -> int:
     """The body of ``run`` once ``--out`` is checked and locked."""
-    import unlearnkit as uk
-    from unlearnkit._io import atomic_write_text, json_text, retire_stale
 
     retire_stale(out / "result.json")  # an interrupted run must not leave an old result that looks current
     t0 = time.perf_counter()
@@ -176,17 +174,12 @@ def _run_locked(args: argparse.Namespace, spec: Any, out: Path) -> int:
 
 def _reproduce(args: argparse.Namespace) -> int:
     try:
-        from unlearnkit.reproduce import run_reproduction
+        from unlearnkit.reproduce import run_reproduction  # deferred: reported if missing
     except ImportError as exc:
         print(f"error: reproduction is not available ({exc})", file=sys.stderr)
         return 2
 
     def work() -> int:
-        from unlearnkit._io import ensure_writable_dir, output_lock, retire_stale
-        from unlearnkit._validate import check_choice, check_int
-        from unlearnkit.reproduce.runner import REPRODUCE_PROFILES
-        from unlearnkit.reproduce.reference import PAPERS
-
         check_choice("paper", args.paper, tuple(PAPERS))
         check_choice("profile", args.profile, REPRODUCE_PROFILES)
         check_int("--seed", args.seed, low=0, high=2**63 - 1)
@@ -202,10 +195,6 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     def work() -> int:
-        from unlearnkit._io import ensure_writable_file, output_lock, retire_stale
-        from unlearnkit._validate import check_choice
-        from unlearnkit.benchmarks import available_benches, run_benches
-
         for name in args.names:
             check_choice("bench", name, tuple(available_benches()))
         if args.out is None:

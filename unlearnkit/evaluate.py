@@ -86,7 +86,7 @@ def auc_interval(pos: np.ndarray, neg: np.ndarray, *, level: float = 0.95, n_boo
     keeps its size), ``n_boot`` times from a fixed ``seed`` (the same scores give the same interval). Larger
     sets: DeLong's normal interval (DeLong, DeLong & Clarke-Pearson 1988, the variance of the two sets'
     placement values), which the bootstrap agrees with there at a fraction of the cost; clipped to [0, 1]."""
-    from scipy.stats import norm
+    from scipy.stats import norm  # deferred: imports scipy.stats
 
     pos, neg = np.asarray(pos, dtype=float).ravel(), np.asarray(neg, dtype=float).ravel()
     n_boot = check_int("n_boot", n_boot, low=10, high=100_000)
@@ -158,7 +158,7 @@ def mia_precision_interval(precision_pct: float, calls: int, *, level: float = 0
     members, ``round(precision_pct * calls / 100)`` of them true members (Clopper & Pearson 1934). Beside
     :func:`mia_precision`'s mean over repeated draws, it says how far one attack of that size can land from
     the attack's expected precision."""
-    from scipy.stats import beta
+    from scipy.stats import beta  # deferred: imports scipy.stats
 
     calls = check_int("calls", calls, low=1)
     k = int(round(precision_pct * calls / 100.0))

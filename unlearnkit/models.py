@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from torch.func import functional_call, grad, jvp, vmap
+from torch.func import functional_call, grad, grad_and_value, jvp, vmap
 
 from ._validate import check_choice, check_int, check_positive
 
@@ -282,7 +282,6 @@ class FlatParams:
         """``(loss, grad)`` in one pass."""
         if _plain_autograd_ok(theta):
             return _eager_value_and_grad(lambda t: self.loss(t, x, y, weight_decay=weight_decay), theta)
-        from torch.func import grad_and_value
 
         g, v = grad_and_value(lambda t: self.loss(t, x, y, weight_decay=weight_decay))(theta)
         return v, g

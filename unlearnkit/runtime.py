@@ -13,6 +13,8 @@ import random
 import sys
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as np
+
 VERSION = "0.1.0"
 """The package's version (``unlearnkit.__version__``; pyproject.toml states the same)."""
 
@@ -28,7 +30,7 @@ def device(prefer: str | None = None):
     ValueError
         If a CUDA device is requested but none is available.
     """
-    import torch
+    import torch  # deferred: imports torch
 
     choice = prefer or os.environ.get("UNLEARNKIT_DEVICE") or None
     if choice is None:
@@ -53,7 +55,7 @@ def device(prefer: str | None = None):
 
 def make_generator(seed: int, device: Any = "cpu"):
     """A seeded ``torch.Generator`` on ``device``; unlearnkit never draws from torch's global RNG."""
-    import torch
+    import torch  # deferred: imports torch
 
     g = torch.Generator(device=torch.device(device))
     g.manual_seed(int(seed))
@@ -62,7 +64,6 @@ def make_generator(seed: int, device: Any = "cpu"):
 
 def numpy_generator(seed: int):
     """A seeded ``numpy.random.Generator`` (PCG64)."""
-    import numpy as np
 
     return np.random.default_rng(int(seed))
 
@@ -73,8 +74,7 @@ def seed_everything(seed: int) -> None:
     unlearnkit's own code takes explicit generators; this exists for user code and third-party layers
     (e.g. ``torch.nn`` default initialisation when a generator cannot be passed).
     """
-    import numpy as np
-    import torch
+    import torch  # deferred: imports torch
 
     random.seed(seed)
     np.random.seed(seed % 2**32)

@@ -22,6 +22,7 @@ from typing import Optional, Sequence
 import numpy as np
 import torch
 from torch import Tensor
+from tqdm.auto import tqdm
 
 from ._validate import check_choice, check_finite_params, check_generator, check_int, check_number, check_positive
 from .core import MAX_STEPS, Callback, Cost, Stopwatch, TrainedState, emit
@@ -136,8 +137,6 @@ def run_sgd(flat: FlatParams, theta: Tensor, x: Tensor, y: Tensor, config: SGDCo
     grad_evals = 0
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
         bar = tqdm(total=steps, desc=desc, leave=False)
     theta = theta.detach().clone()
     with Stopwatch() as sw:

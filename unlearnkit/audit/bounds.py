@@ -19,7 +19,7 @@ def clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
     Beta(k + 1, n - k) (Clopper & Pearson 1934); they are exact (conservative), unlike normal approximations,
     which matters for the near-zero error rates that drive large epsilons.
     """
-    from scipy.stats import beta
+    from scipy.stats import beta  # deferred: imports scipy.stats
 
     k, n = check_int("k", k), check_int("n", n)
     if not 0 <= k <= n or n <= 0:
@@ -52,14 +52,14 @@ def epsilon_lower_bound(k_a: int, n_a: int, k_b: int, n_b: int, *, delta: float,
 
 
 def cp_lower_many(k: np.ndarray, n: int, a: float) -> np.ndarray:
-    from scipy.stats import beta
+    from scipy.stats import beta  # deferred: imports scipy.stats
 
     k = np.asarray(k)
     return np.where(k > 0, beta.ppf(a, np.maximum(k, 1), n - k + 1), 0.0)
 
 
 def cp_upper_many(k: np.ndarray, n: int, a: float) -> np.ndarray:
-    from scipy.stats import beta
+    from scipy.stats import beta  # deferred: imports scipy.stats
 
     k = np.asarray(k)
     return np.where(k < n, beta.ppf(1 - a, k + 1, np.maximum(n - k, 1)), 1.0)

@@ -37,6 +37,7 @@ from .._validate import check_choice, check_int, check_probability
 from .bounds import cp_lower_many, cp_upper_many, epsilon_from_rates
 from .statistics import AUDIT_STATISTICS, average_ranks, gdp_epsilon
 from ..core import MAX_TRIALS
+from .one_run import one_run_epsilon_lower_bound
 
 
 CEILING_STATISTICS = AUDIT_STATISTICS + ("one_run",)
@@ -65,8 +66,6 @@ def audit_ceiling(n_trials: int, statistic: str = "cp_split", *, delta: float = 
     check_probability("delta", delta, allow_one=False)
     check_probability("alpha", alpha, allow_zero=False, allow_one=False)
     if statistic == "one_run":
-        from .one_run import one_run_epsilon_lower_bound
-
         if n > _ONE_RUN_MAX:
             raise ValueError(f"n_trials={n} is out of range for statistic='one_run': expected at most "
                              f"{_ONE_RUN_MAX} canaries (the bound's binomial sums grow with n)")
@@ -81,7 +80,7 @@ def audit_ceiling(n_trials: int, statistic: str = "cp_split", *, delta: float = 
     lo = float(cp_lower_many(np.array(n_eval), n_eval, a))  # P_A(E): every world-A trial in E
     hi = float(cp_upper_many(np.array(0), n_eval, a))  # P_B(E): no world-B trial in E
     if statistic == "gdp":
-        from scipy.stats import norm
+        from scipy.stats import norm  # deferred: imports scipy.stats
 
         mu = float(norm.ppf(1.0 - hi) + norm.ppf(lo))
         if delta == 0:

@@ -98,7 +98,7 @@ def score_interval(scores: Any, *, confidence: float = 0.95) -> tuple[float, flo
     below the score (we saw intervals that excluded their own point estimate). Independent repetitions of a
     vectorised experiment cost seconds and need no such correction.
     """
-    from scipy.stats import t as student
+    from scipy.stats import t as student  # deferred: imports scipy.stats
 
     check_probability("confidence", confidence, allow_zero=False, allow_one=False)
     v = np.asarray(scores, dtype=float).reshape(-1)

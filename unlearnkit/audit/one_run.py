@@ -47,7 +47,7 @@ def one_run_p_value(n_guesses: int, n_correct: int, m: int, *, epsilon: float, d
     Steinke, Nasr & Jagielski 2023, Theorem 5.2 (code of their Appendix D): ``P[Binomial(r, q) >= v]`` plus
     ``2 m delta`` times the largest ``(1/i) P[v - i <= Binomial(r, q) < v]``, ``q = e^eps / (1 + e^eps)``.
     """
-    from scipy.stats import binom
+    from scipy.stats import binom  # deferred: imports scipy.stats
 
     r, v, m = _check_counts(n_guesses, n_correct, m)
     check_positive("epsilon", epsilon, allow_zero=True)
@@ -82,7 +82,7 @@ def one_run_epsilon_lower_bound(n_guesses: int, n_correct: int, m: int, delta: f
     alpha:
         The bound holds with probability ``>= 1 - alpha``.
     """
-    from scipy.optimize import brentq
+    from scipy.optimize import brentq  # deferred: imports scipy.optimize
 
     r, v, m = _check_counts(n_guesses, n_correct, m)
     check_probability("delta", delta, allow_one=False)

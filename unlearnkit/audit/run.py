@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from .._validate import check_choice, check_int, check_positive, check_probability, check_range
 from ..core import Callback, emit
@@ -128,7 +129,6 @@ def bonferroni(config: AuditConfig | None, n_audits: int) -> AuditConfig:
     verdicts is right as a whole with confidence ``1 - config.alpha`` (the family-wise confidence), and each
     single bound with ``1 - config.alpha / n_audits``. ``n_audits=1`` returns the config unchanged.
     """
-    from dataclasses import replace
 
     config = config or AuditConfig()
     check_int("n_audits", n_audits, low=1, high=MAX_REPEATS)
@@ -235,8 +235,6 @@ def audit(world_a: Mechanism, world_b: Mechanism, *, delta: float, epsilon: Opti
     xs_a, xs_b = [], []
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
         bar = tqdm(total=n, desc=f"audit {label}".strip(), leave=False)
     done = 0
     while done < n:

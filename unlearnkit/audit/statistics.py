@@ -62,7 +62,7 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     same curve as the Gaussian mechanism with ``sensitivity / sigma = mu`` (Balle & Wang 2018, Thm 8), so it
     is solved by :func:`unlearnkit.privacy.analytic_gaussian_epsilon`. ``mu <= 0`` gives 0, ``mu = inf`` inf.
     """
-    from ..privacy import analytic_gaussian_epsilon
+    from ..privacy import analytic_gaussian_epsilon  # deferred: imports scipy.optimize
 
     check_probability("delta", delta, allow_zero=False, allow_one=False)
     if not mu > 0:
@@ -117,7 +117,7 @@ class Estimate:
 
 def _descriptive(a: np.ndarray, b: np.ndarray) -> tuple[float, dict[float, float]]:
     """AUROC of "A scores higher" (Mann-Whitney U / (n_a n_b), ties counted half) and TPR at fixed FPRs."""
-    from scipy.stats import rankdata
+    from scipy.stats import rankdata  # deferred: imports scipy.stats
 
     ranks = rankdata(np.concatenate([a, b]))
     auc = float((ranks[: a.size].sum() - a.size * (a.size + 1) / 2) / (a.size * b.size))
@@ -192,7 +192,7 @@ def _rank_tests(a, b, alpha_test, n_thresholds):
 
 
 def _fixed_family(a, b, delta, alpha, n_thresholds, gdp: bool):
-    from scipy.stats import norm
+    from scipy.stats import norm  # deferred: imports scipy.stats
 
     n_tests = 2 * (average_ranks(a.size, n_thresholds).size + average_ranks(b.size, n_thresholds).size)
 
@@ -258,7 +258,7 @@ def estimate(samples_a: Any, samples_b: Any, *, delta: float, method: str = "cp_
         lb, pt, info = _fixed_family(a, b, delta, alpha, n_thresholds, gdp=False)
         info.update(epsilon_lower=max(lb, 0.0), epsilon_point=pt)
     else:
-        from scipy.stats import norm
+        from scipy.stats import norm  # deferred: imports scipy.stats
 
         mu_lower, _, info = _fixed_family(a, b, delta, alpha, n_thresholds, gdp=True)
         mu_lower = max(mu_lower, 0.0)

@@ -23,7 +23,10 @@ from dataclasses import dataclass
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator
 
+from .._io import atomic_write_text, ensure_writable_file, json_text, output_lock
 from .._validate import check_choice
+from ..core import cuda_sync as sync
+from ..runtime import VERSION, device
 
 __all__ = ["register_bench", "available_benches", "run_benches"]
 
@@ -66,7 +69,6 @@ def available_benches() -> dict[str, BenchSpec]:
 def timeit(fn: Callable[[], Any], *, repeat: int = 3, warmup: int = 1) -> float:
     """Best wall time in seconds of ``fn()`` over ``repeat`` runs after ``warmup`` runs (CUDA synchronised when
     CUDA is in use: a CPU run on a machine with a GPU neither waits for nor creates a CUDA context)."""
-    from ..core import cuda_sync as sync
 
     for _ in range(warmup):
         fn()
@@ -81,10 +83,8 @@ def timeit(fn: Callable[[], Any], *, repeat: int = 3, warmup: int = 1) -> float:
 
 
 def machine_info() -> dict[str, Any]:
-    import torch
+    import torch  # deferred: imports torch
 
-    from ..runtime import device
-    from ..runtime import VERSION
 
     dev = device()
     info = {
@@ -127,9 +127,8 @@ def format_table(rows: Iterable[dict[str, Any]]) -> str:
 def bench_devices() -> list[str]:
     """The devices a per-device benchmark runs on: the one ``UNLEARNKIT_DEVICE`` names when it is set (a
     deliberate choice), else the CPU and, when torch sees CUDA, the GPU as well."""
-    import torch
+    import torch  # deferred: imports torch
 
-    from ..runtime import device
 
     if os.environ.get("UNLEARNKIT_DEVICE"):
         return [str(device())]
@@ -174,7 +173,6 @@ def run_benches(names: Iterable[str] | None = None, *, quick: bool = False, out:
         check_choice("bench", n, tuple(benches))
     if out is None:
         return _run(benches, names, quick, echo)
-    from .._io import atomic_write_text, ensure_writable_file, json_text, output_lock
 
     path = ensure_writable_file(out, name="out")
     with output_lock(path, name="out"):

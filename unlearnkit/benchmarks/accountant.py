@@ -17,6 +17,7 @@ larger there, see :mod:`unlearnkit.privacy.rdp`).
 from __future__ import annotations
 
 import importlib.util
+import warnings
 from typing import Any
 
 from . import register_bench, timeit
@@ -25,10 +26,11 @@ Q, SIGMA, STEPS, DELTA, TARGET_EPS = 0.01, 1.1, 10_000, 1e-5, 2.0
 
 
 def _ours(rows: list[dict[str, Any]], repeat: int, warmup: int) -> None:
+    # deferred: imports scipy.special
     from ..privacy import RDPAccountant, calibrate_sigma, dpsgd_epsilon, get_noise_multiplier
-    from ..privacy.rdp import DEFAULT_ORDERS
-    from ..privacy.calibrate import OPACUS_ORDERS
-    from ..privacy.accountant import SubsampledGaussianEvent
+    from ..privacy.rdp import DEFAULT_ORDERS  # deferred: imports scipy.special
+    from ..privacy.calibrate import OPACUS_ORDERS  # deferred: imports scipy.special
+    from ..privacy.accountant import SubsampledGaussianEvent  # deferred: imports scipy.special
 
     for label, orders, method in (("unlearnkit", DEFAULT_ORDERS, "cks"),
                                   ("unlearnkit (Opacus orders)", OPACUS_ORDERS, "balle")):
@@ -58,8 +60,8 @@ def _dp_accounting(rows: list[dict[str, Any]], repeat: int, warmup: int) -> None
     if importlib.util.find_spec("dp_accounting") is None:
         rows.append({"library": "dp_accounting", "task": "not installed"})
         return
-    import dp_accounting
-    from dp_accounting.rdp import RdpAccountant
+    import dp_accounting  # deferred: imports scipy.stats
+    from dp_accounting.rdp import RdpAccountant  # deferred: imports scipy.stats
 
     def event(s: float):
         return dp_accounting.SelfComposedDpEvent(
@@ -92,10 +94,9 @@ def _opacus(rows: list[dict[str, Any]], repeat: int, warmup: int) -> None:
     if importlib.util.find_spec("opacus") is None:
         rows.append({"library": "opacus", "task": "not installed (optional)"})
         return
-    import warnings
 
-    from opacus.accountants import RDPAccountant as OpacusRDP
-    from opacus.accountants.utils import get_noise_multiplier
+    from opacus.accountants import RDPAccountant as OpacusRDP  # deferred: imports torch
+    from opacus.accountants.utils import get_noise_multiplier  # deferred: imports torch
 
     def eps_task():
         acc = OpacusRDP()

@@ -22,14 +22,14 @@ from typing import Any
 import torch
 
 from . import register_bench
+from ..audit.ceiling import CEILING_STATISTICS, audit_ceiling
 
 
 @register_bench("audit", per_device=False,  # it runs the CPU and the GPU side by side itself
                 description="audit trials/s (vectorised vs loop, CPU/GPU), statistics validation, ceilings")
 def bench_audit(*, quick: bool = False) -> list[dict[str, Any]]:
-    from ..audit.validation import validate_statistics
-    from ..audit.ceiling import CEILING_STATISTICS, audit_ceiling
-    from ..experiments.audits.vectorised import trials_per_second
+    from ..audit.validation import validate_statistics  # deferred: imports scipy.optimize
+    from ..experiments.audits.vectorised import trials_per_second  # deferred: imports scipy.optimize
 
     rows: list[dict[str, Any]] = []
     n = 2_000 if quick else 10_000

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from . import register_bench
+from ..methods import noisy_finetune as nf
+from ..runtime import make_generator
 
 
 @register_bench("epochs_to_accuracy", description="noisy fine-tuning vs retraining: epochs to reach a test accuracy "
                                                    "(digits MLP, 10% forgotten, (1, 1e-5) sound)")
 def epochs_to_accuracy_bench(*, quick: bool) -> list[dict]:
-    from ..runtime import make_generator
-    from ..experiments import centralized_setup
+    from ..experiments import centralized_setup  # deferred: imports torch
+    # deferred: imports torch
     from ..experiments.noisy_finetune.lab import accuracy_race, epochs_to_accuracy, nf_profile
-    from ..methods import noisy_finetune as nf
 
     state, request = centralized_setup(nf_profile("quick"), seed=0)
     gc_cfg = nf.GradientClippingConfig(C0=1.0, C1=0.1, gamma=0.1, lam=5.0)
@@ -38,9 +41,9 @@ def epochs_to_accuracy_bench(*, quick: bool) -> list[dict]:
 @register_bench("r2d_cost", description="R2D and D2D gradient evaluations and distance to retraining against K "
                                         "(digits softmax regression, noise-free)")
 def r2d_cost_bench(*, quick: bool) -> list[dict]:
-    from ..experiments import centralized_setup
-    from ..experiments.descend_rewind.lab import central_profile
-    from ..viz.descend_rewind import digits_k_sweep
+    from ..experiments import centralized_setup  # deferred: imports torch
+    from ..experiments.descend_rewind.lab import central_profile  # deferred: imports torch
+    from ..viz.descend_rewind import digits_k_sweep  # deferred: imports torch
 
     state, request = centralized_setup(central_profile("quick"), seed=0)
     Ks = [0, 100, 200] if quick else [0, 40, 80, 120, 160, 200]
@@ -60,9 +63,8 @@ def retrain_grad_evals(state, request, *, seed: int = 0) -> int:
     run's own ``cost.grad_evals``. Recomputing it as ``steps x batch_size`` is wrong for full-batch profiles
     (``sampling="full"`` ignores the batch size: a step costs the whole retain set).
     """
-    import numpy as np
 
-    from ..experiments.descend_rewind.coupled import coupled_retrain_batches
+    from ..experiments.descend_rewind.coupled import coupled_retrain_batches  # deferred: imports scipy.optimize
 
     batches = coupled_retrain_batches(state, request, rng=np.random.default_rng(seed))
     return int(sum(int(b.numel()) for b in batches))

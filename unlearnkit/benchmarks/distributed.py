@@ -28,12 +28,12 @@ _TAG_PROBE = 21
 def raw_probe(net: Any, dims: Sequence[int], rounds: int, hops: int, topology: str = "ring") -> list[dict[str, Any]]:
     """On every rank of ``net``: per ``d``, the median seconds of a barrier-started raw gossip exchange with the
     ring neighbours, and the wall seconds of ``hops`` raw token hands along ``0, 1, ..., N-1, 0, ...``."""
-    import torch
-    import torch.distributed as dist
+    import torch  # deferred: imports torch
+    import torch.distributed as dist  # deferred: imports torch
 
-    from ..distributed.seeds import initial_vector
-    from ..graphs.mixing import mixing_matrix
-    from ..graphs.topology import make_graph
+    from ..distributed.seeds import initial_vector  # deferred: imports torch
+    from ..graphs.mixing import mixing_matrix  # deferred: imports networkx
+    from ..graphs.topology import make_graph  # deferred: imports networkx
 
     W = mixing_matrix(make_graph(topology, net.n_clients, seed=net.seed))
     nbrs = [j for j in range(net.n_clients) if j != net.rank and W[net.rank, j] > 0]
@@ -70,7 +70,7 @@ def raw_probe(net: Any, dims: Sequence[int], rounds: int, hops: int, topology: s
 
 
 def _timing_with_probe(net: Any, dims: Sequence[int], rounds: int, hops: int) -> dict[str, Any]:
-    from ..distributed.timing import timing_task
+    from ..distributed.timing import timing_task  # deferred: imports torch
 
     res = timing_task(net, dims, rounds, hops)
     res["probe"] = raw_probe(net, dims, rounds, hops)
@@ -80,10 +80,10 @@ def _timing_with_probe(net: Any, dims: Sequence[int], rounds: int, hops: int) ->
 def probe_rows(n_ranks: int, dims: Sequence[int], *, rounds: int, hops: int, seed: int = 0,
                timeout: float = 600.0) -> list[dict[str, Any]]:
     """:func:`~unlearnkit.distributed.timing.compare_runtimes`'s rows for gloo, with the raw probe's columns."""
-    import torch
+    import torch  # deferred: imports torch
 
-    from ..distributed.launch import spawn
-    from ..distributed.timing import simulator_times
+    from ..distributed.launch import spawn  # deferred: imports torch
+    from ..distributed.timing import simulator_times  # deferred: imports torch
 
     ranks = spawn(_timing_with_probe, n_ranks, list(dims), rounds, hops, backend="gloo", seed=seed, timeout=timeout)
     rows = []
@@ -106,7 +106,7 @@ def probe_rows(n_ranks: int, dims: Sequence[int], *, rounds: int, hops: int, see
 @register_bench("distributed", description="process-group gossip round and walk hop vs the one-process simulator "
                                             "and a raw gloo probe, N in {2, 4, 8}, d up to 1e5, peak RSS per rank")
 def bench_distributed(*, quick: bool = False) -> list[dict[str, Any]]:
-    from ..distributed.timing import compare_runtimes, pick_backend
+    from ..distributed.timing import compare_runtimes, pick_backend  # deferred: imports torch
 
     ranks = (2,) if quick else (2, 4, 8)
     dims = (1_000, 10_000) if quick else (1_000, 10_000, 100_000)

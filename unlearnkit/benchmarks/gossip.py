@@ -23,19 +23,18 @@ from typing import Any
 import torch
 
 from . import register_bench, timeit
+from .. import data as D, runtime as rt
+from ..models import FlatParams, make_model
 from .scale import mix_loop_rows
 from .token_walk import walk_loop_rows
 
 
 @register_bench("gossip", description="vectorised D-PSGD round vs a per-client loop, digits MLP, N in {8, 32, 128}")
 def bench_gossip(*, quick: bool = False) -> list[dict[str, Any]]:
-    from .. import data as D
-    from .. import runtime as rt
-    from ..decentral._engine import ClientSampler
-    from ..decentral.gossip import gossip_step, gossip_step_loop
-    from ..graphs import mixing_matrix
-    from ..graphs.topology import ring
-    from ..models import FlatParams, make_model
+    from ..decentral._engine import ClientSampler  # deferred: imports networkx
+    from ..decentral.gossip import gossip_step, gossip_step_loop  # deferred: imports networkx
+    from ..graphs import mixing_matrix  # deferred: imports networkx
+    from ..graphs.topology import ring  # deferred: imports networkx
 
     dev = rt.device()
     ds = D.load("digits", device=dev)

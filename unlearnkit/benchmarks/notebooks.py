@@ -35,8 +35,8 @@ GOAL_S = {"quick": 10.0, "full": 20.0}
 
 
 def _run_one(path: Path, timeout: int, mode: str = "quick") -> dict[str, Any]:
-    import nbformat
-    from nbclient import NotebookClient
+    import nbformat  # deferred: imports nbformat
+    from nbclient import NotebookClient  # deferred: imports jupyter_core
 
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(_PEAK_CELL))

@@ -38,8 +38,8 @@ _STEPS, _DELTA = 10_000, 1e-5
 
 
 def _dp_accounting_task(q: float, sigma: float, grid: float, steps: int = _STEPS, relation: str = "add_remove"):
-    import dp_accounting
-    from dp_accounting.pld import PLDAccountant
+    import dp_accounting  # deferred: imports scipy.stats
+    from dp_accounting.pld import PLDAccountant  # deferred: imports scipy.stats
 
     rel = dp_accounting.NeighboringRelation.REPLACE_ONE if relation == "substitution" else \
         dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
@@ -55,14 +55,14 @@ def _dp_accounting_task(q: float, sigma: float, grid: float, steps: int = _STEPS
 def _has_replace_one() -> bool:
     if importlib.util.find_spec("dp_accounting") is None:
         return False
-    import dp_accounting
+    import dp_accounting  # deferred: imports scipy.stats
 
     return hasattr(getattr(dp_accounting, "NeighboringRelation", None), "REPLACE_ONE")
 
 
 def _add_remove_rows(points, grids, repeat: int, warmup: int, have_dpa: bool) -> list[dict[str, Any]]:
-    from ..privacy.calibrate import dpsgd_epsilon
-    from ..privacy.pld import pld_epsilon
+    from ..privacy.calibrate import dpsgd_epsilon  # deferred: imports scipy.special
+    from ..privacy.pld import pld_epsilon  # deferred: imports scipy.optimize
 
     rows = []
     for q, sigma in points:
@@ -85,7 +85,7 @@ def _add_remove_rows(points, grids, repeat: int, warmup: int, have_dpa: bool) ->
 
 
 def _substitution_rows(points, grid: float, repeat: int, warmup: int) -> list[dict[str, Any]]:
-    from ..privacy.pld import pld_epsilon
+    from ..privacy.pld import pld_epsilon  # deferred: imports scipy.optimize
 
     have = _has_replace_one()
     rows = []
@@ -108,11 +108,11 @@ def _substitution_rows(points, grid: float, repeat: int, warmup: int) -> list[di
 
 
 def _mixture_rows(points, grid: float, repeat: int, warmup: int) -> list[dict[str, Any]]:
-    from ..methods.rrdu.mixture import rrdu_visit_pmf
-    from ..privacy.calibrate import dpsgd_epsilon
-    from ..privacy.mixture import capped_epsilon, mixture_epsilon
-    from ..privacy.pld import PLD
-    from ..privacy.pld_mixture import pld_mixture_epsilon
+    from ..methods.rrdu.mixture import rrdu_visit_pmf  # deferred: imports scipy.optimize
+    from ..privacy.calibrate import dpsgd_epsilon  # deferred: imports scipy.special
+    from ..privacy.mixture import capped_epsilon, mixture_epsilon  # deferred: imports scipy.optimize
+    from ..privacy.pld import PLD  # deferred: imports scipy.optimize
+    from ..privacy.pld_mixture import pld_mixture_epsilon  # deferred: imports scipy.optimize
 
     rows = []
     for step, T, p in points:

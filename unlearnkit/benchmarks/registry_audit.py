@@ -15,8 +15,8 @@ from . import register_bench
 
 @register_bench("audit_registry", description="audit lower bound vs stated epsilon, every registered method x mode")
 def bench_audit_registry(*, quick: bool = False) -> list[dict[str, Any]]:
-    from ..experiments.audits.registry import run_registry_audits
-    from ..experiments.audits.registry_report import DOC_TRIALS
+    from ..experiments.audits.registry import run_registry_audits  # deferred: imports torch
+    from ..experiments.audits.registry_report import DOC_TRIALS  # deferred: imports torch
 
     rows, secs = run_registry_audits(n_trials=40 if quick else DOC_TRIALS)
     return [dict(r, seconds=s) for r, s in zip(rows, secs)]

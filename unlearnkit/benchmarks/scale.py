@@ -27,9 +27,16 @@ import time
 import tracemalloc
 from typing import Any
 
+import numpy as np
 import torch
 
 from . import register_bench, timeit
+from .. import runtime as rt
+from ..core import Request
+from ..data.datasets import load
+from ..data.federated import partition
+from ..models import FlatParams, make_model
+from ..runtime import make_generator
 
 
 def _peak_rss_mib() -> float:
@@ -62,9 +69,8 @@ def plain_gossip_loop(W: Any, X: torch.Tensor) -> torch.Tensor:
 def mix_loop_rows(dev: torch.device, *, quick: bool = False) -> list[dict[str, Any]]:
     """One mixing round on a ring of 128 clients at ``d`` in {1000, 64000}: the chosen kernel, the dense
     matmul and :func:`plain_gossip_loop`, with the speedup of the chosen kernel over the loop."""
-    from .. import runtime as rt
-    from ..decentral.mixer import GossipKernel
-    from ..graphs import edge_list, sparse_mixing_matrix
+    from ..decentral.mixer import GossipKernel  # deferred: imports scipy.sparse
+    from ..graphs import edge_list, sparse_mixing_matrix  # deferred: imports networkx
 
     n, rows, repeat = 128, [], 2 if quick else 5
     W = sparse_mixing_matrix(edge_list("ring", n), n)
@@ -84,9 +90,8 @@ def mix_loop_rows(dev: torch.device, *, quick: bool = False) -> list[dict[str, A
 @register_bench("scale", description="sparse W from edge lists, one gossip round at N = 1e2..1e5, d = 1000, "
                                      "against one memory pass over the parameters")
 def bench_scale(*, quick: bool = False) -> list[dict[str, Any]]:
-    from .. import runtime as rt
-    from ..decentral.mixer import GossipKernel
-    from ..graphs import edge_list, sparse_mixing_matrix
+    from ..decentral.mixer import GossipKernel  # deferred: imports scipy.sparse
+    from ..graphs import edge_list, sparse_mixing_matrix  # deferred: imports networkx
 
     dev = rt.device()
     d = 1000
@@ -129,10 +134,9 @@ def gradient_gossip_rows(sizes: list[int], d: int = 100) -> list[dict[str, Any]]
     (``round_ms``), and one round from the ``scipy.sparse`` matrix, kernel build included (``first_round_ms``),
     with its traced peak (numpy and SciPy allocations, the ``(N, d)`` inputs included: they are numpy-backed
     CPU tensors, so these rows run on the CPU whatever device the other rows use)."""
-    from ..decentral.gradient_gossip import gradient_gossip_round
-    from ..decentral.mixer import GossipKernel
-    from ..graphs import edge_list, sparse_mixing_matrix
-    import numpy as np
+    from ..decentral.gradient_gossip import gradient_gossip_round  # deferred: imports networkx
+    from ..decentral.mixer import GossipKernel  # deferred: imports scipy.sparse
+    from ..graphs import edge_list, sparse_mixing_matrix  # deferred: imports networkx
 
     rows = []
     for name, kw in (("ring", {}), ("random_regular", {"degree": 4})):
@@ -161,8 +165,8 @@ def flood_rows(sizes: list[int]) -> list[dict[str, Any]]:
     """One flood of Newton's correction (:func:`~unlearnkit.graphs.flood`: breadth-first distances and parents
     over the edge list) and the relay count to a sink (:func:`~unlearnkit.graphs.relay_messages`) from client
     0: time, traced peak, hops and messages. On a ring the flood takes ``N / 2`` hops, all computed at once."""
-    from ..graphs import edge_list, flood
-    from ..graphs.flood import relay_messages
+    from ..graphs import edge_list, flood  # deferred: imports networkx
+    from ..graphs.flood import relay_messages  # deferred: imports networkx
 
     rows = []
     for name, kw in (("ring", {}), ("random_regular", {"degree": 4})):
@@ -187,9 +191,8 @@ def flood_rows(sizes: list[int]) -> list[dict[str, Any]]:
 def walk_route_rows(sizes: list[int], hops: int = 10_000) -> list[dict[str, Any]]:
     """RR-DU's edge-respecting walk (``u = 0``, ``p = 0.1``) of ``hops`` hops on a random 4-regular edge list of
     each size: the time and the traced peak memory of building the route (CSR rows, never ``N x N``)."""
-    from ..graphs import edge_list
-    from ..graphs.walks import rrdu_graph_walk
-    import numpy as np
+    from ..graphs import edge_list  # deferred: imports networkx
+    from ..graphs.walks import rrdu_graph_walk  # deferred: imports networkx
 
     rows = []
     for n in sizes:
@@ -220,21 +223,15 @@ def converted_path_rows(sizes: list[int], *, rounds: int = 3, d: int = 10) -> li
     ``peak_mib``: tracemalloc's peak over the step (numpy and SciPy arrays; torch's own allocations are not
     traced), ``rss_peak_mib``: the process's peak resident memory so far (it only grows).
     """
-    import numpy as np
 
-    from ..core import Request
-    from ..data.datasets import load
-    from ..data.federated import partition
-    from ..decentral.gradient_gossip import HistoryCache
-    from ..decentral.network import SimulatedNetwork
-    from ..decentral.network_steps import gradient_gossip_rounds
-    from ..decentral.gossip import GossipConfig
-    from ..graphs.sparse import edge_list, sparse_mixing_matrix
-    from ..methods.newton.algorithm import Newton
-    from ..methods.newton.config import NewtonConfig
-    from ..methods.newton.training import train_dpsgd
-    from ..models import FlatParams, make_model
-    from ..runtime import make_generator
+    from ..decentral.gradient_gossip import HistoryCache  # deferred: imports networkx
+    from ..decentral.network import SimulatedNetwork  # deferred: imports networkx
+    from ..decentral.network_steps import gradient_gossip_rounds  # deferred: imports networkx
+    from ..decentral.gossip import GossipConfig  # deferred: imports networkx
+    from ..graphs.sparse import edge_list, sparse_mixing_matrix  # deferred: imports networkx
+    from ..methods.newton.algorithm import Newton  # deferred: imports networkx
+    from ..methods.newton.config import NewtonConfig  # deferred: imports scipy.optimize
+    from ..methods.newton.training import train_dpsgd  # deferred: imports networkx
 
     def traced(fn: Any) -> tuple[Any, float, float]:
         tracemalloc.start()

@@ -18,6 +18,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from .. import data as D, runtime as rt
+from ..core import cuda_sync as sync
+from ..models import FlatParams, make_model
+
 
 def plain_token_loop(module: torch.nn.Module, dataset: Any, client_indices: list, route: np.ndarray, *, lr: float,
                      batch_size: int, generator: torch.Generator) -> torch.nn.Module:
@@ -38,8 +42,6 @@ def plain_token_loop(module: torch.nn.Module, dataset: Any, client_indices: list
 
 
 def _best(fn: Any, repeat: int) -> float:
-    from ..core import cuda_sync as sync
-
     best = float("inf")
     for _ in range(repeat):
         sync()
@@ -53,11 +55,8 @@ def _best(fn: Any, repeat: int) -> float:
 def walk_loop_rows(dev: torch.device, *, quick: bool = False) -> list[dict[str, Any]]:
     """Digits MLP (d = 4,810), 10 clients, RR-DU routes (``u = 0``, ``p = 0.1``), batch 32, ``10^4`` hops
     (2,000 in quick mode): the plain loop, ``run_token`` and ``run_walks`` at ``K`` in {1, 16, 64}."""
-    from .. import data as D
-    from .. import runtime as rt
-    from ..decentral import TokenConfig, run_token, run_walks
-    from ..graphs import rrdu_route
-    from ..models import FlatParams, make_model
+    from ..decentral import TokenConfig, run_token, run_walks  # deferred: imports networkx
+    from ..graphs import rrdu_route  # deferred: imports networkx
 
     hops, repeat = (2_000, 1) if quick else (10_000, 2)
     ds = D.load("digits", device=dev)

@@ -58,7 +58,7 @@ def _row(name: str, task: str, res: dict[str, Any], wall: float) -> dict[str, An
 
 def _common_signature(state, request) -> tuple[float, str]:
     """What identifies the common set-up in a result: the original model's test accuracy and the request."""
-    from ..evaluate import accuracy
+    from ..evaluate import accuracy  # deferred: imports torch
 
     ds = state.dataset
     return accuracy(state.flat, state.params, ds.x_test, ds.y_test), request.describe()
@@ -80,7 +80,7 @@ def unlearning_cost_rows(*, seeds: tuple[int, ...] = (0,), methods: Optional[lis
     ``profile`` is the common task (a name in ``experiments.CENTRAL_PROFILES`` or a ``CentralProfile``;
     ``task`` is its label in the rows of methods that ran on it; the others' ``task`` names their own).
     """
-    from ..experiments import available_methods, centralized_setup
+    from ..experiments import available_methods, centralized_setup  # deferred: imports torch
 
     specs = available_methods()
     names = list(specs) if methods is None else methods

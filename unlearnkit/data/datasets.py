@@ -24,6 +24,7 @@ import torch
 from torch import Tensor
 
 from .._validate import check_choice, check_int, check_positive, check_probability
+from ..runtime import device as resolve_device
 from .parsers import DatasetCorruptError, check_labels, read_cifar10_batch, read_idx
 
 
@@ -177,7 +178,7 @@ def _tensors(x_tr, y_tr, x_te, y_te, device) -> tuple[Tensor, Tensor, Tensor, Te
 
 
 def _load_digits(device, seed: int, test_fraction: float = 0.25) -> Dataset:
-    from sklearn.datasets import load_digits
+    from sklearn.datasets import load_digits  # deferred: imports scipy.stats
 
     check_probability("test_fraction", test_fraction, allow_zero=False, allow_one=False)
     bunch = load_digits()
@@ -358,7 +359,6 @@ def load(name: str = "digits", *, device=None, seed: int = 0, download: bool = F
     """
     check_choice("name", name, DATASETS)
     check_int("seed", seed, low=0, high=2**63 - 1)  # numpy refuses negative seeds, torch those past 64 bits
-    from ..runtime import device as resolve_device
 
     device = resolve_device(device)  # None: the default; "tpu" or a missing GPU: a clear ValueError now
     if name == "digits":

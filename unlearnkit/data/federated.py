@@ -7,7 +7,7 @@ client.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional, Sequence
 
 import numpy as np
@@ -231,7 +231,6 @@ def without_rows(dataset: Dataset, rows: Sequence[int]) -> Dataset:
 
     ``info["row_ids"]`` keeps each remaining row's index in ``dataset`` (its identity across the two worlds).
     """
-    from dataclasses import replace
 
     keep = np.setdiff1d(np.arange(dataset.n_train), np.asarray(rows, dtype=np.int64))
     idx = torch.as_tensor(keep, device=dataset.x_train.device)

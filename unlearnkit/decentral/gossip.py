@@ -26,6 +26,7 @@ from typing import Any, Optional
 import numpy as np
 import torch
 from torch import Tensor
+from tqdm.auto import tqdm
 
 from .._validate import check_choice, check_finite_params, check_generator, check_int, check_positive
 from ..core import MAX_STEPS, Callback, Cost, Stopwatch, TrainedState, emit
@@ -177,8 +178,6 @@ def run_gossip(flat: Any, federation: Any, network: Any, config: GossipConfig, *
     messages = 0
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
         bar = tqdm(total=config.rounds, desc="D-PSGD", leave=False)
     flow("gossip.rounds", int(config.rounds))
     with Stopwatch() as sw:

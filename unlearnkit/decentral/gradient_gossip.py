@@ -49,6 +49,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 from torch import Tensor
+from tqdm.auto import tqdm
 
 from .._validate import check_choice, check_index_array, check_int, check_positive
 from ..graphs.mixing import MIXING_RULES
@@ -414,8 +415,6 @@ def run_gradient_gossip(flat: Any, federation: Any, network: Any, config: Gradie
     messages = 0
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
         bar = tqdm(total=config.rounds, desc="gradient gossip", leave=False)
     flow("gradient_gossip.rounds", int(config.rounds))
     retrain: Optional[GossipKernel] = None

@@ -30,6 +30,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+from torch.func import vmap
 
 from ..core import Cost, Stopwatch
 from ..models import project_l2_ball
@@ -108,8 +109,6 @@ def _batched_linear_grad(flat: Any, plan: list[tuple[str, Any]], thetas: Tensor,
 
 
 def _vmap_grad(flat: Any, thetas: Tensor, x: Tensor, y: Tensor, wd: float, clip: float) -> Tensor:
-    from torch.func import vmap
-
     if math.isinf(clip):
         return flat.batched_grad(thetas, x, y, weight_decay=wd)
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 import torch
+from scipy.sparse._sparsetools import csr_matvecs
 from torch import Tensor
 
 from .._validate import check_choice
@@ -174,7 +175,6 @@ class GossipKernel:
 
     def _csr_apply(self, X: Tensor, out: Tensor) -> Tensor:
         """SciPy's CSR kernel block by block: zero a block of output rows (in cache), then accumulate."""
-        from scipy.sparse._sparsetools import csr_matvecs
 
         A = self._csr if self._csr.dtype == (np.float64 if X.dtype == torch.float64 else np.float32) else \
             self._csr.astype(np.float64 if X.dtype == torch.float64 else np.float32)

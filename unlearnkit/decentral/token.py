@@ -37,9 +37,11 @@ from typing import Any, Callable, Optional
 import numpy as np
 import torch
 from torch import Tensor
+from tqdm.auto import tqdm
 
 from .._validate import check_choice, check_int, check_positive, check_range
 from ..core import Callback, Cost, Stopwatch, TrainedState, emit
+from ..graphs.walks import uniform_route
 from ..models import project_l2_ball
 from ..privacy.noise import gaussian_noise
 from ..privacy.trace import flow, record_release, transcript
@@ -292,8 +294,6 @@ def run_token(flat: Any, federation: Any, route: Any, config: TokenConfig, *, ge
     plan = linear_plan(flat)
     iterator = range(route.size)
     if progress:
-        from tqdm.auto import tqdm
-
         iterator = tqdm(iterator, desc="token walk", leave=False)
     with Stopwatch() as sw:
         for t in iterator:
@@ -346,7 +346,6 @@ def run_netdp(flat: Any, federation: Any, config: TokenConfig, *, hops: int, gen
     ``config`` must carry ``noise_sigma > 0`` (e.g. :func:`netdp_sigma`), and usually ``clip = L`` and
     ``radius = R``; the route is drawn from ``rng``.
     """
-    from ..graphs.walks import uniform_route
 
     if config.noise_sigma <= 0:
         raise ValueError(f"noise_sigma={config.noise_sigma} must be > 0 for NetDP (Algorithm 3 adds noise every hop)")

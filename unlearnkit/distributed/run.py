@@ -43,6 +43,7 @@ import torch
 import torch.distributed as dist
 
 from .._io import json_text
+from ..core import MAX_DIM, MAX_STEPS
 from ..graphs.dynamic import DYNAMIC_TOPOLOGIES, make_schedule
 from ..graphs.topology import TOPOLOGIES, make_graph
 from ..graphs.walks import rrdu_route, uniform_route
@@ -102,7 +103,6 @@ def argument_problem(a: argparse.Namespace, *, world_size: Optional[int] = None)
     Checked before any rank joins the process group; ``world_size`` (torchrun's ``WORLD_SIZE``) bounds the
     client indices (``--u``, ``--route``, ``--sources``).
     """
-    from ..core import MAX_DIM, MAX_STEPS
 
     limits = (("dim", a.dim, 1, MAX_DIM), ("rounds", a.rounds, 1, MAX_STEPS), ("hops", a.hops, 1, MAX_STEPS),
               ("every", a.every, 1, MAX_STEPS))

@@ -53,7 +53,7 @@ def check_small_sigma_settings(answer: Any, *, d: int = 2410) -> bool:
         return False
     if vals["T"] > 100 or vals["T"] < 1 or vals["T"] != int(vals["T"]):
         return verdict(False, f"T = {answer['T']!r}: the exercise asks for a whole number of noisy steps, 1 to 100.")
-    from ..experiments.noisy_finetune.lab import calibration_summary
+    from ..experiments.noisy_finetune.lab import calibration_summary  # deferred: imports torch
 
     try:
         s = calibration_summary(1.0, 1e-5, C0=vals["C0"], C1=vals["C1"], gamma=vals["gamma"], lam=vals["lam"],

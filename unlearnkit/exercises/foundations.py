@@ -13,10 +13,10 @@ def classic_threshold(delta: float = 1e-5, *, lo: float = 1.0, hi: float = 50.0)
     """Smallest epsilon at which the classic Gaussian sigma, ``sqrt(2 ln(1.25/delta)) / epsilon``, no longer
     gives ``(epsilon, delta)``-DP (its exact delta exceeds the target): a root of the exact delta of the
     Gaussian mechanism (Balle & Wang 2018, Thm 8) along the classic calibration (Dwork & Roth 2014, Thm A.1)."""
-    from scipy.optimize import brentq
+    from scipy.optimize import brentq  # deferred: imports scipy.optimize
 
-    from ..privacy import classic_gaussian_sigma
-    from ..privacy.gaussian import gaussian_delta
+    from ..privacy import classic_gaussian_sigma  # deferred: imports scipy.optimize
+    from ..privacy.gaussian import gaussian_delta  # deferred: imports scipy.optimize
 
     def excess(eps: float) -> float:
         return math.log(gaussian_delta(eps, classic_gaussian_sigma(eps, delta, warn=False))) - math.log(delta)
@@ -50,7 +50,7 @@ def check_best_gap_per_edge(answer: Any, n: int = 32) -> bool:
     """Notebook 05, exercise 1: the topology with the largest spectral gap per edge on ``n`` clients."""
     if needs_answer(answer):
         return False
-    from ..experiments.labs.networks import topology_table
+    from ..experiments.labs.networks import topology_table  # deferred: imports torch
 
     rows = topology_table(n)
     best = max(rows, key=lambda r: r["spectral_gap"] / r["edges"])

@@ -11,7 +11,7 @@ from ._common import needs_answer, as_number, verdict
 def accountant_c_epsilon(*, n_clients: int = 10, p: float = 0.1, T_unlearn: int = 100, delta: float = 1e-5,
                          L: float = 0.5) -> dict:
     """The sigma accountant A gives at epsilon 1, and the epsilons accountants B and C certify for it."""
-    from ..methods.rrdu import certify as rc
+    from ..methods.rrdu import certify as rc  # deferred: imports scipy.optimize
 
     kw = dict(delta=delta, n_clients=n_clients, p=p, T_unlearn=T_unlearn, L=L)
     sigma = rc.rrdu_sigma("A", epsilon=1.0, **kw)

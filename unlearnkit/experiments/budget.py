@@ -43,11 +43,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
+import numpy as np
+
 from .._io import atomic_write_text, json_text
 from .._validate import check_choice, check_int, check_range
 from .contract import RELEASED_KEY, cost_saved, json_safe
 from .registry import METHODS, get_method
 from ..core import MAX_SEED, MAX_STEPS
+from ..runtime import make_generator
 
 
 _DATA = Path(__file__).resolve().parent / "data"
@@ -84,9 +87,9 @@ def equal_steps(grad_evals: float, retrain_grad_evals: float, full_steps: int) -
 
 def _train_config(name: str, profile: str = "quick"):
     """The SGD config of a centralized method's profile (what its full retraining runs)."""
-    from .centralized import CENTRAL_PROFILES
-    from .descend_rewind.lab import central_profile
-    from .noisy_finetune.lab import nf_profile
+    from .centralized import CENTRAL_PROFILES  # deferred: imports torch
+    from .descend_rewind.lab import central_profile  # deferred: imports torch
+    from .noisy_finetune.lab import nf_profile  # deferred: imports torch
 
     fam = FAMILY[name]
     if fam == "central":
@@ -98,12 +101,10 @@ def _train_config(name: str, profile: str = "quick"):
 
 def _central_budget(name: str, released: Any, grad_evals: int, seed: int, profile: str = "quick") -> dict[str, Any]:
     """SGD from a fresh initialisation on the retained rows of the released run's dataset."""
-    import numpy as np
 
-    from ..runtime import make_generator
-    from ..evaluate import accuracy
-    from ..models import init_from_generator
-    from ..train import run_sgd
+    from ..evaluate import accuracy  # deferred: imports torch
+    from ..models import init_from_generator  # deferred: imports torch
+    from ..train import run_sgd  # deferred: imports torch
 
     ds, request = released.dataset, released.request
     x, y = ds.train_subset(request.retain(np.arange(ds.n_train)))
@@ -122,9 +123,8 @@ def _central_budget(name: str, released: Any, grad_evals: int, seed: int, profil
 
 
 def _walk_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[str, Any]:
-    from ..runtime import make_generator
-    from ..methods.rrdu.baselines import RetrainWalk
-    from .rrdu.lab import RRDU_PROFILES, build_world
+    from ..methods.rrdu.baselines import RetrainWalk  # deferred: imports torch
+    from .rrdu.lab import RRDU_PROFILES, build_world  # deferred: imports torch
 
     setup = RRDU_PROFILES["quick"]
     world = build_world(setup, seed=seed, retrain=False)
@@ -137,11 +137,10 @@ def _walk_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[st
 
 
 def _newton_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[str, Any]:
-    from ..runtime import make_generator
-    from ..evaluate import accuracy, consensus
-    from ..methods.newton.training import GossipRetrain, GossipRetrainConfig
-    from .newton.frontier import frontier_world
-    from .newton.lab import NEWTON_PROFILES
+    from ..evaluate import accuracy, consensus  # deferred: imports torch
+    from ..methods.newton.training import GossipRetrain, GossipRetrainConfig  # deferred: imports torch
+    from .newton.frontier import frontier_world  # deferred: imports torch
+    from .newton.lab import NEWTON_PROFILES  # deferred: imports torch
 
     prof = NEWTON_PROFILES["quick"]
     s = replace(prof.sound_setting, n_clients=prof.n_clients, seed=seed)
@@ -157,10 +156,9 @@ def _newton_budget(grad_evals: int, retrain_grad_evals: int, seed: int) -> dict[
 
 def _pdudt_budget(grad_evals: int, retrain_grad_evals: int, seed: int, profile: str = "quick",
                   overrides: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
-    from ..runtime import make_generator
-    from ..decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
-    from ..evaluate import accuracy
-    from .pdudt.frontier import CERTIFIED_PROFILES, CertifiedPDUDT, certified_world
+    from ..decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip  # deferred: imports torch
+    from ..evaluate import accuracy  # deferred: imports torch
+    from .pdudt.frontier import CERTIFIED_PROFILES, CertifiedPDUDT, certified_world  # deferred: imports torch
 
     exp = CertifiedPDUDT(**{**CERTIFIED_PROFILES[profile], "seed": seed, **dict(overrides or {})})
     w = certified_world(exp)
@@ -246,7 +244,7 @@ def measure_budget(methods: Optional[Sequence[str]] = None, *, seeds: Sequence[i
 
 def t_interval(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:
     """``(mean, low, high)``: the Student-t interval for the mean of ``values`` (at least two)."""
-    from scipy import stats
+    from scipy import stats  # deferred: imports scipy.stats
 
     vals = [float(v) for v in values]
     if len(vals) < 2:

@@ -16,12 +16,17 @@ draws (:data:`DIAGNOSTIC_WORDS`, in the cell, its column header or the paragraph
 
 from __future__ import annotations
 
+import json
+import platform
 import re
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from .._io import atomic_write_text
-from .budget import budget_rows, load_budget, markdown_table
+from .._io import atomic_write_text, json_text
+from .budget import budget_retrain, budget_rows, load_budget, markdown_table, measure_seed, summarize
+from .contract import cost_saved, json_safe
 
 
 #: the words that label a number as a diagnostic of few draws rather than a seeded claim
@@ -208,12 +213,9 @@ REGIMES_PATH = Path(__file__).resolve().parent / "data" / "budget_regimes.json"
 def rrdu_light_seed(seed: int, epsilon: float) -> dict[str, Any]:
     """RR-DU's lightweight variant (``p = 0.05``, sound accountant, the quick world) at ``epsilon`` on one seed,
     against the retraining walk with its gradient evaluations: a row shaped like :func:`.budget.measure_seed`'s."""
-    import time
 
-    from .budget import budget_retrain
-    from .contract import cost_saved, json_safe
-    from .rrdu.frontier import sound_run
-    from .rrdu.lab import RRDU_PROFILES, build_world
+    from .rrdu.frontier import sound_run  # deferred: imports torch
+    from .rrdu.lab import RRDU_PROFILES, build_world  # deferred: imports torch
 
     t0 = time.perf_counter()
     world = build_world(RRDU_PROFILES["quick"], seed=seed)
@@ -235,11 +237,7 @@ def measure_regimes(labels: Optional[Sequence[str]] = None, *, seeds: Sequence[i
                     ) -> dict[str, Any]:
     """Every regime of :data:`BUDGET_REGIMES` (default: all) on ``seeds``: ``{"meta", "per_seed", "summary"}``
     shaped like ``data/budget_quick.json``, keyed by the regime's label."""
-    import platform
-    import time
-    from datetime import datetime, timezone
 
-    from .budget import measure_seed, summarize
 
     names = list(BUDGET_REGIMES) if labels is None else list(labels)
     t0 = time.perf_counter()
@@ -259,7 +257,6 @@ def measure_regimes(labels: Optional[Sequence[str]] = None, *, seeds: Sequence[i
 
 def write_regimes(path: str | Path = REGIMES_PATH, *, note: str = "") -> Path:
     """Measure :data:`BUDGET_REGIMES` on seeds 0-4 and commit the result."""
-    from .._io import json_text
 
     data = measure_regimes()
     data["meta"]["note"] = note or "measured by unlearnkit.experiments.budget_tables.write_regimes"
@@ -268,9 +265,7 @@ def write_regimes(path: str | Path = REGIMES_PATH, *, note: str = "") -> Path:
 
 def regimes_block(data: Optional[Mapping[str, Any]] = None) -> str:
     """The regimes' table of ``docs/frontiers/budget.md`` from the committed measurements."""
-    import json
 
-    from .budget import summarize
 
     data = json.loads(REGIMES_PATH.read_text(encoding="utf-8")) if data is None else data
     m = data["meta"]

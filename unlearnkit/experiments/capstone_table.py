@@ -42,6 +42,7 @@ from .._validate import check_choice, check_int
 from .contract import RELEASED_KEY, guarantee, json_safe
 from .registry import METHODS, get_method
 from ..core import MAX_SEED
+from .budget import BUDGET_PATH, budget_rows
 
 
 _DATA = Path(__file__).resolve().parent / "data"
@@ -266,8 +267,6 @@ def capstone_rows(results: Optional[Mapping[str, Mapping[str, Any]]] = None, *,
     if missing:
         raise KeyError(f"results has no run of {missing}: expected every registered method {order}")
     if budget is None:
-        from .budget import BUDGET_PATH, budget_rows
-
         budget = budget_rows() if BUDGET_PATH.is_file() else {}
     rows = [method_row(n, results[n], audit_rows, budget.get(n)) for n in order]
     groups: dict[tuple[str, str, str], int] = {}

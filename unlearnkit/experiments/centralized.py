@@ -6,12 +6,22 @@ request and returns the result dictionary that ``python -m unlearnkit run`` writ
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from .._validate import check_choice
+import numpy as np
+
+from .. import data as D
+from .._validate import check_choice, check_int
 from .contract import Released, finish_result
-from ..core import MAX_DIM, MAX_SAMPLES
+from ..core import MAX_DIM, MAX_SAMPLES, Request
+from ..evaluate import accuracy, report
+from ..methods.baselines import Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain, RetrainConfig
+from ..models import FlatParams, make_model
+from ..runtime import device as default_device, make_generator
+from ..train import SGDConfig, train_sgd
+from .memo import memoized
+from .world_cache import train_sgd_cached
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -48,15 +58,11 @@ class CentralProfile:
     center: bool = False
 
     def __post_init__(self) -> None:
-        from .._validate import check_int
-
         check_choice("request", self.request, ("class", "samples", "backdoor"))
         check_int("m", self.m, low=1, high=MAX_SAMPLES)
         check_int("patch", self.patch, low=1, high=MAX_DIM)
         check_int("target", self.target, low=0)
         if self.train is None:
-            from ..train import SGDConfig
-
             object.__setattr__(self, "train", SGDConfig(steps=600, lr=0.5, batch_size=32, weight_decay=1e-4,
                                                         checkpoint_every=50))
 
@@ -79,8 +85,6 @@ def centralized_setup(profile: "str | CentralProfile" = "quick", *, seed: int = 
         else profile
     if callback is not None:  # a callback expects training's events: train afresh for it
         return _train_setup(prof, seed=seed, progress=progress, device=device, callback=callback)
-    from ..runtime import device as default_device
-    from .memo import memoized
 
     where = str(device) if device is not None else f"default:{default_device()}"
     return memoized("centralized_setup", (prof, int(seed), where),
@@ -99,10 +103,7 @@ def raw_world(prof: CentralProfile, *, seed: int, device=None):
     The backdoor's trigger is stamped here (the poisoned rows are rows of D); the request names rows of this
     dataset and reads nothing the preprocessing computes.
     """
-    import numpy as np
 
-    from .. import data as D
-    from ..core import Request
 
     ds = D.load(prof.dataset, device=device, seed=seed, **dict(prof.dataset_kwargs))
     backdoor = None
@@ -123,10 +124,6 @@ def fit_world(prof: CentralProfile, ds, backdoor, *, seed: int, progress: bool =
 
     ``cached=True`` reads and writes the disk cache of :mod:`.world_cache` (when ``UNLEARNKIT_CACHE`` is set).
     """
-    from ..runtime import make_generator
-    from ..models import FlatParams, make_model
-    from ..train import train_sgd
-    from .world_cache import train_sgd_cached
 
     ds, backdoor = preprocess(ds, backdoor, prof)
     gen = make_generator(seed)
@@ -146,7 +143,6 @@ def fit_world(prof: CentralProfile, ds, backdoor, *, seed: int, progress: bool =
 def describe_request(request, backdoor=None) -> str:
     """``request.describe()``, saying that the samples are backdoored when they are ``backdoor``'s poisoned ones
     (e.g. "forget 60 backdoored samples (trigger 3x3, target 0)"): "forget 60 samples" hides the signal."""
-    import numpy as np
 
     if backdoor is None or not np.array_equal(np.sort(np.asarray(backdoor.indices)), np.sort(request.indices)):
         return request.describe()
@@ -156,10 +152,7 @@ def describe_request(request, backdoor=None) -> str:
 
 def _plant_backdoor(ds, prof: CentralProfile, *, seed: int):
     """BadNets on ``prof.m`` random training samples not already labelled ``prof.target``."""
-    import numpy as np
 
-    from .. import data as D
-    from .._validate import check_int
 
     check_int("target", prof.target, low=0, high=ds.n_classes - 1)
     candidates = np.flatnonzero(ds.y_train.cpu().numpy() != prof.target)
@@ -176,9 +169,7 @@ def preprocess(ds, backdoor, prof: CentralProfile):
     everywhere) and ``B`` the largest norm a row in that range can have. No training statistic is read, so the
     same pipeline run on D minus a forget set applies the same map. The triggered test rows get the same map
     and the same clip to the unit ball as every test row."""
-    from dataclasses import replace
 
-    from .. import data as D
 
     if prof.center and not prof.unit_ball:
         raise ValueError("center=True needs unit_ball=True: the public centre comes with the public unit-ball map")
@@ -202,9 +193,6 @@ def run_centralized(method, config, *, profile: "str | CentralProfile" = "quick"
     ``setup`` may pass a precomputed ``(state, request)`` (e.g. to compare several methods on one
     trained model).
     """
-    from ..runtime import make_generator
-    from ..evaluate import report
-    from ..methods.baselines import Retrain, RetrainConfig
 
     state, request = setup if setup is not None else centralized_setup(profile, seed=seed, progress=progress,
                                                                         device=device)
@@ -239,7 +227,6 @@ def run_centralized(method, config, *, profile: "str | CentralProfile" = "quick"
 def _intermediate_models(state, request, result) -> dict:
     """Test and forget accuracy of the models a method computed but did not release (its noise-free step,
     ``extras["noiseless"]``; its noisy phase before clean fine-tuning, ``extras["noisy"]``)."""
-    from ..evaluate import accuracy
 
     ds, out = state.dataset, {}
     for key, name in (("noiseless", "noise_free_model"), ("noisy", "noisy_phase_model")):
@@ -259,7 +246,6 @@ def centralized_backdoor_setup(profile: "str | CentralProfile" = "quick", *, m: 
     Forgetting the poisoned samples should remove the backdoor: the attack success rate
     (:func:`unlearnkit.evaluate.backdoor_success`) of a good unlearning method falls to retraining's.
     """
-    from dataclasses import replace
 
     prof = CENTRAL_PROFILES[check_choice("profile", profile, tuple(CENTRAL_PROFILES))] if isinstance(profile, str) \
         else profile
@@ -273,20 +259,14 @@ def centralized_backdoor_setup(profile: "str | CentralProfile" = "quick", *, m: 
 # ---------------------------------------------------------------------------------------------------------
 
 def run_retrain(*, profile: str, seed: int, progress: bool, **kw):
-    from ..methods.baselines import Retrain, RetrainConfig
-
     return run_centralized(Retrain(), RetrainConfig(), profile=profile, seed=seed, progress=progress, **kw)
 
 
 def run_finetune(*, profile: str, seed: int, progress: bool, **kw):
-    from ..methods.baselines import Finetune, FinetuneConfig
-
     return run_centralized(Finetune(), FinetuneConfig(steps=100, lr=0.1), profile=profile, seed=seed,
                            progress=progress, **kw)
 
 
 def run_gradient_ascent(*, profile: str, seed: int, progress: bool, **kw):
-    from ..methods.baselines import GradientAscent, GradientAscentConfig
-
     return run_centralized(GradientAscent(), GradientAscentConfig(), profile=profile, seed=seed, progress=progress,
                            **kw)

@@ -17,6 +17,7 @@ from .._validate import check_int
 from ..core import MAX_REPEATS
 from ..graphs.sparse import MAX_SPARSE_CLIENTS
 from ..graphs.walks import MAX_HOPS
+from ..runtime import device as default_device
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,8 +61,6 @@ def demo_limits(device: Any = None) -> DemoLimits:
     :func:`unlearnkit.device` (which honours ``UNLEARNKIT_DEVICE``). Any CUDA device gets the GPU limits; every
     other device the CPU's (the 2-core defaults the course is timed on)."""
     if device is None:
-        from ..runtime import device as default_device
-
         device = default_device()
     kind = getattr(device, "type", None) or str(device).split(":", 1)[0]
     if kind not in ("cpu", "cuda"):

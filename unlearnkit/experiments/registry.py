@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .._validate import check_choice
+from .contract import RELEASED_KEY, guarantee
 
 
 RESULT_METRICS = (
@@ -89,7 +90,6 @@ class MethodSpec:
         """Run the experiment; ``return_released=True`` keeps the in-memory ``"released"`` record (the
         released parameters and what evaluates them), which is otherwise stripped: the result is then plain
         JSON (the module docstring's contract)."""
-        from .contract import RELEASED_KEY, guarantee
 
         check_choice("profile", profile, self.profiles)
         result = dict(self.runner(profile=profile, seed=seed, progress=progress, **kwargs))

@@ -27,6 +27,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
+import numpy
+import numpy as np
+
+from .._io import OutputPathError, ensure_writable_dir
+from ..core import Cost, TrainedState
+
 
 _FORMAT = 2
 _ENTRY_KEYS = ("format", "kind", "key", "tensors", "shapes", "checksum")
@@ -38,7 +44,7 @@ def world_cache_dir() -> Optional[Path]:
     if value.lower() in {"", "0", "false", "no", "off"}:
         return None
     if value.lower() in {"1", "true", "yes", "on"}:
-        from ..data.datasets import data_root
+        from ..data.datasets import data_root  # deferred: imports torch
 
         return data_root() / "worlds"
     return Path(value).expanduser()
@@ -47,8 +53,7 @@ def world_cache_dir() -> Optional[Path]:
 @lru_cache(maxsize=1)
 def source_fingerprint() -> str:
     """SHA-256 over the package's ``.py`` files (path and text) and the torch/numpy versions."""
-    import numpy
-    import torch
+    import torch  # deferred: imports torch
 
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256(f"torch {torch.__version__} numpy {numpy.__version__}".encode())
@@ -71,7 +76,7 @@ def _path(kind: str, key: Any) -> Optional[Path]:
 
 
 def _checksum(tensors: dict[str, Any]) -> str:
-    import torch
+    import torch  # deferred: imports torch
 
     h = hashlib.sha256()
     for name in sorted(tensors):
@@ -83,7 +88,7 @@ def _checksum(tensors: dict[str, Any]) -> str:
 
 def _entry_problem(loaded: Any, kind: str, entry_key: str, required: Mapping[str, Optional[tuple]]) -> Optional[str]:
     """Why a loaded entry must not be served (``None``: it is sound)."""
-    import torch
+    import torch  # deferred: imports torch
 
     if not isinstance(loaded, dict) or set(loaded) != set(_ENTRY_KEYS):
         got = sorted(map(str, loaded)) if isinstance(loaded, dict) else type(loaded).__name__
@@ -114,7 +119,7 @@ def _entry_problem(loaded: Any, kind: str, entry_key: str, required: Mapping[str
 def _load_entry(path: Path, kind: str, entry_key: str,
                 required: Mapping[str, Optional[tuple]]) -> Optional[dict[str, Any]]:
     """The tensors of a sound entry at ``path``, or ``None`` (absent, or bad: then a warning says why)."""
-    import torch
+    import torch  # deferred: imports torch
 
     if not path.exists():
         return None
@@ -135,7 +140,6 @@ def _load_entry(path: Path, kind: str, entry_key: str,
 def _check_cache_location(path: Path) -> None:
     """Refuse a cache folder that is a file or unwritable, or an entry that is not a regular file, before any
     work is done (``UNLEARNKIT_CACHE`` names the folder)."""
-    from .._io import OutputPathError, ensure_writable_dir
 
     ensure_writable_dir(path.parent, name="UNLEARNKIT_CACHE")
     if os.path.lexists(path) and not stat.S_ISREG(os.lstat(path).st_mode):
@@ -155,7 +159,7 @@ def cached_tensors(kind: str, key: Any, compute: Callable[[], dict[str, Any]], *
     before ``compute`` runs. A result with NaN or infinite values is returned but not stored.
     ``required``: entry names a stored dict must hold, each with its shape (``None``: any shape).
     """
-    import torch
+    import torch  # deferred: imports torch
 
     path = _path(kind, key)
     entry_key = _entry_key(kind, key) if path is not None else ""
@@ -194,11 +198,9 @@ def train_sgd_cached(flat, dataset, config, *, generator, key: Any, progress: bo
     same fields, bit for bit, as the one training returns (parameters, checkpoints, drawn batches, initial
     point, loss history and the cost measured when it was trained); ``generator`` is then not advanced.
     """
-    import numpy as np
-    import torch
+    import torch  # deferred: imports torch
 
-    from ..core import Cost, TrainedState
-    from ..train import train_sgd
+    from ..train import train_sgd  # deferred: imports torch
 
     if world_cache_dir() is None:
         return train_sgd(flat, dataset, None, config, generator=generator, progress=progress)

@@ -36,7 +36,7 @@ import numpy as np
 
 from .._validate import check_choice, check_int, check_probability
 from .mixing import MIXING_RULES, mixing_matrix, spectral_gap
-from .topology import circle_layout, validate_graph
+from .topology import circle_layout, make_graph, validate_graph
 
 
 class DynamicTopology:
@@ -264,7 +264,6 @@ def make_schedule(name: str, n: int, *, seed: int = 0, base: str = "ring", rate:
                   p_edge: float = 0.4, k: int = 1, ensure_connected: bool = False) -> DynamicTopology:
     """Build a schedule by name (:data:`DYNAMIC_TOPOLOGIES`); ``base`` names the static topology that
     ``"static"`` and ``"edge_churn"`` start from."""
-    from .topology import make_graph
 
     check_choice("schedule", name, DYNAMIC_TOPOLOGIES)
     if name == "static":

@@ -58,7 +58,7 @@ def check_flood_network(G: Any, what: str = "network", *, n: Optional[int] = Non
     ``G``: a ``networkx.Graph``, or (no ``networkx``, ``O(N + E)``) a square ``scipy.sparse`` adjacency or mixing
     matrix, or an ``(E, 2)`` edge array with ``n``: connectivity by ``scipy.sparse.csgraph``."""
     if not isinstance(G, nx.Graph):
-        from scipy.sparse.csgraph import connected_components
+        from scipy.sparse.csgraph import connected_components  # deferred: imports scipy.sparse.csgraph
 
         indptr, nbrs = _neighbour_lists(G, n)
         size = len(indptr) - 1
@@ -77,7 +77,7 @@ def check_flood_network(G: Any, what: str = "network", *, n: Optional[int] = Non
 def _neighbour_lists(G: Any, n: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
     """``(indptr, neighbours)``: each client's sorted neighbours from an edge array (with ``n``) or from the
     off-diagonal stored entries of a square ``scipy.sparse`` matrix, in ``O(N + E)``."""
-    from .sparse import canonical_edges, check_sparse_n
+    from .sparse import canonical_edges, check_sparse_n  # deferred: imports scipy.sparse.csgraph
 
     if sp.issparse(G):
         if G.ndim != 2 or G.shape[0] != G.shape[1]:
@@ -104,7 +104,7 @@ def _bfs(indptr: np.ndarray, nbrs: np.ndarray, source: int) -> tuple[np.ndarray,
     breadth-first distances (SciPy's compiled shortest paths, unit weights), ``-1`` for a client never reached;
     a client reached at hop ``h`` takes as parent its smallest-numbered neighbour at hop ``h - 1`` (the
     smallest sender of that hop, as the per-client loop picks), ``-1`` for the source and the unreached."""
-    from scipy.sparse.csgraph import shortest_path
+    from scipy.sparse.csgraph import shortest_path  # deferred: imports scipy.sparse.csgraph
 
     n = len(indptr) - 1
     A = sp.csr_matrix((np.ones(len(nbrs), dtype=np.float64), nbrs, indptr), shape=(n, n))
@@ -209,7 +209,7 @@ def remove_client(G: Any, c: int, *, n: Optional[int] = None, rule: str = "metro
     ``O(N + E)``, never an ``N x N`` array.
     """
     if not isinstance(G, nx.Graph):
-        from .sparse import canonical_edges, sparse_mixing_matrix
+        from .sparse import canonical_edges, sparse_mixing_matrix  # deferred: imports scipy.sparse.csgraph
 
         indptr, nbrs = _neighbour_lists(G, n)
         size = len(indptr) - 1

@@ -29,8 +29,10 @@ import networkx as nx
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
+from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from .._validate import Limit, check_choice, check_int, check_probability
+from .topology import grid_shape, validate_graph
 
 
 #: The largest network the sparse path builds (a ring of 10^7 clients is about 1 GB of CSR arrays); the
@@ -73,8 +75,6 @@ def canonical_edges(i: np.ndarray, j: np.ndarray, n: int) -> np.ndarray:
 
 
 def _grid_edges(n: int, rows: int | None, periodic: bool) -> np.ndarray:
-    from .topology import grid_shape
-
     r, c = grid_shape(n, rows)
     v = np.arange(n, dtype=np.int64)
     col, row = v % c, v // c
@@ -250,8 +250,6 @@ def sparse_mixing_matrix(edges: Any, n: int | None = None, rule: str = "metropol
     """
     check_choice("rule", rule, _RULES)
     if isinstance(edges, nx.Graph):
-        from .topology import validate_graph
-
         validate_graph(edges, require_connected=require_connected)
         n, edges = edges.number_of_nodes(), graph_edges(edges)
     if n is None:
@@ -346,7 +344,6 @@ def sparse_slem(W: Any, *, tol: float = 1e-10, maxiter: int | None = None) -> fl
     ``slem(W)``. For spectral gaps far below ``tol`` (a ring of ``10^5`` clients has gap ``~ 10^-9``) ARPACK may
     not converge: then ``ValueError``, and a closed form (ring: ``1/3 + 2/3 cos(2 pi / N)``) is the way.
     """
-    from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
     W = validate_sparse_mixing(W, atol=1e-6, require_connected=False)
     n = W.shape[0]

@@ -27,9 +27,11 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from .._validate import Limit, check_int, check_probability
-from .sparse import MAX_SPARSE_CLIENTS
+from .sparse import MAX_SPARSE_CLIENTS, canonical_edges, check_sparse_n, graph_edges
 from .topology import MAX_CLIENTS, validate_graph
 
 
@@ -51,10 +53,7 @@ def _check_node(name: str, v: int, n: int) -> int:
 def _csr(G: Any, n: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(indptr, neighbours, degree)`` of a connected network given as a ``networkx.Graph`` or as an ``(E, 2)``
     edge array with ``n`` clients: each client's neighbours sorted, in ``O(N + E)`` (no ``N x N`` array)."""
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import connected_components
 
-    from .sparse import canonical_edges, check_sparse_n, graph_edges
 
     if isinstance(G, nx.Graph):
         validate_graph(G)

@@ -20,7 +20,7 @@ import torch
 
 from .._validate import check_instance, check_int, check_positive, check_range
 from ..evaluate import accuracy
-from ..models import project_l2_ball
+from ..models import init_from_generator, project_l2_ball
 from ..privacy import Certificate
 from ..train import SGDConfig, run_sgd
 from ..core import Callback, Cost, Plan, Request, Result, Stopwatch, TrainedState, emit
@@ -100,8 +100,6 @@ class Retrain:
         if config.same_init and "init" in state.extras:
             init = state.extras["init"]
         else:
-            from ..models import init_from_generator
-
             init_from_generator(state.flat.module, generator)
             init = state.flat.init().to(x.device)
         theta, cost, history = run_sgd(state.flat, init, x, y, cfg, generator=generator, callback=callback,

@@ -36,7 +36,7 @@ _SD = 40.0  # binomial support kept: mean +- 40 standard deviations (mass outsid
 
 
 def _support(q: float, steps: int) -> tuple[np.ndarray, np.ndarray]:
-    from scipy import stats
+    from scipy import stats  # deferred: imports scipy.stats
 
     mean, sd = steps * q, math.sqrt(steps * q * (1 - q))
     k = np.arange(max(0, int(mean - _SD * sd) - 1), min(steps, int(mean + _SD * sd) + 1) + 1)
@@ -72,7 +72,7 @@ def last_iterate_delta(q: float, sigma: float, steps: int, epsilon: float) -> fl
        Smith, A. Terzis, "The Last Iterate Advantage: Empirical Auditing and Principled Heuristic Analysis of
        Differentially Private SGD", ICLR 2025, Section 4 (the linear-loss heuristic).
     """
-    from scipy import optimize, special, stats
+    from scipy import optimize, special, stats  # deferred: imports scipy.stats
 
     _check(q, sigma, steps)
     check_positive("epsilon", epsilon, allow_zero=True)
@@ -119,7 +119,7 @@ def last_iterate_epsilon(q: float, sigma: float, steps: int, delta: float) -> fl
     ----------
     Steinke et al., ICLR 2025, section 4 (the linear-loss heuristic).
     """
-    from scipy import optimize
+    from scipy import optimize  # deferred: imports scipy.optimize
 
     check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     _check(q, sigma, steps)

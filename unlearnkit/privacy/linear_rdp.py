@@ -96,7 +96,7 @@ def linear_rdp_slope(epsilon: float, delta: float, *, method: str = "balle") -> 
         # sqrt(rho) = sqrt(b + eps) - sqrt(b), written as eps / (sqrt(b + eps) + sqrt(b)) for tiny epsilon
         root = epsilon / (math.sqrt(b + epsilon) + math.sqrt(b))
         return root * root
-    from scipy.optimize import brentq
+    from scipy.optimize import brentq  # deferred: imports scipy.optimize
 
     # the Mironov slope is a valid lower end: Balle's conversion is never looser on a grid that holds the
     # optimal order; where it is looser (rho so tiny that the optimum leaves the grid) the Mironov slope

@@ -499,7 +499,7 @@ def subsampled_gaussian_rdp_mpmath(q: float, sigma: float, alpha: float, *, dps:
     ----------
     Mironov, Talwar & Zhang, "Renyi Differential Privacy of the Sampled Gaussian Mechanism", 2019, Section 3.2.
     """
-    import mpmath as mp
+    import mpmath as mp  # deferred: imports mpmath
 
     q = check_probability("q", q, allow_zero=False)
     sigma = check_positive("sigma", sigma)

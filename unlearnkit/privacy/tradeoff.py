@@ -214,7 +214,7 @@ def tradeoff_operating_points(scores_out, scores_in, *, alpha: float = 0.05, n_p
     Nasr et al. 2023, "Tight auditing of differentially private machine learning", USENIX Security, Sec. 4;
     Clopper & Pearson 1934; David & Nagaraja 2003, "Order statistics", Sec. 2.2.
     """
-    from scipy.stats import beta as beta_law
+    from scipy.stats import beta as beta_law  # deferred: imports scipy.stats
 
     alpha = check_probability("alpha", alpha, allow_zero=False, allow_one=False)
     n_points = check_int("n_points", n_points, low=1, high=10_000)
@@ -266,7 +266,7 @@ def pld_tradeoff(pld, alpha, *, n_eps: int = 400):
     ----------
     Dong, Roth & Su 2019, "Gaussian differential privacy", Proposition 2.12 (the profile's envelope).
     """
-    from .pld import PLD
+    from .pld import PLD  # deferred: imports scipy.optimize
 
     if not isinstance(pld, PLD):
         raise TypeError(f"pld={type(pld).__name__} is not a PLD")

@@ -18,8 +18,10 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from .. import data as D
 from .._validate import check_choice, check_int, check_positive, check_probability
-from ..core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
+from ..core import MAX_DIM, MAX_SAMPLES, MAX_STEPS, Request
+from ..runtime import make_generator
 
 
 CERTIFIED = ("d2d", "r2d", "noisy_finetune_gc", "output_perturbation")
@@ -54,12 +56,9 @@ class CapstoneTask:
 
 
 def _setup(task: CapstoneTask, seed: int, progress: bool):
-    from .. import data as D
-    from ..runtime import make_generator
-    from ..constants import logistic_constants
-    from ..core import Request
-    from ..models import FlatParams, make_model
-    from ..train import SGDConfig, train_sgd
+    from ..constants import logistic_constants  # deferred: imports torch
+    from ..models import FlatParams, make_model  # deferred: imports torch
+    from ..train import SGDConfig, train_sgd  # deferred: imports torch
 
     ds = D.load("synthetic", device="cpu", seed=task.data_seed, n_train=task.n_train, n_test=task.n_test,
                 dim=task.dim)
@@ -76,7 +75,7 @@ def _setup(task: CapstoneTask, seed: int, progress: bool):
 
 def _point(name: str, res: Any, state: Any, request: Any, retrained: Any, *, requested: Optional[float],
            mode: str) -> dict[str, Any]:
-    from ..evaluate import report
+    from ..evaluate import report  # deferred: imports torch
 
     metrics = report(state.flat, res.params, state.dataset, request, retrained=retrained.params,
                      original=state.params, train_indices=state.train_indices)
@@ -103,10 +102,9 @@ def capstone_points(*, epsilons: Sequence[float] = (0.5, 1.0, 2.0, 5.0), delta: 
     "retrain_seconds", "sigma", "delta"}``. Baselines run once (they take no epsilon); retraining is the
     exact reference (epsilon = 0, drawn at the left end of the frontier as a line).
     """
-    from ..runtime import make_generator
-    from ..experiments.audits.recipes import METHOD_RECIPES, ModeNotSupported
+    from ..experiments.audits.recipes import METHOD_RECIPES, ModeNotSupported  # deferred: imports torch
     from ..methods.baselines import (Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig, Retrain,
-                                     RetrainConfig)
+                                     RetrainConfig)  # deferred: imports torch
 
     task = task or CapstoneTask()
     check_probability("delta", delta, allow_zero=False, allow_one=False)

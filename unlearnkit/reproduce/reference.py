@@ -20,6 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional
 
+from .._validate import check_choice
+from ..experiments.contract import cost_saved
+
 
 @dataclass(frozen=True)
 class PaperInfo:
@@ -116,7 +119,6 @@ def _pct(x: Optional[float]) -> Optional[float]:
 def _saved(r: Mapping[str, Any], unit: str) -> Optional[float]:
     """Percent saved on ``unit``: the run's own ``cost.saved`` (what ``run`` prints), else the same
     :func:`~unlearnkit.experiments.contract.cost_saved` on its costs: one definition everywhere."""
-    from ..experiments.contract import cost_saved
 
     own = _get(r, "cost", "saved", unit)
     if own is not None:
@@ -321,7 +323,6 @@ REFERENCES: tuple[RefValue, ...] = (
 
 def references(paper: str) -> list[RefValue]:
     """The reference numbers of one paper, in table order."""
-    from .._validate import check_choice
 
     check_choice("paper", paper, tuple(PAPERS))
     return [r for r in REFERENCES if r.paper == paper]

@@ -20,6 +20,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from .._io import atomic_write_text, json_text
 from .._validate import check_choice
+from ..experiments.contract import json_safe
 from .reference import PAPERS
 from .runner import REPRODUCE_PROFILES, compare, run_reproduction
 
@@ -36,7 +37,6 @@ _KEEP = ("method", "profile", "dataset", "request", "metrics", "cost", "certific
 def compact_result(result: Mapping[str, Any]) -> dict[str, Any]:
     """What :func:`.runner.compare` reads of a result: its identity, metrics, cost, certificate, guarantee and
     setting, and the equal-budget retraining's test accuracy when the run has one (plain JSON)."""
-    from ..experiments.contract import json_safe
 
     out = {k: result[k] for k in _KEEP if k in result}
     budget = ((result.get("diagnostics") or {}).get("budget_retrain_model") or {}).get("test_acc")

@@ -10,13 +10,18 @@ the paper's reference table alone.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 import time
 import traceback
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
+from .._io import atomic_write_text, ensure_writable_dir, json_text, output_lock, sync_file
 from .._validate import check_choice
+from ..benchmarks import machine_info
+from ..experiments import available_methods
+from ..experiments.contract import guarantee
 from .reference import ANALOG, EXTRACTORS, PAPERS, RefValue, references
 
 
@@ -25,7 +30,6 @@ REPRODUCE_PROFILES = ("quick", "paper")
 
 def methods_for_paper(paper: str) -> dict[str, Any]:
     """Registered methods that belong to ``paper`` (matched on the method's name and its ``paper`` field)."""
-    from ..experiments import available_methods
 
     check_choice("paper", paper, tuple(PAPERS))
     hints = PAPERS[paper].method_hints
@@ -207,7 +211,6 @@ def compare(paper: str, runs: Mapping[str, Mapping[str, Any]]) -> list[dict[str,
 
 def _epsilon_delta(res: Mapping[str, Any]) -> dict[str, Any]:
     """``{"ours_epsilon", "ours_delta"}`` of a run: its guarantee block, or one derived from its certificate."""
-    from ..experiments.contract import guarantee
 
     g = res.get("guarantee") or guarantee(res.get("certificate"))
     return {"ours_epsilon": g.get("epsilon"), "ours_delta": g.get("delta")}
@@ -215,7 +218,6 @@ def _epsilon_delta(res: Mapping[str, Any]) -> dict[str, Any]:
 
 def _calc(ref: RefValue) -> dict[str, Any]:
     """Evaluate a reference row's formula with the package's own implementation (None if it is missing)."""
-    import importlib
 
     module, func, kwargs = ref.calc  # type: ignore[misc]
     label = f"{module.rsplit('.', 1)[-1]}.{func}"
@@ -256,7 +258,7 @@ def _data_note(profile: str) -> str:
     if profile != "paper":
         return ("quick profile: digits and synthetic data (offline), not the papers' settings: the 'ours' column "
                 "stays empty, our closest runs are in the separate 'closest' column with what differs")
-    from ..data import available
+    from ..data import available  # deferred: imports torch
 
     have = available()
     missing = [n for n in ("mnist", "cifar10") if not have.get(n)]
@@ -275,7 +277,6 @@ def _offers(spec: Any, profile: str) -> bool:
     target = getattr(spec, "target", "")
     if not target:
         return False
-    import importlib
 
     try:
         probe = getattr(importlib.import_module(target.partition(":")[0]), "central_profile", None)
@@ -320,7 +321,6 @@ def run_reproduction(paper: str, *, profile: str = "quick", out: str | Path | No
     check_choice("profile", profile, REPRODUCE_PROFILES)
     if out is None:
         return _reproduce(paper, profile, None, seed, progress, echo)
-    from .._io import ensure_writable_dir, output_lock
     folder = ensure_writable_dir(out, name="out")  # before any work; held until the last file is written
     with output_lock(folder, name="out"):
         return _reproduce(paper, profile, folder, seed, progress, echo)
@@ -334,8 +334,6 @@ def _reproduce(paper: str, profile: str, out: Optional[Path], seed: int, progres
     specs = methods_for_paper(paper)
     runs: dict[str, dict[str, Any]] = {}
     if not specs:
-        from ..experiments import available_methods
-
         messages.append(f"No method of '{paper}' is registered yet (registered: "
                         f"{', '.join(available_methods()) or 'none'}); showing the paper's numbers only.")
     lacking = [name for name, spec in specs.items() if not _offers(spec, profile)]
@@ -382,11 +380,9 @@ def _reproduce(paper: str, profile: str, out: Optional[Path], seed: int, progres
 
 def _write(report: dict[str, Any], out: Path) -> list[str]:
     """Write the report's files atomically; ``plotly.min.js`` is rewritten when it differs from plotly's own."""
-    from plotly.offline import get_plotlyjs
+    from plotly.offline import get_plotlyjs  # deferred: imports plotly
 
-    from .._io import atomic_write_text, ensure_writable_dir, json_text, sync_file
-    from ..benchmarks import machine_info
-    from ..viz.capstone import reproduction_figure, reproduction_table
+    from ..viz.capstone import reproduction_figure, reproduction_table  # deferred: imports plotly
 
     ensure_writable_dir(out, name="out")
     payload = dict(report, machine=machine_info())

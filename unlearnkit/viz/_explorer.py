@@ -26,7 +26,9 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 import ipywidgets as W
+from IPython.display import display
 
+from ._payload import sync_widget
 from ._style import readable
 from ._typed import shown_value, typed_readouts
 
@@ -192,9 +194,6 @@ class Explorer:
         return self._box
 
     def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        from ._payload import sync_widget
 
         for value in vars(self).values():  # a box never calls FigureWidget._repr_mimebundle_
             sync_widget(value)

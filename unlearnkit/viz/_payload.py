@@ -34,6 +34,7 @@ from typing import Any, Iterator
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.basewidget import BaseFigureWidget
 
 
 def plain(v: Any) -> Any:
@@ -106,7 +107,6 @@ def _syncing_batch(method: Any) -> Any:
 def keep_widgets_synced() -> bool:
     """Make every ``FigureWidget`` keep its synced state equal to the figure after each change; True when this
     call installed it (``unlearnkit.viz`` calls it on import; later calls do nothing)."""
-    from plotly.basewidget import BaseFigureWidget
 
     if getattr(BaseFigureWidget._send_addTraces_msg, "_uk_synced", False):
         return False

@@ -26,6 +26,8 @@ import hashlib
 import json
 import os
 
+from plotly.basewidget import BaseFigureWidget
+
 
 _MODULE = """\
 const KEY = Symbol.for("unlearnkit.plotly-widget.%(digest)s");
@@ -91,7 +93,6 @@ def shared_bundle_module(bundle: str) -> str:
 
 def use_shared_bundle() -> bool:
     """Give every ``FigureWidget`` created from now on the shared-bundle module; True when this call did so."""
-    from plotly.basewidget import BaseFigureWidget
 
     if os.environ.get("UNLEARNKIT_WIDGET_BUNDLE", "shared") == "plotly":
         return False

@@ -12,12 +12,15 @@
 
 from __future__ import annotations
 
+import html
 import math
 from typing import Any, Mapping, Optional, Sequence
 
+import ipywidgets as W
 import plotly.graph_objects as go
 
 from .._validate import check_choice
+from ..experiments.capstone_table import capstone_rows, load_audit_rows
 from ._explorer import Explorer
 
 
@@ -47,7 +50,6 @@ _ADVANTAGE_COLOR = {"better": "#1a7f37", "same": "#555", "worse": "#b42318"}
 def advantage_html(row: Mapping[str, Any]) -> str:
     """A row's advantage over retraining with the same budget: mean, 95 % interval over seeds, the number of
     seeds and the label (better, no better, worse than equal-budget retraining), or "not measured"."""
-    import html
 
     if row.get("advantage") is None:
         return "not measured"
@@ -66,7 +68,6 @@ def method_table_html(rows: Sequence[Mapping[str, Any]], *, max_width: int = 140
     never grows wider than ``max_width`` pixels; long cells wrap inside their column); the audit cell's
     tooltip names the run its numbers come from. Each group's "retraining" is that run's own retraining.
     """
-    import html
 
     cols = (("method", 8), ("guarantee", 13), ("test accuracy: released vs retraining (one draw)", 10),
             ("forget metric: released vs retraining (original)", 13), ("cost / retraining", 6),
@@ -196,9 +197,6 @@ class AllMethodsExplorer(Explorer):
 
     def __init__(self, rows: Optional[Sequence[Mapping[str, Any]]] = None, *,
                  audit_rows: Optional[Sequence[Mapping[str, Any]]] = None):
-        import ipywidgets as W
-
-        from ..experiments.capstone_table import capstone_rows, load_audit_rows
 
         super().__init__()
         self.audit_rows = load_audit_rows() if audit_rows is None else list(audit_rows)
@@ -222,6 +220,7 @@ class AllMethodsExplorer(Explorer):
 
     def rerun(self) -> None:
         """Run every registered method's quick profile now and show those rows."""
+        # deferred: read when called (tests patch capstone_table.measure)
         from ..experiments.capstone_table import capstone_rows, measure
 
         self.status.value = "running every quick profile..."

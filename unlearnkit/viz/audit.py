@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 
@@ -98,8 +99,6 @@ class AuditCeilingExplorer(Explorer):
 
     def __init__(self, *, certified_epsilon: float = 1.0, delta: float = 1e-5, alpha: float = 0.05,
                  n_trials: int = 1_000, statistic: str = "cp_split"):
-        import ipywidgets as W
-
         super().__init__()
         self.delta, self.alpha = float(delta), float(alpha)
         self._curves = _curves(TRIAL_GRID, self.delta, self.alpha)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -215,8 +216,6 @@ class CapstoneExplorer(Explorer):
 
     def __init__(self, points: Sequence[Mapping[str, Any]], *, retrain: Mapping[str, float] | None = None,
                  seed_points: Optional[Sequence[Mapping[str, Any]]] = None):
-        import ipywidgets as W
-
         super().__init__()
         if not points:
             raise ValueError("points is empty: run at least one method before exploring")

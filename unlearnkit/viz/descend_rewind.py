@@ -15,18 +15,21 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
+import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 
 from .._validate import check_int
 from ..evaluate import accuracy, backdoor_success
-from ..experiments.descend_rewind.coupled import CoupledRun, simulate
+from ..experiments.descend_rewind.coupled import CoupledRun, coupled_retrain_batches, simulate
+from ..experiments.descend_rewind.lab import coupled_k_sweep
 from ..methods.descend_rewind.bounds import (descend_rewind_sigma, diameter_cap_sigma, k_for_sigma_sc,
                                              psgd_r2d_sensitivity)
 from ..runtime import make_generator
 from ..toy import TOY_REGIMES, make_toy
 from ._explorer import Explorer
 from ._style import OFF_SCALE, fmt_power, mark_bound, styled
+from .bands import add_seed_band
 from .tables import certificate_row
 
 
@@ -188,8 +191,6 @@ def digits_k_sweep(state, request, Ks: Sequence[int], *, epsilon: float | None =
     :func:`~unlearnkit.experiments.descend_rewind.lab.coupled_k_sweep` on them: R2D replays their last K batches
     from the checkpoint ``T - K`` and D2D runs the same K batches from ``w_T``. Returns ``(rows, retrained_params)``.
     """
-    from ..experiments.descend_rewind.coupled import coupled_retrain_batches
-    from ..experiments.descend_rewind.lab import coupled_k_sweep
 
     batches = coupled_retrain_batches(state, request, rng=np.random.default_rng(seed))
     return coupled_k_sweep(state, request, Ks, batches=batches, epsilon=epsilon, constants=constants, seed=seed)
@@ -231,7 +232,6 @@ def stall_figure(rows: Sequence[dict[str, Any]], *, interval: str = "t95") -> go
     """Distance to retraining against the number of unlearning steps K: R2D and D2D (rows of
     :func:`stall_sweep`), each the mean over the coupled trials with a band (``interval``: ``"t95"``, the 95 %
     Student-t interval for the mean over trials, or ``"minmax"``), and the original model's distance dashed."""
-    from .bands import add_seed_band
 
     if not rows:
         raise ValueError("rows is empty: give the rows of stall_sweep")
@@ -256,7 +256,6 @@ class TrajectoryExplorer(Explorer):
 
     def __init__(self, *, trials: int = 20, seed: int = 0) -> None:
         super().__init__()
-        import ipywidgets as W
 
         self.trials, self.seed = check_int("trials", trials, low=1), seed
         self.regime = W.ToggleButtons(options=list(TOY_REGIMES), value="strongly_convex", description="regime")
@@ -313,7 +312,6 @@ class SigmaExplorer(Explorer):
     def __init__(self, *, G: float = 1.25, L: float = 0.3, mu: float = 0.05, eta: float = 0.5, T: int = 300,
                  n: int = 200, radius: float = 5.0) -> None:
         super().__init__()
-        import ipywidgets as W
 
         self.params = dict(G=G, L=L, mu=mu, eta=eta, T=T, n=n, radius=radius)
         self.eps = W.FloatLogSlider(value=1.0, base=10, min=-1, max=1.5, description="epsilon", continuous_update=False)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 from typing import Iterable, Optional, Sequence
 
+import ipywidgets as W
 import networkx as nx
 import numpy as np
 import plotly.graph_objects as go
@@ -175,7 +176,6 @@ class NetworkExplorer(Explorer):
     def __init__(self, topology: str = "ring", n: int = 12, rule: str = "metropolis", initial: str = "halves",
                  rounds: int = 40, limits: Optional[DemoLimits] = None) -> None:
         super().__init__()
-        import ipywidgets as W
 
         self.limits = explorer_limits(limits)  # slider ranges follow the device; the defaults do not
 
@@ -242,7 +242,6 @@ class WalkExplorer(Explorer):
     def __init__(self, topology: str = "ring", n: int = 10, routing: str = "rrdu", p: float = 0.1, u: int = 0,
                  hops: int = 200, seed: int = 0, limits: Optional[DemoLimits] = None) -> None:
         super().__init__()
-        import ipywidgets as W
 
         self.limits = lim = explorer_limits(limits)  # slider ranges follow the device; the defaults do not
 
@@ -325,7 +324,6 @@ class DynamicExplorer(Explorer):
     def __init__(self, schedule: str = "edge_churn", n: int = 16, rate: float = 0.2, p_edge: float = 0.2,
                  base: str = "ring", rounds: int = 40, seed: int = 0) -> None:
         super().__init__()
-        import ipywidgets as W
 
         self.schedule = W.Dropdown(options=[s for s in _g.dynamic.DYNAMIC_TOPOLOGIES if s != "static"], value=schedule,
                                    description="schedule")

@@ -26,6 +26,8 @@ from plotly.subplots import make_subplots
 from .._validate import check_choice, check_int, check_positive, check_range
 from ..evaluate import accuracy
 from ..experiments.newton.lab import LAB_CURVATURES, curvature_study, lab_problem, noise_study
+from ..graphs.mixing import influence, influence_distance, mixing_matrix, slem
+from ..graphs.topology import make_graph
 from ..methods.newton import Newton, NewtonConfig
 from ..runtime import make_generator
 from ._explorer import Explorer
@@ -39,8 +41,6 @@ from .tables import certificate_row
 # ----------------------------------------------------------------------------------------------------------
 
 def _powers(Wm: np.ndarray, ks: Sequence[int]) -> list[np.ndarray]:
-    from ..graphs.mixing import influence
-
     return [influence(Wm, int(k)) for k in ks]
 
 
@@ -110,7 +110,6 @@ def influence_animation(Wm: np.ndarray, ks: Sequence[int] = tuple(range(0, 31)),
 @styled
 def influence_decay_figure(Wm: np.ndarray, k_max: int = 60, *, k_mark: Optional[int] = None) -> go.Figure:
     """``||Q^k - J||_2^2`` (log scale) against Lemma 1's ``rho^k``, ``rho = slem(Q)^2`` (digest 001)."""
-    from ..graphs.mixing import influence_distance, slem
 
     k_max = check_int("k_max", k_max, low=1)
     ks = np.arange(k_max + 1)
@@ -257,15 +256,10 @@ class InfluenceExplorer(Explorer):
         self.refresh()
 
     def matrix(self) -> np.ndarray:
-        from ..graphs.mixing import mixing_matrix
-        from ..graphs.topology import make_graph
-
         n = check_int("n", self.n.value, low=3, high=200)
         return mixing_matrix(make_graph(self.topology.value, n, seed=0), self.rule.value)
 
     def update(self) -> None:
-        from ..graphs.mixing import influence, slem
-
         k = check_int("k", self.k.value, low=0)
         Wm = self.matrix()
         Qk = influence(Wm, k)

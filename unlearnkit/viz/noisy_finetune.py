@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Sequence
 
+import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -25,6 +26,7 @@ from ..methods import noisy_finetune as nf
 from ._explorer import Explorer
 from ._style import styled
 from .bands import add_seed_band, per_seed, seeds_text
+from .descend_rewind import TrajectoryExplorer
 
 
 @styled
@@ -128,7 +130,6 @@ class CalibrationExplorer(Explorer):
 
     def __init__(self, *, d: int = 2410) -> None:
         super().__init__()
-        import ipywidgets as W
 
         F = dict(continuous_update=False, readout_format=".3g")
         self.eps = W.FloatLogSlider(value=1.0, base=10, min=-1.3, max=1.3, description="epsilon", **F)
@@ -155,8 +156,6 @@ class CalibrationExplorer(Explorer):
         self.refresh()
 
     def update(self) -> None:
-        from .descend_rewind import TrajectoryExplorer
-
         if self.d.value < 1:
             raise ValueError(f"d={self.d.value} is out of range: expected d >= 1 (number of model parameters)")
         delta = 10.0 ** self.log_delta.value

@@ -19,15 +19,19 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Optional, Sequence
 
+import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 import torch
+from plotly.subplots import make_subplots
 
 from .._validate import check_int, check_positive, check_range
+from ..evaluate import accuracy
 from ..methods.pdudt.certify import GapConstants, pdudt_certificate
 from ._explorer import Explorer
 from ._payload import plain_figure
 from ._style import styled
+from .bands import add_seed_band, per_seed, seeds_text
 from .tables import certificate_row
 
 
@@ -262,8 +266,6 @@ def pdudt_frontier_figure(front: Mapping[str, Any], *, interval: str = "t95") ->
     of ``front`` (:func:`unlearnkit.experiments.pdudt.frontier.pdudt_frontier`), retraining dashed and the
     original dotted. A frontier on several seeds (``pdudt_frontier(seeds=...)``) draws each line as the mean
     over the seeds with a band (``interval``: ``"t95"``, the 95 % Student-t interval, or ``"minmax"``)."""
-    from plotly.subplots import make_subplots
-    from .bands import add_seed_band, per_seed, seeds_text
 
     keys = ("test_acc", "backdoor_asr", "dist_to_retrain")
     fig = make_subplots(rows=1, cols=3, subplot_titles=("released test accuracy", "backdoor success",
@@ -313,7 +315,6 @@ class TopologyExplorer(Explorer):
     def __init__(self, n: int = 10, leaver: int = 9, rounds: int = 30, churn: float = 0.3, p_edge: float = 0.4,
                  seed: int = 0) -> None:
         super().__init__()
-        import ipywidgets as W
 
         self.n = check_int("n", n, low=3, high=40)
         self.rounds = check_int("rounds", rounds, low=1)
@@ -332,8 +333,8 @@ class TopologyExplorer(Explorer):
         self.refresh()
 
     def compute(self) -> np.ndarray:
-        from ..graphs.dynamic import EdgeChurnSchedule
-        from ..graphs.topology import erdos_renyi
+        from ..graphs.dynamic import EdgeChurnSchedule  # deferred: imports networkx
+        from ..graphs.topology import erdos_renyi  # deferred: imports networkx
 
         churn = check_range("churn", self.churn.value, 0.0, 1.0)
         G = erdos_renyi(self.n, self.p_edge, seed=self.seed)
@@ -374,7 +375,6 @@ class PDUDTNoiseExplorer(Explorer):
     def __init__(self, flat: Any, corrected: torch.Tensor, dataset: Any, *, lr: float, t1: int, constants: Any,
                  sigma: float = 0.01, epsilon: float = 1.0, delta: float = 1e-5, seed: int = 0) -> None:
         super().__init__()
-        import ipywidgets as W
 
         self.flat, self.corrected, self.dataset = flat, corrected, dataset
         self.lr, self.t1, self.constants, self.delta = lr, t1, constants, delta
@@ -395,9 +395,7 @@ class PDUDTNoiseExplorer(Explorer):
         self.refresh()
 
     def compute(self) -> dict:
-        from ..evaluate import accuracy
-        from ..methods.pdudt.algorithm import client_noise
-        from ..methods.pdudt.certify import pdudt_certificate
+        from ..methods.pdudt.algorithm import client_noise  # deferred: imports networkx
 
         sigma = check_positive("sigma", self.sigma.value, allow_zero=True)
         eps = check_positive("epsilon", self.epsilon.value)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
+import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 
@@ -253,7 +254,6 @@ class PLDBracketExplorer(Explorer):
     def __init__(self, q: float = 1.0, sigma: float = 10.0, steps: int = 100, log10_delta: float = -5.0,
                  log10_grid: float = -2.0) -> None:
         super().__init__()
-        import ipywidgets as W
 
         self.log10_grid = W.FloatSlider(value=log10_grid, min=-3.5, max=-1.0, step=0.25, description="log10 grid")
         self.q = W.FloatLogSlider(value=q, base=10, min=-3, max=0, step=0.05, description="q")

@@ -14,6 +14,7 @@ import html
 import math
 from typing import Mapping, Sequence
 
+import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 
@@ -149,7 +150,6 @@ class GaussianExplorer(Explorer):
 
     def __init__(self, epsilon: float = 1.0, log10_delta: float = -5.0, sensitivity: float = 1.0) -> None:
         super().__init__()
-        import ipywidgets as W
 
         self.epsilon = W.FloatLogSlider(value=epsilon, base=10, min=-2, max=1.3, step=0.05, description="epsilon")
         self.log10_delta = W.FloatSlider(value=log10_delta, min=-12, max=-1, step=0.1, description="log10 delta")
@@ -196,7 +196,6 @@ class RenyiExplorer(Explorer):
     def __init__(self, q: float = 0.04, sigma: float = 1.5, steps: int = 2250, log10_delta: float = -5.0,
                  orders: Sequence[float] = DEFAULT_ORDERS) -> None:
         super().__init__()
-        import ipywidgets as W
 
         self.orders = np.asarray(orders, dtype=float)
         self.q = W.FloatLogSlider(value=q, base=10, min=-4, max=0, step=0.05, description="q")
@@ -267,7 +266,6 @@ class CalibratorExplorer(Explorer):
     def __init__(self, epsilon: float = 1.0, log10_delta: float = -5.0, q: float = 0.01, steps: int = 1000,
                  n_grid: int = 16) -> None:
         super().__init__()
-        import ipywidgets as W
 
         self.n_grid = n_grid
         self.epsilon = W.FloatLogSlider(value=epsilon, base=10, min=-1, max=1.3, step=0.05, description="target eps")

@@ -16,6 +16,8 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
+import ipywidgets as W
+
 from ._explorer import Explorer
 from .tables import table_html
 
@@ -54,11 +56,9 @@ class RealProcessRun(Explorer):
     def __init__(self, n_ranks: int, *, dim: int = 100, rounds: int = 10, hops: int = 20, u: int = 0,
                  p: float = 0.3, sigma: float = 0.5, seed: int = 0,
                  runner: Optional[Callable[..., dict]] = None) -> None:
-        import ipywidgets as W
-
         super().__init__()
         if runner is None:
-            from ..experiments.labs.distributed import side_by_side as runner
+            from ..experiments.labs.distributed import side_by_side as runner  # deferred: imports torch
         self.runner = runner
         self.kwargs = dict(dim=dim, rounds=rounds, hops=hops, u=u, p=p, sigma=sigma, seed=seed)
         self.n_ranks = n_ranks
@@ -114,7 +114,7 @@ class RealProcessRun(Explorer):
         self.run_button.disabled = False
 
     def _show(self, res: dict[str, Any]) -> None:
-        from ..distributed.timing import message_table
+        from ..distributed.timing import message_table  # deferred: imports torch
 
         same = res["gossip_gap"] < SAME and res["walk_gap"] < SAME
         verdict = "the same numbers" if same else "DIFFERENT numbers (a bug: please report it)"

@@ -16,9 +16,13 @@ import dataclasses
 import time
 from typing import Any, Optional, Sequence
 
+import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
+from ..privacy.capacity import ddp_capacity, rrdu_capacity
+from ..runtime import make_generator
 from ._explorer import Explorer
 from ._payload import plain_figure
 from ._style import styled
@@ -37,7 +41,6 @@ def why_p_figure(n_clients: int, *, marks: Sequence[float] = (0.0, 0.1, 1.0)) ->
     the expected step is from retraining's gradient, ``|p - 1/N| ||g_u - mean of the others' g_v||``, in units
     of that gradient gap. ``marks``: values of p to mark (the paper's Table 3 runs 0, 0.1 and 1).
     """
-    from plotly.subplots import make_subplots
 
     n = int(n_clients)
     if n < 2:
@@ -150,7 +153,7 @@ def curves_figure(curves: dict[str, dict], *, start: Optional[int] = None,
 def accountant_sigma_figure(*, delta: float, n_clients: int, p: float, T_unlearn: int, L: float, m: int = 1,
                  eps_grid: Optional[np.ndarray] = None, mark: Optional[float] = None) -> go.Figure:
     """sigma against epsilon for accountants A-D (flat in m) and DDP (Algorithm 3 and group privacy in m)."""
-    from ..methods.rrdu.certify import ddp_sigma, rrdu_sigma
+    from ..methods.rrdu.certify import ddp_sigma, rrdu_sigma  # deferred: imports scipy.optimize
 
     eps_grid = np.geomspace(0.1, 20, 25) if eps_grid is None else np.asarray(eps_grid)
     fig = go.Figure()
@@ -174,7 +177,6 @@ def accountant_sigma_figure(*, delta: float, n_clients: int, p: float, T_unlearn
 def capacity_figure(*, epsilon: float, delta: float, n_clients: int, d: int, T_unlearn: int, L: float, rho: float, p: float,
                     s: int, gamma: float = 1.0, T: int = 100, R: float = 10.0) -> go.Figure:
     """Deletion capacity: RR-DU's m* against n_u (zero until A < gamma, then linear) and DDP's m against N."""
-    from ..privacy.capacity import ddp_capacity, rrdu_capacity
 
     n_u = np.unique(np.geomspace(10, 1e5, 40).astype(int))
     rr = [rrdu_capacity(gamma=gamma, epsilon=epsilon, delta=delta, n_clients=n_clients, d=d, T_unlearn=T_unlearn, n_u=int(n), L=L,
@@ -211,8 +213,6 @@ class RRDUExplorer(Explorer):
 
     def __init__(self, world: Any = None, *, n_clients: int = 10, u: int = 0, T_unlearn: int = 60, L: float = 0.5,
                  seed: int = 0) -> None:
-        import ipywidgets as W
-
         super().__init__()
         self.world = world
         if world is not None:
@@ -251,7 +251,7 @@ class RRDUExplorer(Explorer):
 
     # -- the cheap part: calibration, a walk preview, the ledger, capacity ------------------------------------
     def config(self) -> Any:
-        from ..methods.rrdu import RRDUConfig
+        from ..methods.rrdu import RRDUConfig  # deferred: imports torch
 
         return RRDUConfig(T_unlearn=self.T_unlearn, p=float(self.p.value), s=int(self.s.value), epsilon=float(self.epsilon.value),
                           delta=float(self.delta.value), rho=float(self.rho.value), variant=self.variant.value,
@@ -263,8 +263,8 @@ class RRDUExplorer(Explorer):
                                                             "eval_every": self.world.setup.eval_every}))
 
     def update(self) -> None:
-        from ..graphs.walks import rrdu_route
-        from ..methods.rrdu.certify import rrdu_certify, rrdu_sigma
+        from ..graphs.walks import rrdu_route  # deferred: imports networkx
+        from ..methods.rrdu.certify import rrdu_certify, rrdu_sigma  # deferred: imports scipy.optimize
 
         cfg = self.config()
         self.sigma = rrdu_sigma(cfg.accountant, epsilon=cfg.epsilon, delta=cfg.delta, n_clients=self.n_clients, p=cfg.p,
@@ -301,7 +301,7 @@ class RRDUExplorer(Explorer):
     def ledger_epsilons(self, route: Sequence[int]) -> np.ndarray:
         """Per-client epsilon along ``route`` at the current sigma (the ledger of the explorer's accountant:
         the amplified one for B, the per-visit one otherwise)."""
-        from ..methods.rrdu.certify import ObserverLedger
+        from ..methods.rrdu.certify import ObserverLedger  # deferred: imports scipy.optimize
 
         if not (self.sigma > 0):
             out = np.zeros(self.n_clients)
@@ -320,9 +320,8 @@ class RRDUExplorer(Explorer):
     # -- the expensive part: run RR-DU and DDP on the backdoor task, live -----------------------------------
     def run(self, methods: Sequence[str] = ("rrdu", "ddp")) -> dict:
         """Run RR-DU along the previewed route (and DDP at the same epsilon), streaming hops into the figures."""
-        from ..runtime import make_generator
-        from ..experiments.rrdu.lab import history_curve, run_method
-        from ..methods.rrdu import RRDU
+        from ..experiments.rrdu.lab import history_curve, run_method  # deferred: imports torch
+        from ..methods.rrdu import RRDU  # deferred: imports torch
 
         if self.world is None:
             raise ValueError("world is None: build one with unlearnkit.experiments.rrdu.lab.build_world to run the "

@@ -12,7 +12,9 @@ from __future__ import annotations
 import copy
 from typing import Any, Optional, Sequence
 
+import ipywidgets as W
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from ._explorer import Explorer
 from ._style import readable
@@ -31,7 +33,6 @@ def rrdu_frontier_figure(fr: dict, *, title: str = "RR-DU frontier (dashed: retr
     A frontier pooled over seeds (``load_precomputed_frontier(seeds=...)``) carries ``<metric>_seeds``: each
     line is then the mean over the seeds with a band (``interval``: ``"t95"``, the 95 % Student-t interval for
     the mean, or ``"minmax"``), named in the legend and the hover; the title says which seeds."""
-    from plotly.subplots import make_subplots
 
     fig = make_subplots(rows=1, cols=2, subplot_titles=("backdoor success", "clean accuracy"))
     for fam, dash in (("sound", "solid"), ("paper", "dot")):
@@ -69,8 +70,6 @@ class FrontierExplorer(Explorer):
     """
 
     def __init__(self, precomputed: dict, world: Any, *, epsilons: Sequence[float], seed: int = 0) -> None:
-        import ipywidgets as W
-
         super().__init__()
         if not epsilons:
             raise ValueError("epsilons=() is out of range: give at least one budget for the live run")
@@ -108,7 +107,7 @@ class FrontierExplorer(Explorer):
 
     def run(self) -> dict:
         """Recompute the frontier at :attr:`epsilons`, one budget at a time, redrawing after each."""
-        from ..experiments.rrdu.frontier import rrdu_frontier
+        from ..experiments.rrdu.frontier import rrdu_frontier  # deferred: imports torch
 
         live: Optional[dict] = None
         for i, eps in enumerate(self.epsilons):

@@ -15,11 +15,13 @@ import math
 import time
 from typing import Any, Optional
 
+import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 import torch
 
 from .._validate import check_choice, check_int
+from ..runtime import device as default_device, make_generator
 from ._explorer import Explorer
 from ._style import styled
 
@@ -32,7 +34,6 @@ _MAX_ENTRIES = {"cpu": 4 * 10**7, "cuda": 10**9}
 
 def scale_sizes(device: Any = None) -> list[int]:
     """The client counts offered on ``device``: 10^2 .. 10^4 on a CPU, up to 10^6 on a GPU."""
-    from ..runtime import device as default_device
 
     kind = torch.device(device if device is not None else default_device()).type
     return [100, 1_000, 10_000] + ([100_000, 1_000_000] if kind == "cuda" else [])
@@ -63,11 +64,9 @@ def consensus_run(topology: str, n: int, d: int = 10, rounds: int = 100, *, seed
         error <= 1/100, ``None`` if not reached), ``slem`` (closed form for the ring, ARPACK for N <= 10^4 on
         the others, else ``None``), ``round_ms``, ``build_s``, ``kernel``, ``params_mib`` and the inputs.
     """
-    from ..runtime import device as default_device
-    from ..runtime import make_generator
-    from ..decentral.mixer import GossipKernel
-    from ..graphs import edge_list, sparse_mixing_matrix
-    from ..graphs.sparse import sparse_slem
+    from ..decentral.mixer import GossipKernel  # deferred: imports scipy.sparse
+    from ..graphs import edge_list, sparse_mixing_matrix  # deferred: imports networkx
+    from ..graphs.sparse import sparse_slem  # deferred: imports networkx
 
     check_choice("topology", topology, SCALE_TOPOLOGIES)
     dev = torch.device(device if device is not None else default_device())
@@ -154,7 +153,6 @@ class ScaleExplorer(Explorer):
     def __init__(self, topology: str = "random_regular", n: int = 1_000, d: int = 10, rounds: int = 100,
                  seed: int = 0, device: Any = None) -> None:
         super().__init__()
-        import ipywidgets as W
 
         self.device = device
         sizes = scale_sizes(device)

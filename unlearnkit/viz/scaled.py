@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
+import ipywidgets as W
 import numpy as np
 import torch
 
 from .._validate import check_int
 from ..experiments.device_limits import DemoLimits, demo_limits
+from ..runtime import device as default_device
 
 
 #: edges a graph picture draws at most: a complete graph on 40 clients (the CPU range) has 780, one on
@@ -49,8 +51,6 @@ def averaging_on_device(W: Any, values: Any, rounds: int, *, device: Any = None)
     """
     rounds = check_int("rounds", rounds, low=0)
     if device is None:
-        from ..runtime import device as default_device
-
         device = default_device()
     Wt = torch.as_tensor(np.asarray(W, dtype=float), dtype=torch.float64, device=device)
     x = torch.as_tensor(np.asarray(values, dtype=float), dtype=torch.float64, device=device)
@@ -112,7 +112,6 @@ def heatmap_view(W: Any, title: str, side: int = MAX_HEATMAP_SIDE) -> tuple[np.n
 def seeds_slider(value: int = 1, limits: Optional[DemoLimits] = None, *, description: str = "seeds") -> Any:
     """An ``IntSlider`` for the number of independent runs drawn at once (a confidence band): from 1 to the
     device's ``max_seeds`` (8 on a CPU, 64 on a GPU), starting at ``value`` whatever the device."""
-    import ipywidgets as W
 
     lim = explorer_limits(limits)
     value = check_int("seeds", value, low=1, high=lim.max_seeds)

@@ -15,6 +15,8 @@ import html
 import numbers
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
+from IPython.display import HTML
+
 
 def _cell(v: Any, digits: int) -> str:
     if v is None:
@@ -78,7 +80,6 @@ def table_html(rows: Iterable[Mapping[str, Any]], *, digits: int = 4, columns: C
 
 def table(rows: Iterable[Mapping[str, Any]], *, digits: int = 4, columns: Columns = None) -> Any:
     """``rows`` as a displayable HTML table (an ``IPython.display.HTML``); arguments as :func:`table_html`."""
-    from IPython.display import HTML
 
     return HTML(table_html(rows, digits=digits, columns=columns))
 

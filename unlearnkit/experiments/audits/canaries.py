@@ -43,8 +43,16 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import torch
 
+from ... import data as D
 from ..._validate import check_choice, check_int, check_positive, check_probability
-from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
+from ...audit.one_run import one_run_epsilon_lower_bound, one_run_guesses
+from ...constants import logistic_constants
+from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS, Request
+from ...methods import noisy_finetune as nf
+from ...methods.baselines import Retrain, RetrainConfig
+from ...models import FlatParams, make_model
+from ...runtime import make_generator
+from ...train import SGDConfig, train_sgd
 
 
 CANARY_METHODS = ("retrain", "no_unlearning", "r2d", "r2d_no_noise", "output_perturbation")
@@ -86,12 +94,6 @@ class CanaryTask:
 
 
 def _setup(task: CanaryTask):
-    from ... import data as D
-    from ...runtime import make_generator
-    from ...constants import logistic_constants
-    from ...models import FlatParams, make_model
-    from ...train import SGDConfig
-
     base = D.load("synthetic", device="cpu", seed=task.data_seed, n_train=task.n_base, n_test=50,
                   dim=task.base_dim)
     dim = task.base_dim + task.m
@@ -114,11 +116,7 @@ def _setup(task: CanaryTask):
 
 def _method(name: str, mode: str, eps: float, delta: float, task: CanaryTask, consts, flat, ds, sgd):
     """``(unlearn_fn, per-canary claim epsilon, noise sigma)`` with the noise fixed for the largest request."""
-    from ...core import Request
-    from ...methods import noisy_finetune as nf
-    from ...methods.baselines import Retrain, RetrainConfig
-    from ...methods.descend_rewind import R2D, R2DConfig
-    from ...train import train_sgd
+    from ...methods.descend_rewind import R2D, R2DConfig  # deferred: imports scipy.optimize
 
     if name == "retrain":
         return (lambda st, rq, g: Retrain().unlearn(st, rq, RetrainConfig(), generator=g)), 0.0, 0.0
@@ -149,9 +147,6 @@ def canary_audit(method: str = "r2d", mode: str = "sound", *, epsilon: float = 1
     retraining, inf without unlearning), ``certified_epsilon_run`` (the method's certificate for the realised
     request), ``ceiling`` (the bound if every guess were right), ``violation``.
     """
-    from ...audit.one_run import one_run_epsilon_lower_bound, one_run_guesses
-    from ...core import Request
-    from ...train import train_sgd
 
     check_choice("method", method, CANARY_METHODS)
     check_choice("mode", mode, ("paper", "sound"))
@@ -188,7 +183,6 @@ def canary_audit(method: str = "r2d", mode: str = "sound", *, epsilon: float = 1
 
 def canary_bench_rows(*, quick: bool = False, seed: int = 0) -> list[dict[str, Any]]:
     """The one-run audit of every canary method (sound mode; R2D also paper), one generator seed."""
-    from ...runtime import make_generator
 
     task = CanaryTask(m=200, k_plus=20, k_minus=20, steps=200) if quick else CanaryTask()
     rows = []

@@ -18,6 +18,7 @@ The competition compares with *plain* retraining; a noise certificate promises c
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from ...audit.forgetting import forgetting_score, score_interval
 from .recipes import ToyTask, toy_setup
 from .vectorised import vectorised_worlds
 from ...core import MAX_REPEATS, MAX_TRIALS
+from ...runtime import make_generator
 
 
 FORGETTING_RUNS = (("r2d_full_rewind", "sound", 1.0), ("r2d", "sound", 1.0), ("r2d", "paper", 1.0),
@@ -50,9 +52,7 @@ def forgetting_scores(*, n_models: int = 256, n_repeats: int = 8, epsilon: float
     unlearned and ``n_models`` fresh retrained models), ``ci_low``/``ci_high`` (95 % Student-t),
     ``mean_example_epsilon``, ``n_models``, ``seconds``, and ``score_vs_certifier`` (with its interval): the same
     score with the certifier's output (retraining plus the method's noise) in place of plain retraining."""
-    import time
 
-    from ...runtime import make_generator
 
     n_models = check_int("n_models", n_models, low=16, high=MAX_TRIALS)
     n_repeats = check_int("n_repeats", n_repeats, low=2, high=MAX_REPEATS)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Sequence
 
 import numpy as np
@@ -46,6 +46,7 @@ from ...constants import softmax_constants
 from ...methods.descend_rewind.bounds import descend_rewind_sigma, gd_d2d_sensitivity, gd_r2d_sensitivity
 from ...methods.noisy_finetune.bounds import gc_sigma, op_sigma
 from ...core import MAX_REPEATS, MAX_STEPS, MAX_TRIALS
+from ...data.datasets import load
 
 
 DIGITS_FORGET_METHODS = ("retrain", "output_perturbation", "noisy_finetune", "r2d", "d2d", "finetune")
@@ -92,7 +93,6 @@ class DigitsForgetConfig:
 def digits_problem(config: DigitsForgetConfig, *, device=None) -> dict[str, Any]:
     """Features (``||x|| <= 1``), labels, the forget indices (``m`` training rows drawn with ``data_seed``) and the
     softmax constants (G, L, mu) with step ``eta = 1/L``, on ``device`` (default CPU)."""
-    from ...data.datasets import load
 
     ds = load("digits", seed=config.data_seed, device=device)
 
@@ -289,7 +289,6 @@ def digits_epsilon_sweep(epsilons: Sequence[float], *, method: str = "r2d", n_mo
                          device=None) -> list[dict[str, Any]]:
     """:func:`digits_forgetting_scores` of one certified ``method`` at each certified ``epsilon`` (the score
     against the certificate: where, if anywhere, a sound certificate's noise falls below retraining's spread)."""
-    from dataclasses import replace
 
     if method not in DIGITS_FORGET_METHODS or method in ("retrain", "finetune"):
         raise ValueError(f"method={method!r} is out of range: expected a noise-certified method, one of "

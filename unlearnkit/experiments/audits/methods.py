@@ -14,7 +14,9 @@ from ..._validate import check_choice, check_positive, check_probability
 from ...audit import AuditConfig, AuditResult, audit_gaussian
 from ...audit.run import bonferroni
 from ...audit.mechanisms import gaussian_sigma
+from ...runtime import make_generator
 from .recipes import FIXED_START_CERTIFIERS, METHOD_RECIPES, ModeNotSupported, ToyTask, audit_unlearner, toy_setup
+from .vectorised import VECTORISED_METHODS, audit_recipe_vectorised
 
 
 # methods audited in one mode only (both are exact retraining: a paper calibration would add nothing)
@@ -58,7 +60,6 @@ def audit_methods(*, epsilon: float = 1.0, delta: float = 1e-5, modes: tuple[str
     the old fixed-training run took 17 s, so fresh training costs about 4x, not 10x, and the default trial
     count is kept. :func:`audit_benchmark` gives the full-size run.
     """
-    from ...runtime import make_generator
 
     task = task or ToyTask()
     config = config or AuditConfig(n_trials=200)
@@ -99,8 +100,6 @@ def audit_methods(*, epsilon: float = 1.0, delta: float = 1e-5, modes: tuple[str
                                       generator=gen, label="Gaussian, calibrated"))
         results.append(audit_gaussian(sensitivity=1.0, sigma=sig / 8, epsilon=epsilon, delta=delta, config=gcfg,
                                       generator=gen, label="Gaussian, 1/8 of the noise"))
-    if vectorised:
-        from .vectorised import VECTORISED_METHODS, audit_recipe_vectorised
     for name, mode, fn, cfg, certifier in planned:
         fresh = fresh_training or certifier not in FIXED_START_CERTIFIERS
         if vectorised and fresh and not worst_case_starts and name in VECTORISED_METHODS:

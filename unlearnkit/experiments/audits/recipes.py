@@ -31,15 +31,20 @@ from typing import Any, Callable, Optional
 import numpy as np
 import torch
 
+from ... import data as D
 from ..._validate import check_choice, check_int, check_positive
 from ...audit import AuditConfig, AuditResult, audit
 from ...audit.mechanisms import per_trial
-from ...core import Callback
+from ...constants import logistic_constants
+from ...core import Callback, Request
 from ...methods import noisy_finetune as nf
 from ...methods.baselines import Retrain, RetrainConfig
 from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig
 from ...privacy.noise import gaussian_noise
 from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
+from ...models import FlatParams, make_model
+from ...runtime import make_generator
+from ...train import SGDConfig, train_sgd
 
 
 CERTIFIERS = ("retrain_plus_noise", "unlearn_retrained", "retrain")
@@ -82,12 +87,6 @@ class ToyTask:
 
 def toy_setup(task: ToyTask):
     """``(flat, dataset, request, sgd_config, constants)`` for :class:`ToyTask` (CPU, float32)."""
-    from ... import data as D
-    from ...runtime import make_generator
-    from ...constants import logistic_constants
-    from ...core import Request
-    from ...models import FlatParams, make_model
-    from ...train import SGDConfig
 
     ds = D.load("synthetic", device="cpu", seed=task.data_seed, n_train=task.n_train, n_test=200, dim=task.dim)
     rng = np.random.default_rng(task.data_seed)
@@ -132,7 +131,6 @@ def unlearner_worlds(unlearn_fn: Callable[..., Any], config: Any, task: ToyTask,
     clip the start to ``C0 = task.radius`` must cover any pair of starts, and this pair is the farthest apart,
     so it is where an under-calibrated noise shows first.
     """
-    from ...train import train_sgd
 
     check_choice("certifier", certifier, CERTIFIERS)
     if worst_case_starts and certifier not in FIXED_START_CERTIFIERS:

@@ -41,12 +41,20 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Optional, Union
 
+from . import worlds as W
 from ..._validate import check_int, check_positive, check_probability
 from ...audit import AuditConfig, audit
 from ...audit.run import bonferroni
 from ...audit.statistics import estimate
 from .recipes import METHOD_RECIPES, ModeNotSupported, ToyTask, toy_setup, unlearner_worlds
 from ...core import MAX_TRIALS
+from ...methods.baselines import Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig
+from ...methods.newton import NewtonConfig
+from ...runtime import make_generator
+from ..newton.audit import EXACT_SETTING, NewtonAuditTask, newton_worlds
+from ..registry import METHODS
+from ..rrdu.audit import WalkAuditTask, ddp_worlds, rrdu_worlds
+from .vectorised import vectorised_worlds
 
 
 AUDIT_ROW_KEYS = ("method", "mode", "observer", "certified_epsilon", "lower_bound", "point_estimate", "verdict",
@@ -115,8 +123,6 @@ def _toy(key: str) -> Callable[[str, float, float], Worlds]:
 
 def _vectorised(key: str) -> Callable[[str, float, float], Worlds]:
     def build(mode: str, epsilon: float, delta: float) -> Worlds:
-        from .vectorised import vectorised_worlds
-
         wa, wb, cert = vectorised_worlds(key, mode, epsilon=epsilon, delta=delta)
         return (wa, wb, *_claim(cert, delta))
     return build
@@ -125,8 +131,6 @@ def _vectorised(key: str) -> Callable[[str, float, float], Worlds]:
 def _uncertified(kind: str) -> Callable[[str, float, float], Worlds]:
     """Fine-tuning or gradient ascent on the toy task against exact retraining (no certificate)."""
     def build(mode: str, epsilon: float, delta: float) -> Worlds:
-        from ...methods.baselines import Finetune, FinetuneConfig, GradientAscent, GradientAscentConfig
-
         if mode != "none":
             raise ModeNotSupported(f"mode={mode!r}: {kind} has no certificate in any mode (audited as 'none')")
         task = ToyTask()
@@ -154,8 +158,6 @@ def _walk(kind: str) -> Callable[[str, float, float], Worlds]:
     """RR-DU (paper: noise-free start, accountant C; sound: noisy start, accountant S) or DDP (paper:
     Algorithm 3's calibration from the noise-free original; sound: noisy training, deletion = nothing)."""
     def build(mode: str, epsilon: float, delta: float) -> Worlds:
-        from ..rrdu.audit import WalkAuditTask, ddp_worlds, rrdu_worlds
-
         if mode not in ("paper", "sound"):
             raise ModeNotSupported(f"mode={mode!r}: {kind} has a paper and a sound mode only")
         task = WalkAuditTask(epsilon=epsilon, delta=delta)
@@ -172,8 +174,6 @@ def _newton(mode: str, epsilon: float, delta: float) -> Worlds:
     """Newton/Fisher: paper = the printed calibration (eq. 10, classic Gaussian, noise shared 1/N; local
     scope); sound = the proved sensitivity with a public gradient bound ``grad_tol = 0.5`` and the exact
     global step. The observer sees the average of the released models (:func:`unlearnkit.experiments.newton.audit.newton_worlds`)."""
-    from ...methods.newton import NewtonConfig
-    from ..newton.audit import EXACT_SETTING, NewtonAuditTask, newton_worlds
 
     if mode == "paper":
         cfg = NewtonConfig(mode="paper", epsilon=epsilon, delta=delta)
@@ -186,8 +186,6 @@ def _newton(mode: str, epsilon: float, delta: float) -> Worlds:
 
 
 def _recipes() -> dict[str, AuditRecipe]:
-    from . import worlds as W
-
     toy = "ToyTask: logistic regression, 60 points in 2-D, 6 flipped labels forgotten"
     walk = "WalkAuditTask: 4 clients x 50 points, 45 flipped labels of client 0 forgotten"
     released = "the released model (parameters after unlearning)"
@@ -253,8 +251,6 @@ def run_registry_audits(methods=None, modes=("paper", "sound"), n_trials: Union[
                         epsilon: float = 1.0, delta: float = 1e-5, seed: int = 0, alpha: float = 0.05,
                         progress: bool = False) -> tuple[list[dict[str, Any]], list[float]]:
     """:func:`audit_registry` plus the seconds each row took (0 for rows not audited)."""
-    from ...runtime import make_generator
-    from ..registry import METHODS
 
     check_positive("epsilon", epsilon)
     check_probability("delta", delta, allow_zero=False, allow_one=False)

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
+import torch
+
 from .registry import AUDIT_RECIPES, REGISTRY_STATISTIC, run_registry_audits
 
 
@@ -54,7 +56,6 @@ _NOTES = (
 
 def machine_line() -> str:
     """What the table ran on, in one line (CPU count, threads, accelerator, Python and torch versions)."""
-    import torch
 
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
     return (f"{platform.machine()} CPU, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}, {gpu}; "

@@ -24,17 +24,20 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from typing import Any, Optional
 
 import numpy as np
 import torch
 
 from ..._validate import check_choice, check_int
-from ...audit import AuditConfig, AuditResult
+from ...audit import AuditConfig, AuditResult, audit
 from ...audit.run import audit_samples
 from ...models import project_l2_ball
-from .recipes import METHOD_RECIPES, ToyTask, toy_setup
+from .recipes import METHOD_RECIPES, ToyTask, toy_setup, unlearner_worlds
 from ...core import MAX_TRIALS
+from ...runtime import make_generator
+from ...train import train_sgd
 
 
 VECTORISED_METHODS = ("retrain", "r2d", "r2d_full_rewind", "output_perturbation")
@@ -101,7 +104,6 @@ def vectorised_worlds(method: str, mode: str = "sound", *, epsilon: float = 1.0,
     multiplies the method's sigma in both worlds (a deliberately broken variant: 0 removes the noise; the
     returned certificate is still the method's own, which then does not cover the output).
     """
-    from ...train import train_sgd
 
     check_choice("method", method, VECTORISED_METHODS)
     task = task or ToyTask()
@@ -173,7 +175,6 @@ def audit_vectorised(method: str, mode: str = "sound", *, n_trials: int = 10_000
     ``noise_scale < 1`` audits a deliberately under-noised variant against the method's unchanged claim (a
     power check: the audit should refute it).
     """
-    from dataclasses import replace
 
     check_int("n_trials", n_trials, low=20, high=MAX_TRIALS)
     cfg = replace(config or AuditConfig(), n_trials=n_trials)
@@ -203,7 +204,6 @@ def audit_recipe_vectorised(method: str, mode: str, *, epsilon: float, delta: fl
     order) on :func:`vectorised_worlds` instead of the one-trial-at-a-time loop: the same samples up to the
     float32 rounding of the batched arithmetic, so the same verdicts, at a fraction of the time.
     """
-    from ...audit import audit
 
     wa, wb, cert = vectorised_worlds(method, mode, epsilon=epsilon, delta=delta, task=task)
     certifier = METHOD_RECIPES[method](mode, epsilon, delta, task, toy_setup(task)[4])[2]
@@ -222,8 +222,6 @@ def trials_per_second(method: str = "r2d", *, n_trials: int = 10_000, device: st
     Returns ``{"method", "n_trials", "seconds", "trials_per_second", "device"}`` (trials of both worlds
     counted) plus ``"sequential_trials_per_second"`` when measured.
     """
-    from ...runtime import make_generator
-    from .recipes import unlearner_worlds
 
     wa, wb, _ = vectorised_worlds(method, task=ToyTask(), device=device)
     g = make_generator(seed)

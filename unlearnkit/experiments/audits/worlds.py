@@ -26,11 +26,25 @@ from typing import Any
 import numpy as np
 import torch
 
+from ... import data as D
 from ..._validate import check_int, check_positive, check_range
 from ...audit.mechanisms import per_trial
-from .recipes import ModeNotSupported, ToyTask, toy_setup
-from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
+from .recipes import ModeNotSupported, ToyTask, toy_setup, unlearner_worlds
+from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS, Request
+from ...decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
+from ...graphs import dynamic
 from ...graphs.sparse import MAX_SPARSE_CLIENTS
+from ...methods import noisy_finetune as nf
+from ...methods.noisy_finetune import DPSGDConfig
+from ...methods.noisy_finetune.bounds import dpsgd_group_targets
+from ...methods.noisy_finetune.dpsgd import dp_sgd_train, dpsgd_noise_multiplier
+from ...methods.pdudt import PDUDT, PDUDTConfig
+from ...methods.pdudt.sound import GossipSmoothness
+from ...methods.rrdu import DPSGDWalk, DPSGDWalkConfig
+from ...models import FlatParams, make_model
+from ...runtime import make_generator
+from ..pdudt.frontier import PAPER_CONSTANTS
+from ..rrdu.audit import WalkAuditTask, train_walk_model, walk_setup
 
 
 def model_clipping_worlds(mode: str, epsilon: float, delta: float, task: ToyTask | None = None):
@@ -39,8 +53,6 @@ def model_clipping_worlds(mode: str, epsilon: float, delta: float, task: ToyTask
     recursion). Both calibrations are proved (the package issues a sound certificate for either); the
     paper's needs more steps. The noise is isotropic and the clip holds for any start, so the certifier
     ``U(empty, A(D minus D_f))`` (the same procedure on the retrained model) is valid with fresh training."""
-    from ...methods import noisy_finetune as nf
-    from .recipes import unlearner_worlds
 
     if mode not in ("paper", "sound"):
         raise ModeNotSupported(f"mode={mode!r}: model clipping has a paper and a sound calibration only")
@@ -65,10 +77,6 @@ def dp_sgd_worlds(mode: str, epsilon: float, delta: float, task: ToyTask | None 
     by the expected batch ``q n``, which differs between the worlds (``n`` vs ``n - m``) by the factor
     ``n / (n - m)``: the audit tests the code as it runs.
     """
-    from ...runtime import make_generator
-    from ...methods.noisy_finetune import DPSGDConfig
-    from ...methods.noisy_finetune.dpsgd import dp_sgd_train, dpsgd_noise_multiplier
-    from ...methods.noisy_finetune.bounds import dpsgd_group_targets
 
     if mode not in ("paper", "sound"):
         raise ModeNotSupported(f"mode={mode!r}: DP-SGD has a paper and a sound group-privacy calibration only")
@@ -107,8 +115,6 @@ def dp_sgd_walk_worlds(mode: str, epsilon: float, delta: float, task: Any = None
     tested against the certifier that runs the same walk on a model trained without D_f; the observer sees
     the final model. ``"sound"``: :class:`ModeNotSupported` (there is no sound certificate to test).
     """
-    from ...methods.rrdu import DPSGDWalk, DPSGDWalkConfig
-    from ..rrdu.audit import WalkAuditTask, train_walk_model, walk_setup
 
     if mode != "paper":
         raise ModeNotSupported("DP-SGD on the walk issues no certificate: the original was trained without "
@@ -168,15 +174,6 @@ def pdudt_worlds(mode: str, epsilon: float, delta: float, task: PDUDTAuditTask |
     sigma of world A's certificate (the average of the clients' noises). A calibration that refuses the
     world (Theorem 4.9's step-size condition) raises :class:`ModeNotSupported` with the theorem's reason.
     """
-    from ... import data as D
-    from ...runtime import make_generator
-    from ...core import Request
-    from ...decentral.gradient_gossip import GradientGossipConfig, run_gradient_gossip
-    from ...graphs import dynamic
-    from ...methods.pdudt import PDUDT, PDUDTConfig
-    from ...methods.pdudt.sound import GossipSmoothness
-    from ...models import FlatParams, make_model
-    from ..pdudt.frontier import PAPER_CONSTANTS
 
     if mode not in ("paper", "sound"):
         raise ModeNotSupported(f"mode={mode!r}: PDUDT has a paper and a sound calibration only")

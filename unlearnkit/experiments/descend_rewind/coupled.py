@@ -176,7 +176,7 @@ def coupled_retrain_batches(state: Any, request: Any, *, rng: np.random.Generato
     the R2D output *is* the retrained model. Full-batch training (``sampling="full"``) couples trivially:
     every retraining step uses the whole retain set.
     """
-    import torch
+    import torch  # deferred: imports torch
 
     if "batches" not in state.extras:
         raise ValueError("state.extras has no 'batches': train with unlearnkit.train.train_sgd to couple runs")

@@ -13,6 +13,7 @@ from typing import Any, Optional, Sequence
 
 from ...runtime import make_generator
 from ..._validate import check_choice
+from ..seed_pool import check_seeds, pool_rows
 
 
 #: the epsilon grid of the frontier (delta fixed)
@@ -22,7 +23,7 @@ FRONTIER_METRICS = ("test_acc", "forget_acc", "backdoor_asr", "test_gap", "forge
 
 
 def _metrics(state, request, theta, backdoor) -> dict[str, float]:
-    from ...evaluate import accuracy, backdoor_success
+    from ...evaluate import accuracy, backdoor_success  # deferred: imports torch
 
     ds = state.dataset
     xf, yf = ds.train_subset(request.indices)
@@ -57,18 +58,16 @@ def descend_rewind_frontier(profile: str = "quick", *, epsilons: Sequence[float]
     per-seed values in ``<metric>_seeds``.
     """
     if seeds is not None:
-        from ..seed_pool import check_seeds, pool_rows
-
         seeds = check_seeds(seeds)
         runs = [descend_rewind_frontier(profile, epsilons=epsilons, modes=modes, K=K, delta=delta, seed=sd,
                                         setup=setup if i == 0 else None) for i, sd in enumerate(seeds)]
         return pool_rows(runs, seeds, by=("method", "calibration", "epsilon"), metrics=FRONTIER_METRICS)
-    from ...methods.baselines import Finetune, FinetuneConfig, Retrain, RetrainConfig
-    from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig
-    from ...methods.descend_rewind.r2d import add_output_noise, initial_norm, r2d_certificate
-    from ...methods.descend_rewind.d2d import d2d_certificate
-    from ..centralized import centralized_setup
-    from .lab import PROFILE_K, central_profile, profile_constants
+    from ...methods.baselines import Finetune, FinetuneConfig, Retrain, RetrainConfig  # deferred: imports torch
+    from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig  # deferred: imports torch
+    from ...methods.descend_rewind.r2d import add_output_noise, initial_norm, r2d_certificate  # deferred: imports torch
+    from ...methods.descend_rewind.d2d import d2d_certificate  # deferred: imports torch
+    from ..centralized import centralized_setup  # deferred: imports torch
+    from .lab import PROFILE_K, central_profile, profile_constants  # deferred: imports torch
 
     for mode in modes:
         check_choice("mode", mode, ("paper", "sound"))

@@ -15,10 +15,17 @@ import torch
 
 from ...runtime import make_generator
 from ..._validate import check_choice
-from ...constants import Constants
+from ...audit import AuditConfig, audit
+from ...audit.mechanisms import per_trial
+from ...constants import Constants, estimate_constants, logistic_constants, softmax_constants
 from ...core import Request, TrainedState
+from ...evaluate import report
 from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig
 from ...methods.descend_rewind.bounds import descend_rewind_sigma
+from ...methods.descend_rewind.r2d import initial_norm
+from ...privacy.noise import gaussian_noise
+from ...train import SGDConfig, run_sgd, train_sgd
+from ..audits.recipes import ToyTask, audit_unlearner, toy_setup
 from ..centralized import CentralProfile, centralized_setup, run_centralized
 
 
@@ -94,7 +101,6 @@ def central_profile(name: str) -> CentralProfile:
     ReLU instead of SmeLU, with-replacement batches (the paper's code shuffles without replacement), sample
     instead of user-level forgetting.
     """
-    from ...train import SGDConfig
 
     check_choice("profile", name, PROFILES)
     train = SGDConfig(steps=200, lr=0.4, batch_size=32, weight_decay=LAM, radius=RADIUS, checkpoint_every=20)
@@ -131,8 +137,6 @@ def profile_constants(name: str, state: TrainedState, *, generator: torch.Genera
     so the constants are built for ``||w0|| <= ||state.extras["init"]||``. ``lambda`` is the training's weight
     decay (the coverage check of :mod:`unlearnkit.methods.descend_rewind.coverage`).
     """
-    from ...constants import estimate_constants, logistic_constants, softmax_constants
-    from ...methods.descend_rewind.r2d import initial_norm
 
     r0 = initial_norm(state) or 0.0
     lam, radius = state.config.weight_decay, state.config.radius
@@ -154,8 +158,6 @@ def coupled_k_sweep(state: TrainedState, request: Request, Ks: Sequence[int], *,
     :func:`unlearnkit.experiments.descend_rewind.coupled.coupled_retrain_batches`). Retrains on them; R2D replays their last K from the
     checkpoint ``T - K`` and D2D runs the same K batches from ``w_T``. Returns ``(rows, retrained_params)``.
     """
-    from ...evaluate import report
-    from ...train import run_sgd
 
     cfg = state.config
     xr, yr = state.dataset.train_subset(request.retain(state.train_indices))
@@ -229,11 +231,6 @@ def gd_r2d_worlds(*, declared_lam: float = 0.1, weight_decay: float = 0.0, steps
     same noise. ``certificate.constants["nominal_epsilon"]`` is what the declared constants claim when the
     certificate is ``mode="none"``.
     """
-    from ...audit.mechanisms import per_trial
-    from ...constants import logistic_constants
-    from ...privacy.noise import gaussian_noise
-    from ...train import SGDConfig, train_sgd
-    from ..audits.recipes import ToyTask, toy_setup
 
     task = task or ToyTask(weight_decay=weight_decay)
     flat, ds, request, sgd, _ = toy_setup(task)
@@ -267,8 +264,6 @@ def audit_descend_rewind(*, n_trials: int = 2000, seed: int = 0, epsilon: float 
     (:func:`gd_r2d_worlds`), audited against the epsilon the declared constants claim (refuted; its
     certificate, ``out["mismatch_certificate"]``, is now ``mode="none"``).
     """
-    from ...audit import AuditConfig, audit
-    from ..audits.recipes import ToyTask, audit_unlearner, toy_setup
 
     task = task or ToyTask()
     cfg = AuditConfig(n_trials=n_trials)

@@ -142,7 +142,7 @@ def renyi_comparison(q: float, sigma: float, steps: int, delta: float, orders: n
     for m in ("mironov", "balle", "cks"):
         out[m] = rdp_to_dp(orders, ours, delta, method=m, warn_edge=False)
     if lib is not None:
-        from dp_accounting.rdp import compute_epsilon
+        from dp_accounting.rdp import compute_epsilon  # deferred: imports scipy.stats
 
         out["dp_accounting"] = tuple(float(v) for v in compute_epsilon(orders, lib, delta))
     return out

@@ -23,6 +23,7 @@ from typing import Optional
 import numpy as np
 import torch
 
+from ... import data as D
 from ..._validate import check_choice, check_int, check_positive
 from ...audit import AuditConfig, AuditResult, audit
 from ...audit.mechanisms import per_trial
@@ -33,6 +34,9 @@ from ...methods.newton.training import exact_minimizer, train_dpsgd
 from ...methods.newton.certify import newton_certificate
 from ...core import MAX_DIM, MAX_SAMPLES, MAX_STEPS
 from ...graphs.sparse import MAX_SPARSE_CLIENTS
+from ...graphs.topology import make_graph
+from ...methods.newton.steps import newton_model_constants
+from ...models import FlatParams, logreg
 
 EXACT_SETTING = dict(scope="global", center_gradient=True)  # the exact global Newton step (Wu et al. 2026, Lemma 3)
 
@@ -73,10 +77,6 @@ class NewtonAuditTask:
 
 
 def _setup(task: NewtonAuditTask):
-    from ... import data as D
-    from ...graphs.topology import make_graph
-    from ...models import FlatParams, logreg
-
     ds = D.load("synthetic", n_train=task.n_train, n_test=50, dim=task.dim, seed=task.data_seed)
     fed = D.partition(ds, task.n_clients, "iid", seed=task.data_seed)
     forget = np.sort(fed.client_indices[0][: task.m])
@@ -185,7 +185,6 @@ def tau_zero_sigma(config: NewtonConfig, task: Optional[NewtonAuditTask] = None)
     the noise for an exact optimum, applied to a D-PSGD start that is not one."""
     task = task or NewtonAuditTask()
     flat, fed, G, cfg, request, x_ret, init = _setup(task)
-    from ...methods.newton.steps import newton_model_constants
 
     consts = newton_model_constants(flat, weight_decay=task.weight_decay)
     n0 = fed.client_indices[0].size

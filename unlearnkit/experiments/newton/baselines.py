@@ -39,6 +39,11 @@ from ..._validate import check_int, check_positive
 from ...evaluate import accuracy
 from .frontier import FrontierSetting
 from ...core import MAX_STEPS, MAX_TRIALS
+from ...methods.newton import Newton, NewtonConfig
+from ...methods.noisy_finetune import GradientClippingConfig
+from ...methods.noisy_finetune.bounds import best_T
+from ...privacy import gaussian_noise
+from ...runtime import make_generator
 
 
 #: a world with a visible forget signal (a 4x4 trigger on 20 samples of client 0 at lam = 0.5: the original's
@@ -110,10 +115,6 @@ def noisy_finetune_rows(epsilons: Sequence[float], world: dict[str, Any], *, cle
     steps ``T`` and the cost ``(T + clean_steps) n`` gradient evaluations. ``T=None`` takes the sigma-minimising
     count (:func:`~unlearnkit.methods.noisy_finetune.best_T`, up to ``T_max``; 27 here, too costly); the default
     ``T = 1`` buys more noise, which the clean steps then contract away (at least ``1/2`` per step)."""
-    from ...runtime import make_generator
-    from ...methods.noisy_finetune import GradientClippingConfig
-    from ...methods.noisy_finetune.bounds import best_T
-    from ...privacy import gaussian_noise
 
     check_int("clean_steps", clean_steps, low=0, high=MAX_STEPS)
     check_int("draws", draws, low=1, high=MAX_TRIALS)
@@ -176,8 +177,6 @@ def loss_gap_rows(epsilons: Sequence[float], world: dict[str, Any], *, delta: fl
     original is 1.7e-3 from the retrained model in parameter space), measurable only because the references are
     exact; the noise that the sound certificate adds moves the loss by about ``sigma ||grad loss||``.
     """
-    from ...runtime import make_generator
-    from ...methods.newton import Newton, NewtonConfig
 
     check_int("draws", draws, low=2, high=MAX_TRIALS)
     flat, ds, st, req = world["flat"], world["dataset"], world["state"], world["request"]

@@ -40,15 +40,19 @@ from ..._validate import check_choice, check_int, check_positive
 from ...core import Request
 from ...data import load, partition
 from ...data.preprocess import scale_to_unit_ball
-from ...data.federated import Federation, add_backdoor, renumbered, without_rows
+from ...data.federated import Backdoor, Federation, add_backdoor, renumbered, without_rows
 from ...decentral.gossip import GossipConfig
-from ...evaluate import accuracy
+from ...evaluate import accuracy, report
 from ...graphs.topology import make_graph
 from ...methods.newton import GossipRetrain, Newton, NewtonConfig
 from ...methods.newton.training import exact_minimizer, train_dpsgd
 from ...models import FlatParams, make_model
 from ...core import MAX_SAMPLES, MAX_STEPS, MAX_TRIALS
 from ...graphs.sparse import MAX_SPARSE_CLIENTS
+from ...runtime import make_generator
+from ..contract import Released, finish_result
+from ..registry import RESULT_METRICS
+from ..seed_pool import check_seeds, pool_rows
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,7 +116,6 @@ def frontier_world(setting: FrontierSetting = NEWTON_SOUND_SETTING, *, without_f
     seeds) with the forgotten rows removed before training, so ``state`` and ``original`` are trained and
     polished on D minus D_f.
     """
-    from ...runtime import make_generator
 
     s = setting
     ds0 = load("digits", seed=s.seed)
@@ -168,11 +171,8 @@ def newton_frontier(epsilons: Sequence[float] = (0.25, 1, 4, 16, 64, 256, 1024),
     :func:`unlearnkit.experiments.seed_pool.pool_rows`: each metric is the mean over the seeds, with the
     per-seed values in ``<metric>_seeds``; ``meets_target`` is then read on the means.
     """
-    from ...runtime import make_generator
 
     if seeds is not None:
-        from ..seed_pool import check_seeds, pool_rows
-
         seeds = check_seeds(seeds)
         runs = []
         for sd in seeds:
@@ -237,11 +237,6 @@ def run_sound_profile(*, setting: FrontierSetting, epsilon: float, delta: float,
     ``epsilon``); ``diagnostics`` holds the noise-free step, the paper's calibration at the same epsilon and
     the frontier (:func:`newton_frontier`) in its ``grid`` block.
     """
-    from ...runtime import make_generator
-    from ...data.federated import Backdoor
-    from ...evaluate import report
-    from ..contract import Released, finish_result
-    from ..registry import RESULT_METRICS
 
     s = dataclasses.replace(setting, seed=seed)
     w = frontier_world(s)

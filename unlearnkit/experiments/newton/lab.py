@@ -22,6 +22,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
 from ... import data
 from ..._validate import check_choice, check_positive
@@ -38,6 +39,7 @@ from ...methods.newton.certify import NEWTON_PAPER
 from ...methods.newton.training import exact_minimizer, train_dpsgd
 from ...models import FlatParams, logreg, make_model
 from ...privacy.noise import gaussian_noise
+from ...runtime import make_generator
 from ..contract import Released, cost_saved, finish_result
 from .frontier import NEWTON_SOUND_SETTING, FrontierSetting, run_sound_profile
 from ..registry import RESULT_METRICS
@@ -119,7 +121,6 @@ def _setup_request(kind: str, fed, ds, prof: NewtonProfile, seed: int) -> Reques
 def run_setting(flat, state: TrainedState, request: Request, prof: NewtonProfile, *, seed: int,
                 topology: str, partition: str) -> dict[str, Any]:
     """DU (noise-free and certified) and RT on one trained network and one request: a table row."""
-    from ...runtime import make_generator
 
     ds = state.dataset
     base = dict(curvature=prof.curvature, finetune_rounds=prof.finetune_rounds, epsilon=prof.epsilon,
@@ -192,7 +193,6 @@ def format_newton_table(rows: Sequence[Mapping[str, Any]]) -> str:
 def run_newton_experiment(*, profile: str = "quick", seed: int = 0, progress: bool = False,
                           **overrides: Any) -> dict[str, Any]:
     """The issue's experiment grid; the headline metrics are the first row (ring, IID, sample-wise)."""
-    from ...runtime import make_generator
 
     check_choice("profile", profile, tuple(NEWTON_PROFILES))
     prof = replace(NEWTON_PROFILES[profile], **overrides) if overrides else NEWTON_PROFILES[profile]
@@ -204,8 +204,6 @@ def run_newton_experiment(*, profile: str = "quick", seed: int = 0, progress: bo
     grid = [(t, p) for t in prof.topologies for p in prof.partitions]
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
         bar = tqdm(total=len(grid) * len(prof.kinds), desc="newton grid", leave=False)
     for topo, part in grid:
         fed = make_partition(ds, prof.n_clients, part, alpha=prof.alpha, seed=seed,

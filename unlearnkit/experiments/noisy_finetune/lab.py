@@ -24,9 +24,16 @@ from ...methods.noisy_finetune import (CleanFinetuneConfig, DPSGDConfig, Gradien
 from ...methods.noisy_finetune.bounds import best_T, gc_epsilon, gc_sigma, gc_sigma_closed_form, paper_T
 from ...methods.noisy_finetune.finetune import clean_finetune
 from ...methods.noisy_finetune.dpsgd import dp_sgd_train
-from ..centralized import CentralProfile, centralized_setup, run_centralized
+from ..centralized import CentralProfile, centralized_setup, fit_world, raw_world, run_centralized
 from ..contract import Released, finish_result
 from ...core import MAX_STEPS
+from ...evaluate import accuracy, report
+from ...methods.baselines import Finetune, FinetuneConfig, Retrain, RetrainConfig
+from ...privacy.gaussian import analytic_gaussian_epsilon
+from ...privacy.trace import record_release, transcript
+from ...runtime import make_generator
+from ...train import SGDConfig, run_sgd
+from ..seed_pool import check_seeds, pool_rows
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -55,7 +62,6 @@ def nf_profile(name: str = "quick"):
     ``"paper"``: the paper's MNIST setting as far as the offline data allows (:data:`PAPER_DIFFERS`): TinyNet
     (one hidden layer of 5), batch 128, 30 epochs at step 0.06, forget a uniformly random 10% (135 samples).
     """
-    from ...train import SGDConfig
 
     check_choice("profile", name, NF_PROFILES)
     if name == "paper":
@@ -82,9 +88,6 @@ def _finetune(profile: str) -> CleanFinetuneConfig:
 
 
 def _nf_run(method, config: Any, *, profile: str, seed: int, progress: bool, ablation: bool = False) -> dict:
-    from ...runtime import make_generator
-    from ...evaluate import accuracy
-
     prof = nf_profile(profile)
     state, request = centralized_setup(prof, seed=seed, progress=progress)
     out = run_centralized(method, config, profile=prof, seed=seed, progress=progress, setup=(state, request))
@@ -93,8 +96,6 @@ def _nf_run(method, config: Any, *, profile: str, seed: int, progress: bool, abl
         out["setting"] = {"paper_table": "Tables 4, 5, 10 (MNIST)", "differs": PAPER_DIFFERS}
         # the paper's Figure 1 compares at an equal budget: retraining from scratch for as many steps as the
         # unlearning run's clean phase (not the full 30 epochs of the exact reference in metrics)
-        from ...methods.baselines import Retrain, RetrainConfig
-
         budget = replace(prof.train, steps=config.finetune.steps)
         short = Retrain().unlearn(state, request, RetrainConfig(train=budget), generator=make_generator(seed + 3))
         ds = state.dataset
@@ -175,9 +176,6 @@ def dp_sgd_release(prof, ds, backdoor, request: Request, *, k: int, seed: int, e
 
     Returns ``{"state", "theta", "released", "certificate", "cost", "finetune_cost", "config"}``.
     """
-    from ...runtime import make_generator
-    from ...privacy.trace import record_release, transcript
-    from ..centralized import fit_world
 
     one_step = replace(prof, request="samples", train=replace(prof.train, steps=1))
     state = fit_world(one_step, ds, backdoor, seed=seed)  # the public map, the model and its initialisation
@@ -202,10 +200,6 @@ def dp_sgd_experiment(*, profile: str = "quick", seed: int = 0, epsilon: float =
     size, the paper uses a 0.5% forget set for this baseline; here ``k`` defaults to 1% of the data), then the
     "unlearning" is clean fine-tuning on the retain set (:func:`dp_sgd_release`); retraining is the reference.
     """
-    from ...runtime import make_generator
-    from ...evaluate import report
-    from ...methods.baselines import Retrain, RetrainConfig
-    from ..centralized import raw_world
 
     prof = nf_profile(profile)
     raw, backdoor, _ = raw_world(replace(prof, request="samples"), seed=seed)
@@ -269,11 +263,7 @@ def accuracy_race(state, request, starts: Mapping[str, Any], *, epochs: int, bat
     model ``extras["noisy"]`` is the start; its noisy steps are charged as a fraction of an epoch) or to a
     tensor (e.g. the training initialisation: that curve is *retraining from scratch*).
     """
-    import torch
 
-    from ...runtime import make_generator
-    from ...evaluate import accuracy
-    from ...train import SGDConfig, run_sgd
 
     check_int("epochs", epochs, low=1, high=MAX_STEPS)
     retain = request.retain(state.train_indices)
@@ -340,17 +330,12 @@ def nf_frontier(*, epsilons: Sequence[float] = NF_EPSILONS, modes: Sequence[str]
     each metric is the mean over the seeds, the per-seed values in ``<metric>_seeds``; ``seed`` is ignored.
     """
     if seeds is not None:
-        from ..seed_pool import check_seeds, pool_rows
-
         runs = [nf_frontier(epsilons=epsilons, modes=modes, methods=methods, profile=profile, seed=s)
                 for s in check_seeds(seeds)]
         pool = lambda rows, by: pool_rows(rows, seeds, by=by, metrics=NF_METRICS)  # noqa: E731
         return {"points": pool([r["points"] for r in runs], ("method", "mode", "epsilon")), "profile": profile,
                 "seed": seeds[0], "seeds": list(seeds),
                 **{ref: pool([[r[ref]] for r in runs], ())[0] for ref in ("retrain", "finetune", "original")}}
-    from ...runtime import make_generator
-    from ...evaluate import report
-    from ...methods.baselines import Finetune, FinetuneConfig, Retrain, RetrainConfig
 
     for e in epsilons:
         check_positive("epsilon", e)
@@ -386,8 +371,6 @@ def nf_frontier(*, epsilons: Sequence[float] = NF_EPSILONS, modes: Sequence[str]
                 cert = res.certificate
                 sound = cert.epsilon if cert.mode == "sound" else cert.constants.get("sound_epsilon")
                 if sound is None:  # output perturbation in paper mode: what its sigma really certifies
-                    from ...privacy.gaussian import analytic_gaussian_epsilon
-
                     sound = analytic_gaussian_epsilon(cert.sigma, cert.delta, 2 * cfg.C0)
                 points.append({"method": method, "mode": mode, "epsilon": float(eps), "sigma": float(cert.sigma),
                                "certified_epsilon": None if sound is None else float(sound), **evaluate(res.params)})

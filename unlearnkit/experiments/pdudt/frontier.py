@@ -30,6 +30,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import torch
 
+from . import lab as pdudt_lab
 from ..._validate import check_choice, check_epsilon, check_int, check_positive, check_range
 from ...core import Request
 from ...data import Federation, load, partition
@@ -44,6 +45,9 @@ from ...methods.pdudt.sound import GossipSmoothness
 from ...models import FlatParams, make_model
 from ..contract import Released, finish_result
 from ...core import MAX_SAMPLES, MAX_STEPS, MAX_TRIALS
+from ...runtime import make_generator
+from ..memo import memoized
+from ..seed_pool import check_seeds, pool_rows
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,8 +137,6 @@ def certified_world(exp: CertifiedPDUDT, *, dataset: Any = None) -> dict:
     (:mod:`.memo`: the notebook's certified run and its frontier train the same world).
     """
     if dataset is None:
-        from ..memo import memoized
-
         return memoized("pdudt_certified_world", exp, lambda: _certified_world(exp, None))
     return _certified_world(exp, dataset)
 
@@ -144,7 +146,6 @@ def _certified_world(exp: CertifiedPDUDT, dataset: Any, *, without_leaver: bool 
     rows removed from the raw (stamped) data before the per-row map, every other row at its client, and only
     the retraining run (``state`` is ``None``); ``retrain=False`` skips the reference retraining
     (``retrain`` is ``None``)."""
-    from ...runtime import make_generator
 
     raw = dataset if dataset is not None else load("digits", device="cpu", seed=exp.seed)
     n, k = exp.n_clients, exp.leaver
@@ -212,7 +213,6 @@ def release(world: dict, *, epsilon: Optional[float] = None, mode: Optional[str]
     The paper's calibration (``mode="paper"``) needs Theorem 4.9's step-size condition, which our training
     breaks; its row then carries ``sigma = nan`` and the reason (the theorem says nothing here).
     """
-    from ...runtime import make_generator
 
     exp = world["exp"]
     eps = exp.epsilon if epsilon is None else float(epsilon)
@@ -262,8 +262,6 @@ def pdudt_frontier(world: dict, epsilons: Sequence[float] = (0.25, 0.5, 1, 2, 4,
     metric the mean over the seeds, the per-seed values in ``<metric>_seeds``; ``"seeds"`` lists them.
     """
     if seeds is not None:
-        from ..seed_pool import check_seeds, pool_rows
-
         seeds = check_seeds(seeds)
         fronts = [pdudt_frontier(world if world["exp"].seed == sd else
                                  certified_world(replace(world["exp"], seed=sd)),
@@ -313,7 +311,6 @@ def run_pdudt(*, profile: str = "quick", seed: int = 0, progress: bool = False, 
     ``quick`` (and ``timing``, 1000 rounds for the time ratio): the certified world, PDUDT with the sound
     certificate and the ``"sum"`` correction released. ``demo``/``paper``: :func:`~unlearnkit.experiments.pdudt.lab.run_profile`.
     """
-    from . import lab as pdudt_lab
 
     check_choice("profile", profile, ("quick", "timing", "demo", "paper"))
     if profile in ("demo", "paper"):
@@ -331,7 +328,6 @@ def run_pdudt(*, profile: str = "quick", seed: int = 0, progress: bool = False, 
     metrics = report(flat, res.params, ds, world["request"], retrained=world["retrain"].params[keep],
                      original=world["state"].params[keep], backdoor=bd)
     # seconds: the best of three unlearning calls against the retraining's one run (the box is shared)
-    from ...runtime import make_generator
     cfg = _config(exp, rel["epsilon"], rel["mode"], rel["correction_scale"])
     secs = min([res.cost.seconds] + [PDUDT().unlearn(world["state"], world["request"], cfg,
                                                      generator=make_generator(9)).cost.seconds for _ in range(2)])

@@ -31,13 +31,15 @@ from ...graphs.mixing import slem
 from ...methods.pdudt import PDUDT, PDUDTConfig
 from ...methods.pdudt.certify import lemma_coverage
 from ...core import MAX_STEPS
+from ...data import load, partition
+from ...graphs.dynamic import ErdosRenyiSchedule
 from ...graphs.sparse import MAX_SPARSE_CLIENTS
+from ...models import FlatParams, make_model
+from ...runtime import make_generator
 
 
 def _one(flat: Any, fed: Any, sched: Any, *, n: int, k: int, rounds: int, lr: float, seed: int,
          rule: str) -> dict[str, dict[str, float]]:
-    from ...runtime import make_generator
-
     cfg = dict(rounds=rounds, lr=lr, batch_size=8, retrain_rule=rule, eval_every=0)
     st = run_gradient_gossip(flat, fed, sched, GradientGossipConfig(cache="history", **cfg),
                              generator=make_generator(seed))
@@ -89,10 +91,6 @@ def lemma_gap_check(*, seeds: Sequence[int] = (0, 1, 2, 3, 4), n_clients: int = 
     the paper's statement (``covered_paper``) and our sound mode (``covered_sound``) cover the scale. The CI
     test runs it with two seeds; the benchmark size is the default (five seeds) or more.
     """
-    from ...runtime import make_generator
-    from ...data import load, partition
-    from ...graphs.dynamic import ErdosRenyiSchedule
-    from ...models import FlatParams, make_model
 
     n = check_int("n_clients", n_clients, low=3, high=MAX_SPARSE_CLIENTS)
     k = check_int("leaver", leaver, low=0, high=n - 1)

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ... import runtime as rt
 from ..._validate import check_choice, check_int, check_positive, check_range
 from ...core import Request
 from ...data import DatasetUnavailableError, Federation, load, partition
@@ -152,15 +153,12 @@ class _single_thread:
 def run_pdudt_experiment(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None,
                          dataset: Any = None) -> dict:
     """Run the whole pipeline (see :func:`_run`) on one CPU thread for small models."""
-    from ... import runtime as rt
 
     with _single_thread(rt.device().type == "cpu" and exp.model != "cnn"):
         return _run(exp, progress=progress, callback=callback, dataset=dataset)
 
 
 def _run(exp: PDUDTExperiment, *, progress: bool = False, callback: Any = None, dataset: Any = None) -> dict:
-    from ... import runtime as rt
-
     dev = rt.device()
     ds = dataset if dataset is not None else load(exp.dataset, device=dev, seed=exp.seed)
     fed = leaver_owns_class(ds, exp.n_clients, exp.leaver, exp.leaver_class, exp.seed)
@@ -309,7 +307,6 @@ def rule_scale_sweep(rep: dict, *, sigma: float = 0.0, seed: int = 0) -> dict[st
     sound mode (``sound_mode``), from :func:`unlearnkit.methods.pdudt.lemma_coverage`. Printable with
     :func:`unlearnkit.evaluate.format_report`; measured in :mod:`unlearnkit.experiments.pdudt.gap`.
     """
-    from ... import runtime as rt
 
     retrained = rep["theta"]["t1"]["retrain"].mean(0)
     out: dict[str, dict[str, Any]] = {}

@@ -49,8 +49,13 @@ from typing import Any, Callable, Optional
 import numpy as np
 import torch
 
+from . import networks as replay_networks
+from .. import centralized as C
 from ..._validate import check_choice, check_int
-from ...core import MAX_TRIALS
+from ...core import MAX_TRIALS, Request
+from ...data.federated import without_rows
+from ...privacy.trace import recording, replaying
+from ...runtime import make_generator
 
 __all__ = ["replay", "replay_table", "REPLAYS"]
 
@@ -98,7 +103,6 @@ class ReplayReport:
 
 def drop_rows(ds, rows: np.ndarray):
     """``ds`` with the training rows ``rows`` removed (:func:`unlearnkit.data.without_rows`): D minus D_f, raw."""
-    from ...data.federated import without_rows
 
     return without_rows(ds, rows)
 
@@ -109,7 +113,6 @@ def nothing_to_forget(method: Any, state: Any, config: Any, *, generator: torch.
     A :class:`~unlearnkit.core.Request` refuses to name nothing, so this calls the undecorated ``unlearn``
     with a request naming one index past the training data: its retain set is every training row.
     """
-    from ...core import Request
 
     empty = Request("samples", [int(state.dataset.n_train)])
     return type(method).unlearn.__wrapped__(method, state, empty, config, generator=generator)
@@ -121,9 +124,6 @@ def nothing_to_forget(method: Any, state: Any, config: Any, *, generator: torch.
 
 def _central_pair(prof, method, make_config, *, seed: int, hooks: dict):
     """Both worlds of a centralized profile; ``make_config(state) -> config``."""
-    from ...runtime import make_generator
-    from ...privacy.trace import recording
-    from .. import centralized as C
 
     fit = hooks.get("fit_world", C.fit_world)
     gen_for = hooks.get("generator", lambda state: make_generator(seed + 1))
@@ -142,8 +142,8 @@ def _central_pair(prof, method, make_config, *, seed: int, hooks: dict):
 
 def _descend_rewind(name: str):
     def recipe(profile: str, seed: int, hooks: dict):
-        from ...runtime import make_generator
-        from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig
+        from ...methods.descend_rewind import D2D, R2D, D2DConfig, R2DConfig  # deferred: imports scipy.optimize
+        # deferred: imports scipy.optimize
         from ..descend_rewind.lab import PROFILE_K, central_profile, profile_constants
 
         prof = central_profile(profile)
@@ -161,8 +161,9 @@ def _descend_rewind(name: str):
 
 def _noisy_finetune(name: str):
     def recipe(profile: str, seed: int, hooks: dict):
+        # deferred: imports scipy.optimize
         from ...methods.noisy_finetune import GradientClipping, ModelClipping, ModelClippingConfig, OutputPerturbation
-        from ..noisy_finetune import lab as NF
+        from ..noisy_finetune import lab as NF  # deferred: imports scipy.optimize
 
         prof = NF.nf_profile(profile)
         if name == "gradient_clipping":
@@ -179,10 +180,7 @@ def _noisy_finetune(name: str):
 def _dp_sgd(profile: str, seed: int, hooks: dict):
     """DP-SGD + group privacy: world B (D minus D_f, group size and sampling rate public) runs under world A's
     transcript, each step at the model A released, the Poisson batches coupled by row identity."""
-    from ...core import Request
-    from ...privacy.trace import recording, replaying
-    from .. import centralized as C
-    from ..noisy_finetune import lab as NF
+    from ..noisy_finetune import lab as NF  # deferred: imports scipy.optimize
 
     prof = NF.nf_profile(profile)
     release = hooks.get("fit_world", NF.dp_sgd_release)
@@ -200,8 +198,6 @@ def _dp_sgd(profile: str, seed: int, hooks: dict):
 
 def _networks(name: str):
     def recipe(profile: str, seed: int, hooks: dict):
-        from . import networks as replay_networks
-
         return getattr(replay_networks, name)(profile, seed, hooks)
     return recipe
 
@@ -248,7 +244,7 @@ PENDING: dict[tuple[str, str], str] = {
 
 def _required_sigma(cert: Any, sensitivity: float) -> Optional[float]:
     """The analytic-Gaussian sigma a single release of ``sensitivity`` needs at ``cert``'s guarantee."""
-    from ...privacy import analytic_gaussian_sigma
+    from ...privacy import analytic_gaussian_sigma  # deferred: imports scipy.optimize
 
     if cert is None or not math.isfinite(cert.epsilon) or sensitivity == 0:
         return None
@@ -263,7 +259,7 @@ def _pair_epsilon(sigma: float, cert: Any, dist: float) -> Optional[float]:
     """epsilon at the certificate's delta of the Gaussian pair ``N(a, sigma^2 I)`` vs ``N(b, sigma^2 I)`` with
     ``||a - b|| = dist``: the exact privacy loss between the two worlds when both are deterministic given the
     seeds (full-batch training), one coupled draw's otherwise (a diagnostic)."""
-    from ...privacy import analytic_gaussian_epsilon
+    from ...privacy import analytic_gaussian_epsilon  # deferred: imports scipy.optimize
 
     if cert is None or sigma <= 0 or dist == 0:
         return 0.0 if dist == 0 else None
@@ -387,8 +383,7 @@ def honest_audit(method: str, profile: str = "quick", *, seed: int = 0, n_trials
     a valid audit of it. Returns the :class:`~unlearnkit.audit.AuditResult` (``extras``: the replay's
     measured distance and the exact epsilon of the Gaussian pair at that distance). Single-release recipes only.
     """
-    from ...runtime import make_generator
-    from ...audit.run import audit_samples
+    from ...audit.run import audit_samples  # deferred: imports scipy.optimize
 
     check_int("n_trials", n_trials, low=20, high=MAX_TRIALS)
     rep = report if report is not None else replay(method, profile, seed=seed, hooks=hooks)

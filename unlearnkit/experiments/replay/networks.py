@@ -20,14 +20,16 @@ from typing import Any
 
 import torch
 
+from ...core import Certificate
+from ...privacy.noise import gaussian_noise
+from ...privacy.trace import record_release, recording, replaying
+from ...runtime import make_generator
+
 
 def newton_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
     """Both worlds of ``newton`` on ``profile`` (``"quick"``: the sound setting of notebook 07)."""
-    from ...runtime import make_generator
-    from ...methods.newton import Newton, NewtonConfig
-    from ...privacy.noise import gaussian_noise
-    from ...privacy.trace import record_release, recording
-    from ..newton.frontier import NEWTON_SOUND_SETTING, frontier_world
+    from ...methods.newton import Newton, NewtonConfig  # deferred: imports networkx
+    from ..newton.frontier import NEWTON_SOUND_SETTING, frontier_world  # deferred: imports networkx
 
     s = dataclasses.replace(NEWTON_SOUND_SETTING, seed=seed)
     fit = hooks.get("fit_world", frontier_world)
@@ -51,11 +53,9 @@ def newton_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
 def pdudt_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
     """Both worlds of ``pdudt`` on ``profile``: world B is perturbed retraining without the leaver (the same
     schedule, retrain rule and coupled minibatch draws) with the same noise on its ``n - 1`` models."""
-    from ...runtime import make_generator
-    from ...methods.pdudt import PDUDT
-    from ...methods.pdudt.algorithm import client_noise
-    from ...privacy.trace import record_release, recording
-    from ..pdudt import frontier as PF
+    from ...methods.pdudt import PDUDT  # deferred: imports networkx
+    from ...methods.pdudt.algorithm import client_noise  # deferred: imports networkx
+    from ..pdudt import frontier as PF  # deferred: imports networkx
 
     exp = PF.CertifiedPDUDT(**{**PF.CERTIFIED_PROFILES[profile], "seed": seed})
     fit = hooks.get("fit_world", PF._certified_world)
@@ -83,10 +83,8 @@ def rrdu_recipe(profile: str, seed: int, hooks: dict) -> tuple[Any, Any, Any]:
     epsilon 1, accountant ``"M"``). World B is replayed under world A's transcript (:func:`~unlearnkit.privacy.
     trace.replaying`): each noisy training step and each u-step is computed at the model world A released
     before it, the relation of the composition the accountant uses (the walk's route is public and shared)."""
-    from ...core import Certificate
-    from ...privacy.trace import recording, replaying
-    from ..rrdu.frontier import QUICK_CERTIFIED, sound_run
-    from ..rrdu.lab import RRDU_PROFILES, build_world
+    from ..rrdu.frontier import QUICK_CERTIFIED, sound_run  # deferred: imports networkx
+    from ..rrdu.lab import RRDU_PROFILES, build_world  # deferred: imports networkx
 
     setup = RRDU_PROFILES[profile]
     build = hooks.get("fit_world", build_world)

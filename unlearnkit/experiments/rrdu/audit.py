@@ -31,12 +31,21 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
+from ... import data as D
 from ..._validate import check_choice, check_int, check_positive
 from ...audit import AuditConfig, AuditResult, audit
 from ...audit.mechanisms import per_trial
 from ...core import Request, TrainedState
 from ...core import MAX_SAMPLES, MAX_STEPS
+from ...decentral.token import TokenConfig
 from ...graphs.sparse import MAX_SPARSE_CLIENTS
+from ...graphs.walks import rrdu_route, uniform_route
+from ...methods.rrdu import RRDU, DDPWalk, DDPWalkConfig, RRDUConfig, WalkConfig
+from ...methods.rrdu.baselines import NetworkSGD
+from ...methods.rrdu.noisy import NoisyDDP, NoisyDDPConfig, NoisyWalkConfig, NoisyWalkTraining
+from ...models import FlatParams, make_model
+from ...privacy import analytic_gaussian_sigma
+from ...runtime import make_generator
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,10 +85,6 @@ class WalkAuditTask:
 
 def walk_setup(task: WalkAuditTask):
     """``(flat, federation, request, init, token)``: data, the flipped forget set at ``u``, a fixed init."""
-    from ... import data as D
-    from ...runtime import make_generator
-    from ...decentral.token import TokenConfig
-    from ...models import FlatParams, make_model
 
     n = task.n_clients * task.n_per_client
     ds = D.load("synthetic", device="cpu", seed=task.data_seed, n_train=n, n_test=50, dim=task.dim)
@@ -96,10 +101,6 @@ def walk_setup(task: WalkAuditTask):
 
 def train_walk_model(task: WalkAuditTask, flat, fed, init, token, g: torch.Generator, *, noisy: bool,
            sigma: Optional[float] = None, route_seed: Optional[int] = None) -> TrainedState:
-    from ...methods.rrdu import WalkConfig
-    from ...methods.rrdu.baselines import NetworkSGD
-    from ...methods.rrdu.noisy import NoisyWalkConfig, NoisyWalkTraining
-
     if noisy:
         cfg = NoisyWalkConfig(token=token, hops=task.train_hops, local_steps=task.local_steps, epsilon=task.epsilon,
                               delta=task.delta, L=task.L, R=task.R, sigma=sigma, route_seed=route_seed)
@@ -113,8 +114,6 @@ def _realised_route_training(task: WalkAuditTask) -> dict:
     (``data_seed + 1``, the same in both worlds), the noise ``2 L sqrt(steps at u) / mu(epsilon, delta)`` with
     ``mu = 1 / analytic_gaussian_sigma`` (the exact variant's u-steps read no D_f: the training takes the whole
     budget; :func:`~unlearnkit.experiments.rrdu.frontier.split_train_sigma` with ``split = 1``)."""
-    from ...graphs.walks import uniform_route
-    from ...privacy import analytic_gaussian_sigma
 
     seed = task.data_seed + 1
     route = uniform_route(task.n_clients, task.train_hops, rng=np.random.default_rng(seed))
@@ -131,8 +130,6 @@ def rrdu_worlds(task: WalkAuditTask, *, noisy_start: bool = False, sigma: Option
     epsilon). ``noisy_start``: the original trained by the noisy walk at ``task.epsilon`` and accountant
     ``"S"`` (its a-priori target: the realised certificate varies with the route), or ``accountant="M"``: the
     certified profile's pipeline (module docstring), whose claim is its certificate's epsilon."""
-    from ...graphs.walks import rrdu_route
-    from ...methods.rrdu import RRDU, RRDUConfig
 
     check_choice("accountant", accountant, ("S", "M"))
     if accountant == "M" and not noisy_start:
@@ -185,8 +182,6 @@ def rrdu_worlds(task: WalkAuditTask, *, noisy_start: bool = False, sigma: Option
 def ddp_worlds(task: WalkAuditTask, *, noisy: bool = False, calibration: str = "group_sound"):
     """``(world_a, world_b, claimed_epsilon, certificate)`` of the DDP baseline: ``DDPWalk`` (``calibration``)
     from a noise-free original, or (``noisy``) :class:`~unlearnkit.methods.rrdu.NoisyDDP` after noisy training."""
-    from ...methods.rrdu import DDPWalk, DDPWalkConfig
-    from ...methods.rrdu.noisy import NoisyDDP, NoisyDDPConfig
 
     flat, fed, request, init, token = walk_setup(task)
     retain_fed = fed.without(request)
@@ -217,7 +212,6 @@ def audit_walk(kind: str, *, task: Optional[WalkAuditTask] = None, n_trials: int
 
     The claim checked is the world's ``claimed_epsilon`` at ``task.delta`` (or, ``certifier_free``,
     ``(2 eps, (1 + e^eps) delta)``); ``extras`` keep the certificate's mode and ``certified`` flag."""
-    from ...runtime import make_generator
 
     task = task or WalkAuditTask()
     makers = {"rrdu": lambda: rrdu_worlds(task, **options), "rrdu_noisy": lambda: rrdu_worlds(task, noisy_start=True,

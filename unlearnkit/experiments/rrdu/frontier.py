@@ -28,12 +28,15 @@ default: digits, N = 10, m = 60 poisoned samples at u = 0):
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ...runtime import make_generator
 from ..._validate import check_choice, check_int, check_positive, check_range
 import numpy as np
+import torch
 
 from ...decentral.token import TokenConfig
 from ...graphs.walks import uniform_route
@@ -43,8 +46,12 @@ from ...privacy import analytic_gaussian_sigma
 from ...privacy.amplification import visit_count_bound
 from ...privacy.linear_rdp import linear_rdp_slope
 from ...evaluate import report
+from ...methods.rrdu.algorithm import walk_unlearn
+from ...methods.rrdu.noisy_start import mixture_start_sigma, noisy_start_sigma
+from ...methods.rrdu.walk import WalkData
 from ..contract import Released, finish_result
 from ..memo import memoized_on
+from ..seed_pool import check_seeds, pool_rows
 from .lab import RRDU_PROFILES, BackdoorSetup, BackdoorWorld, build_world, run_method, run_rrdu, world_parts
 
 
@@ -183,9 +190,6 @@ def _sound_run(world: BackdoorWorld, method: str, epsilon: float, *, L: float, l
 
 def _certifier_walk(start: Any, st: BackdoorSetup, cfg: Any, gen: Any) -> dict:
     """RR-DU's unlearning walk on the certifier's world: the same calibration and walk, nothing to forget."""
-    from ...methods.rrdu.walk import WalkData
-    from ...methods.rrdu.algorithm import walk_unlearn
-    from ...methods.rrdu.noisy_start import mixture_start_sigma, noisy_start_sigma
 
     data = WalkData.nothing_to_forget(start, st.u)
     p = cfg.routing_p(data.n_clients)
@@ -292,8 +296,6 @@ seeds 1 to 4 (each seed its own world: data split, training and noise), written 
 
 
 def _frontier_path(name: str = PRECOMPUTED_FRONTIER) -> Any:
-    from pathlib import Path
-
     return Path(__file__).resolve().parents[1] / "data" / name
 
 
@@ -305,13 +307,11 @@ def load_precomputed_frontier(seeds: Optional[Sequence[int]] = None) -> dict:
     (:func:`pool_frontiers`; seed 0 from :data:`PRECOMPUTED_FRONTIER`, the others from
     :data:`PRECOMPUTED_SEEDS`): each metric the mean over the seeds, the per-seed values in
     ``<metric>_seeds``."""
-    import json
 
     with open(_frontier_path(), encoding="utf-8") as fh:
         base = json.load(fh)
     if seeds is None:
         return base
-    from ..seed_pool import check_seeds
 
     seeds = check_seeds(seeds)
     with open(_frontier_path(PRECOMPUTED_SEEDS), encoding="utf-8") as fh:
@@ -334,7 +334,6 @@ def pool_frontiers(frontiers: Sequence[dict], seeds: Sequence[int]) -> dict:
     """One frontier dict from :func:`rrdu_frontier` dicts of the same grid on ``seeds`` (in that order): every
     row and reference keeps the first seed's fields, each metric of :data:`RRDU_METRICS` becomes the mean over
     the seeds with the per-seed values in ``<metric>_seeds`` (:func:`unlearnkit.experiments.seed_pool.pool_rows`)."""
-    from ..seed_pool import pool_rows
 
     first = frontiers[0]
     out = {k: v for k, v in first.items() if k not in ("sound", "paper", "retrain", "original", "finetune")}
@@ -351,9 +350,7 @@ def write_precomputed_frontier(path: Optional[str] = None, *, seed: int = 0) -> 
     """Recompute :data:`PRECOMPUTED_FRONTIER` (about 20 CPU seconds) and write it to ``path`` (default: the
     package's data file). Run ``python -c "from unlearnkit.experiments.rrdu.frontier import
     write_precomputed_frontier as w; w()"`` after a change to RR-DU's code."""
-    import json
 
-    import torch
 
     setup = RRDU_PROFILES["quick"]
     fr = rrdu_frontier(RRDU_EPSILONS, setup=setup, seed=seed)
@@ -372,9 +369,7 @@ def write_precomputed_seeds(path: Optional[str] = None, *, seeds: Sequence[int] 
     """Recompute :data:`PRECOMPUTED_SEEDS` (about 20 CPU seconds a seed) and write it to ``path`` (default: the
     package's data file). ``frontiers`` (``{seed: rrdu_frontier(...)}``) writes runs made elsewhere with the
     same call instead."""
-    import json
 
-    import torch
 
     setup = RRDU_PROFILES["quick"]
     frs = frontiers or {sd: rrdu_frontier(RRDU_EPSILONS, setup=setup, seed=sd) for sd in seeds}

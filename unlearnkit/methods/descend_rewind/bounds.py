@@ -27,6 +27,7 @@ import math
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.optimize import brentq
 
 from ..._validate import check_choice, check_int, check_positive, check_probability
 from ...privacy.gaussian import analytic_gaussian_sigma, classic_gaussian_sigma, relaxed_gaussian_sigma
@@ -469,7 +470,6 @@ def descend_rewind_epsilon(sigma: float, sensitivity: float, delta: float, *, ki
         return 0.0
     if sigma == 0:
         return math.inf
-    from scipy.optimize import brentq
 
     def f(log_eps: float) -> float:
         return descend_rewind_sigma(sensitivity, math.exp(log_eps), delta, kind=kind, mode=mode,

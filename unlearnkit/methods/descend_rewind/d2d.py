@@ -47,6 +47,8 @@ from ..._validate import check_choice
 from ...constants import NOT_CERTIFIED_NOTE
 from ...core import Callback, Certificate, Cost, NoisePoint, Plan, Request, Result, Stopwatch, TrainedState, emit
 from ...core import checked_unlearn
+from ...models import project_l2_ball
+from ...train import run_sgd
 from .bounds import PAPER_NEEL, PAPER_SGD, descend_rewind_sigma, diameter_cap_sigma, gd_d2d_contraction, \
     gd_d2d_sensitivity, neel_initial_iterations, neel_sigma, sgd_d2d_sensitivity_derived
 from .coverage import PAPER_PSGD_D2D, classic_range_note, coverage_problems, psgd_d2d_sensitivity
@@ -272,8 +274,6 @@ def _unlearn(state: TrainedState, request: Request, config: D2DConfig, *, genera
     same sigma when not given). ``batches`` (positions into the retain set) replaces the drawn minibatches,
     for coupled simulations. ``extras["noiseless"]`` holds the iterate before the final noise.
     """
-    from ...models import project_l2_ball
-    from ...train import run_sgd
 
     cfg = state.config
     retain = request.retain(state.train_indices)

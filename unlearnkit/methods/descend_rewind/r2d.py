@@ -29,6 +29,7 @@ from ...constants import NOT_CERTIFIED_NOTE, Constants
 from ...core import Callback, Certificate, Cost, NoisePoint, Plan, Request, Result, Stopwatch, TrainedState, emit
 from ...core import MAX_STEPS, checked_unlearn
 from ...privacy.trace import noisy_release
+from ...train import run_sgd
 from .bounds import DESCEND_REWIND_PAPER, R2D_PROVENANCE, descend_rewind_epsilon, descend_rewind_sigma, diameter_cap_sigma, \
     r2d_sensitivity
 from .coverage import classic_range_note, coverage_problems
@@ -325,7 +326,6 @@ def _unlearn(state: TrainedState, request: Request, config: R2DConfig, *, genera
     batches drawn from ``generator``, or ``batches`` (positions into the retain set) for a coupled simulation
     (:func:`unlearnkit.experiments.descend_rewind.coupled.coupled_retrain_batches`). ``result.extras["noiseless"]`` holds ``u_T``.
     """
-    from ...train import run_sgd
 
     cfg = state.config
     if cfg is None:

@@ -20,6 +20,7 @@ import torch
 from ..._validate import check_int, check_positive
 from ...core import MAX_STEPS, Certificate, Cost, Plan, Request, Result, Stopwatch, TrainedState, checked_unlearn, emit
 from ...privacy.trace import noisy_release
+from ...train import SGDConfig, run_sgd
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -186,7 +187,6 @@ def clean_finetune(state: TrainedState, request: Request, x: torch.Tensor, confi
     .. [2] C. Dwork, A. Roth, "The Algorithmic Foundations of Differential Privacy", Found. Trends Theor. Comput. Sci.
        2014, Proposition 2.1 (post-processing keeps the certificate).
     """
-    from ...train import SGDConfig, run_sgd
 
     if config.steps == 0:
         return x, Cost(), []

@@ -31,6 +31,7 @@ from ...core import checked_unlearn
 from ...decentral.token import TokenConfig, run_token
 from ...graphs.topology import complete
 from ...graphs.walks import simple_walk, uniform_route
+from ...privacy import get_noise_multiplier
 from .certify import DDP_CALIBRATIONS, ddp_certify, ddp_sigma
 
 
@@ -575,7 +576,6 @@ class DPSGDWalk(_Monitored):
         .. [2] M. Abadi, A. Chu, I. Goodfellow, H. B. McMahan, I. Mironov, K. Talwar, L. Zhang, "Deep Learning with
            Differential Privacy", CCS 2016, Algorithm 1.
         """
-        from ...privacy import get_noise_multiplier
 
         fed = state.federation.without(request)
         batch = config.token.batch_size * config.token.local_batches

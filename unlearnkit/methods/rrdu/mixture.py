@@ -100,7 +100,7 @@ def observer_visit_pmf(T_unlearn: int, p: float, n_clients: int) -> np.ndarray:
     check_int("T_unlearn", T_unlearn, low=1)
     check_probability("p", p)
     check_int("n_clients", n_clients, low=2)
-    from scipy import stats
+    from scipy import stats  # deferred: imports scipy.stats
 
     q = (1 - p) / (n_clients - 1)
     ks = np.arange(T_unlearn + 1)

@@ -23,7 +23,7 @@ from torch import Tensor
 from ..._validate import check_epsilon, check_instance, check_int, check_positive, check_range
 from ...core import Callback, Certificate, Cost, Plan, Request, Result, TrainedState
 from ...core import MAX_STEPS, checked_unlearn
-from ...decentral.token import TokenConfig
+from ...decentral.token import TokenConfig, run_token
 from ...graphs.walks import uniform_route
 from .baselines import Monitor, hop_rows, monitored_default, repeat_route, route_rng
 from .sound import noisy_walk_certify, noisy_walk_rho, noisy_walk_sigma
@@ -79,8 +79,6 @@ class NoisyWalkConfig:
 def _noisy_walk(flat: Any, federation: Any, config: NoisyWalkConfig, sigma: float, *, generator: torch.Generator,
                 init: Optional[Tensor], monitor: Monitor, callback: Optional[Callback], progress: bool
                 ) -> tuple[TrainedState, np.ndarray]:
-    from ...decentral.token import run_token
-
     route = uniform_route(federation.n_clients, config.hops, rng=route_rng(config, generator))
     token = dc_replace(config.token, noise_sigma=float(sigma), clip=float(config.L), radius=float(config.R),
                        center="init")

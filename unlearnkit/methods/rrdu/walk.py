@@ -133,13 +133,13 @@ def make_route(data: WalkData, p: float, hops: int, *, routing: str, rng: np.ran
     ----------
     Lamri & Maniatakos, "Fully Decentralized Certified Unlearning" (digest 000), Algorithm 4.
     """
-    from ...graphs.walks import rrdu_graph_walk, rrdu_route
+    from ...graphs.walks import rrdu_graph_walk, rrdu_route  # deferred: imports networkx
 
     if routing == "rrdu_complete":
         return rrdu_route(data.n_clients, data.u, p, hops, rng=rng)
     if network is None:
         raise ValueError("routing='walk_with_restart' needs the network (state.network is None)")
-    import networkx as nx
+    import networkx as nx  # deferred: imports networkx
 
     G = network if isinstance(network, nx.Graph) else getattr(network, "graph", network)
     return rrdu_graph_walk(G, data.u, p, hops, rng=rng)
