@@ -65,7 +65,8 @@ def model_clipping_worlds(mode: str, epsilon: float, delta: float, task: ToyTask
 
 
 def dp_sgd_worlds(mode: str, epsilon: float, delta: float, task: ToyTask | None = None, *, steps: int = 20,
-                  lr: float = 0.5, clip: float = 1.0):
+                  lr: float = 0.5, clip: float = 1.0, accountant: str = "rdp", noise_scale: float = 1.0,
+                  sampling_rate: float | None = None):
     """DP-SGD whose group privacy covers the ``m`` forgotten points (``k = m``), on ``task``.
 
     World A trains with DP-SGD on D; world B trains with DP-SGD on D minus D_f (the certifier: the same
@@ -75,7 +76,13 @@ def dp_sgd_worlds(mode: str, epsilon: float, delta: float, task: ToyTask | None 
     per-record delta, :func:`~unlearnkit.methods.noisy_finetune.dpsgd_group_targets`). Caveat of the
     implementation audited: :func:`~unlearnkit.methods.noisy_finetune.dp_sgd_train` divides the noisy sum
     by the expected batch ``q n``, which differs between the worlds (``n`` vs ``n - m``) by the factor
-    ``n / (n - m)``: the audit tests the code as it runs.
+    ``n / (n - m)``: the audit tests the code as it runs. ``accountant`` picks the calibration
+    (``"pld"``: the PLD bracket's upper end, which refuses a per-record delta below 1e-8, so small forget sets
+    only); ``noise_scale`` multiplies the calibrated noise multiplier (below 1: a claim the audit should refute;
+    the certificate then says mode ``"none"`` while the returned epsilon stays the claim tested).
+    ``sampling_rate`` makes ``q`` public and the same in both worlds, and both divide by the same expected
+    batch ``task.batch_size`` (no ``n / (n - m)`` factor); ``1.0`` is full-batch DP-SGD, where only the noise
+    is random and the audit has power at a few hundred trials.
     """
 
     if mode not in ("paper", "sound"):
@@ -86,14 +93,16 @@ def dp_sgd_worlds(mode: str, epsilon: float, delta: float, task: ToyTask | None 
     retain = request.retain(full)
     k = int(request.m)
     n, b = len(full), task.batch_size
-    q = min(b / n, 1.0)
+    q = min(b / n, 1.0) if sampling_rate is None else check_range("sampling_rate", sampling_rate, 0.0, 1.0,
+                                                                   low_open=True)
     e1, d1 = dpsgd_group_targets(epsilon, delta, k, mode=mode)
-    z = dpsgd_noise_multiplier(e1, d1, q=q, steps=steps)
+    check_positive("noise_scale", noise_scale)
+    z = noise_scale * dpsgd_noise_multiplier(e1, d1, q=q, steps=steps, accountant=accountant)
     cfg_a = DPSGDConfig(epsilon=epsilon, delta=delta, k=k, steps=steps, lr=lr, batch_size=b, clip=clip,
-                        noise_multiplier=z, mode=mode)
+                        noise_multiplier=z, mode=mode, accountant=accountant, sampling_rate=sampling_rate)
     # same sampling rate in world B: batch_size / (n - m) = q needs an integer batch; otherwise the nearest
     b_b = max(1, int(round(q * len(retain))))
-    cfg_b = replace(cfg_a, batch_size=b_b)
+    cfg_b = cfg_a if sampling_rate is not None else replace(cfg_a, batch_size=b_b)
     init = flat.init().detach().clone()
     _, cert, _ = dp_sgd_train(flat, ds, full, cfg_a, generator=make_generator(0), init=init)
 
