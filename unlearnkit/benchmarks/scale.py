@@ -87,8 +87,8 @@ def mix_loop_rows(dev: torch.device, *, quick: bool = False) -> list[dict[str, A
     return rows
 
 
-@register_bench("scale", description="sparse W from edge lists, one gossip round at N = 1e2..1e5, d = 1000, "
-                                     "against one memory pass over the parameters")
+@register_bench("scale", description="sparse W from edge lists, one gossip round at N = 1e2..1e5 (1e6 on a GPU), "
+                                     "d = 1000, against one memory pass over the parameters")
 def bench_scale(*, quick: bool = False) -> list[dict[str, Any]]:
     from ..decentral.mixer import GossipKernel  # deferred: imports scipy.sparse
     from ..graphs import edge_list, sparse_mixing_matrix  # deferred: imports networkx
@@ -96,9 +96,10 @@ def bench_scale(*, quick: bool = False) -> list[dict[str, Any]]:
     dev = rt.device()
     d = 1000
     sizes = [100, 1000, 10_000] + ([] if quick else [100_000])
+    gpu_sizes = [1_000_000] if dev.type == "cuda" and not quick else []  # 10^6 x 1000 floats: 3.7 GiB a copy
     rows = []
     for name, kw in (("ring", {}), ("torus", {}), ("random_regular", {"degree": 4})):
-        for n in sizes:
+        for n in sizes + gpu_sizes:
             tracemalloc.start()
             t0 = time.perf_counter()
             W = sparse_mixing_matrix(edge_list(name, n, **kw), n)
