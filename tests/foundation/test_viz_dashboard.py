@@ -78,14 +78,18 @@ def test_forgetting_dashboard_shows_divergence_in_place_never_its_metrics(setup,
     assert all(np.isfinite(v) for row in dash.history for v in row.values())  # only pre-divergence rows
 
 
-def test_run_each_runs_every_baseline_and_puts_the_menu_back(setup):
+def test_run_each_runs_every_baseline_and_the_menu_names_the_curves_shown(setup):
     dash = ForgettingDashboard(setup=setup, chunks=2)
     dash.steps.value = 16
     dash.method.value = "gradient_ascent"
-    results = dash.run_each(["finetune", "retrain"])
-    assert dash.method.value == "gradient_ascent" and dash.last_error is None
+    results = dict(dash.run_each(["finetune", "retrain"]))  # the shown entry is not among them: the menu names the last
+    assert dash.method.value == "retrain" and dash.last_error is None
+    assert dash.fig.layout.title.text.startswith("retrain:")
+    dash.method.value = "finetune"
+    dash.run_each(["finetune", "gradient_ascent"])  # the shown entry runs last, so the menu stays on it
+    assert dash.method.value == "finetune" and dash.fig.layout.title.text.startswith("finetune:")
     assert set(results) == {"finetune", "retrain", "retrain (reference)"}
-    assert {tr.name for tr in dash.bars.data} == set(results)  # the bars keep every run
+    assert {tr.name for tr in dash.bars.data} == set(results) | {"gradient_ascent"}  # the bars keep every run
     one = ForgettingDashboard(setup=setup, chunks=2)  # the same as choosing each entry and pressing Run
     one.steps.value = 16
     one.method.value = "finetune"

@@ -74,3 +74,15 @@ def test_dynamic_explorer_churn_slider():
     ex.schedule.value = "erdos_renyi"
     ex.p_edge.value = 0.0
     assert "p_edge" in ex.last_error
+
+
+def test_node_labels_stay_readable_on_the_colour_scale():
+    """Labels on the light (yellow-green) part of Viridis are black, on the dark part white; an explorer's
+    redraw carries the new colours."""
+    fig = graph_figure(g.topology.ring(4), [0.0, 0.3, 0.7, 1.0])
+    assert tuple(fig.data[2].textfont.color) == ("white", "white", "black", "black")
+    net = NetworkExplorer(topology="ring", n=8, initial="spike", rounds=10)
+    first = tuple(net.graph_fig.data[2].textfont.color)
+    assert first.count("black") == 1  # the spike: one light node
+    net.round.value = 10
+    assert tuple(net.graph_fig.data[2].textfont.color) != first

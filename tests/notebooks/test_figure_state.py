@@ -228,19 +228,28 @@ def test_06_live_walk_and_frontier(tiny_world):
     assert _state_problems(front.fig, "frontier") == []
 
 
-def test_figure_widgets_load_plotlys_bundle_once_per_page():
-    """Each FigureWidget's front-end module is the shared-bundle module: it carries plotly's bundle once, as a
-    string, under a key naming the bundle's hash; installing twice changes nothing."""
+def test_figure_widgets_leave_plotlys_bundle_to_one_carrier_per_kernel():
+    """A FigureWidget's front-end module is a few kilobytes under a key naming the bundle's hash; plotly's
+    bundle travels once, in the kernel's one bundle carrier (a new one only after it was closed); installing
+    twice changes nothing."""
     import json
 
     from plotly.basewidget import BaseFigureWidget
 
-    from unlearnkit.viz._widget_esm import use_shared_bundle
+    from unlearnkit.viz._widget_esm import bundle_carrier, use_shared_bundle
 
-    esm = go.FigureWidget()._esm
-    assert esm.startswith('const KEY = Symbol.for("unlearnkit.plotly-widget.')
-    bundle = json.loads(esm.splitlines()[1][len("const SOURCE = "):-1])
+    first, second = go.FigureWidget(), go.FigureWidget()
+    carrier = bundle_carrier()
+    esm = first.get_state()["_esm"]
+    assert esm.startswith('const KEY = Symbol.for("unlearnkit.plotly-widget.') and len(esm) < 10_000
+    assert second.get_state()["_esm"] == esm and esm.splitlines()[0] in carrier._esm
+    source = next(line for line in carrier._esm.splitlines() if line.startswith("const SOURCE = "))
+    bundle = json.loads(source[len("const SOURCE = "):-1])
     assert "FigureModel" in bundle and len(bundle) > 1_000_000
+    assert bundle_carrier() is carrier
+    carrier.close()
+    go.FigureWidget()
+    assert bundle_carrier() is not carrier and bundle_carrier().comm is not None
     assert use_shared_bundle() is False and BaseFigureWidget._esm == esm
 
 
@@ -250,39 +259,49 @@ const fake = 'export default () => ({ initialize(c) { globalThis.inits = (global
 let blobs = 0;
 URL.createObjectURL = () => { blobs += 1; return 'data:text/javascript,' + encodeURIComponent(fake); };
 URL.revokeObjectURL = () => {};
-const text = require('fs').readFileSync(process.argv[1], 'utf8');
-import('data:text/javascript;base64,' + Buffer.from(text).toString('base64')).then(async (mod) => {
-  const views = [mod.default(), mod.default(), mod.default()];
+const fs = require('fs');
+const load = (path) => import('data:text/javascript;base64,' + Buffer.from(fs.readFileSync(path, 'utf8')).toString('base64'));
+Promise.all([load(process.argv[1]), load(process.argv[2])]).then(async ([carrier, figure]) => {
+  const views = [figure.default(), figure.default(), figure.default()];
   const models = views.map(() => ({ on() {} }));
   const t0 = Date.now();
-  const returned = views.map((w, i) => w.initialize({ model: models[i] }));
+  const returned = views.map((w, i) => w.initialize({ model: models[i] }));  // before any carrier: they wait
+  const pending = views.map((w, i) => w.render({ el: i }));
+  await new Promise((r) => setTimeout(r, 100));
+  const initsBeforeCarrier = globalThis.inits || 0;
+  carrier.default().initialize({ model: { on() {} } });  // two kernels' carriers: one import
+  carrier.default().initialize({ model: { on() {} } });
   const initMs = Date.now() - t0;
-  const drawn = await Promise.all(views.map((w, i) => w.render({ el: i })));
+  const drawn = await Promise.all(pending);
   console.log(JSON.stringify({ returned: returned.map(String), initMs, drawn, blobs, inits: globalThis.inits,
-                               ok: models.map(m => m.ok) }));
+                               initsBeforeCarrier, ok: models.map(m => m.ok) }));
 });
 """
 
 
-def test_the_shared_module_initialises_at_once_and_imports_the_bundle_once(tmp_path):
-    """Driven as anywidget drives it (in Node, with a stand-in bundle): three models' ``initialize`` return at
-    once (anywidget's 2 s window closes on it), the bundle is imported once, and each model gets plotly's own
-    ``initialize`` and ``render``."""
+def _modules(tmp_path, bundle="export default () => ({});"):
+    from unlearnkit.viz._widget_esm import carrier_module, figure_module
+
+    (tmp_path / "carrier.mjs").write_text(carrier_module(bundle))
+    (tmp_path / "figure.mjs").write_text(figure_module(bundle))
+    return [str(tmp_path / "carrier.mjs"), str(tmp_path / "figure.mjs")]
+
+
+def test_figures_initialise_at_once_and_draw_when_the_carrier_has_imported_the_bundle(tmp_path):
+    """Driven as anywidget drives it (in Node, with a stand-in bundle): three figure models' ``initialize``
+    return at once (anywidget's 2 s window closes on it) even before any carrier exists; the bundle is imported
+    once although two carriers initialise; then each figure gets plotly's own ``initialize`` and ``render``."""
     import json
     import shutil
     import subprocess
 
-    from unlearnkit.viz._widget_esm import shared_bundle_module
-
     node = shutil.which("node")
     if node is None:
         pytest.skip("node not installed")
-    module = tmp_path / "module.mjs"
-    module.write_text(shared_bundle_module("export default () => ({});"))
-    out = subprocess.run([node, "-e", NODE_DRIVER, str(module)], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([node, "-e", NODE_DRIVER, *_modules(tmp_path)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
-    assert got["returned"] == ["undefined"] * 3 and got["initMs"] < 100
+    assert got["returned"] == ["undefined"] * 3 and got["initsBeforeCarrier"] == 0
     assert got["blobs"] == 1 and got["inits"] == 3 and got["ok"] == [1, 1, 1]
     assert got["drawn"] == ["drawn 0", "drawn 1", "drawn 2"]
 
@@ -291,7 +310,8 @@ LOST_MESSAGE_DRIVER = r"""
 const fake = 'export default () => ({ initialize(c) {}, render(c) { return "drawn"; } });';
 URL.createObjectURL = () => 'data:text/javascript,' + encodeURIComponent(fake);
 URL.revokeObjectURL = () => {};
-const text = require('fs').readFileSync(process.argv[1], 'utf8');
+const fs = require('fs');
+const load = (path) => import('data:text/javascript;base64,' + Buffer.from(fs.readFileSync(path, 'utf8')).toString('base64'));
 function model() {
   const handlers = {};
   return { on(ev, f) { (handlers[ev] = handlers[ev] || []).push(f); },
@@ -309,7 +329,8 @@ async function view(mod, lostBefore, syncAfter) {
   await done;
   return { drawnBeforeSync: before !== null, drawnAt };
 }
-import('data:text/javascript;base64,' + Buffer.from(text).toString('base64')).then(async (mod) => {
+Promise.all([load(process.argv[1]), load(process.argv[2])]).then(async ([carrier, mod]) => {
+  carrier.default().initialize({ model: { on() {} } });
   console.log(JSON.stringify({
     quiet: await view(mod, [], []),
     lostThenSynced: await view(mod, ['change:_py2js_deleteTraces'], ['change:_widget_data']),
@@ -329,14 +350,10 @@ def test_a_view_waits_for_the_full_state_after_a_lost_message(tmp_path):
     import shutil
     import subprocess
 
-    from unlearnkit.viz._widget_esm import shared_bundle_module
-
     node = shutil.which("node")
     if node is None:
         pytest.skip("node not installed")
-    module = tmp_path / "module.mjs"
-    module.write_text(shared_bundle_module("export default () => ({});"))
-    out = subprocess.run([node, "-e", LOST_MESSAGE_DRIVER, str(module)], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([node, "-e", LOST_MESSAGE_DRIVER, *_modules(tmp_path)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
     assert got["quiet"]["drawnBeforeSync"] and got["lostAndSyncedBefore"]["drawnBeforeSync"]

@@ -241,3 +241,10 @@ def test_log_axes_tick_once_per_decade():
     fig.data[0].y = [0.5, 8.0]  # 1.2 decades: plotly's own ticks
     readable(fig)
     assert fig.layout.yaxis.dtick is None and style_problems(fig) == []
+
+
+def test_the_privacy_profile_shows_three_decades_below_the_target_delta():
+    from unlearnkit.viz.privacy import privacy_profile_figure
+
+    fig = privacy_profile_figure({"analytic": 1.0}, 1.0, (1.0, 1e-5))
+    assert tuple(fig.layout.yaxis.range) == (-8, 0)

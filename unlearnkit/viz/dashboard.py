@@ -189,16 +189,14 @@ class ForgettingDashboard(Explorer):
     def run_each(self, names: Sequence[str]) -> dict[str, dict[str, float]]:
         """Run the baselines ``names`` one after the other, as pressing Run once per menu entry does.
 
-        The menu is put back to the entry it showed before; the bars keep every run. Returns
-        :attr:`results`: each baseline's final metrics and the retrained reference's.
+        The curves show the last run, so the menu ends on the method they show: the entry the menu showed
+        before runs last when it is among ``names``; otherwise the menu stays on the last name. The bars keep
+        every run. Returns :attr:`results`: each baseline's final metrics and the retrained reference's.
         """
         shown = self.method.value
-        try:
-            for name in names:
-                self.method.value = name
-                self.run()
-        finally:
-            self.method.value = shown
+        for name in [n for n in names if n != shown] + [n for n in names if n == shown]:
+            self.method.value = name
+            self.run()
         return self.results
 
     def _forget_run(self, name: str) -> None:

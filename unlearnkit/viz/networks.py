@@ -31,6 +31,16 @@ _GRAPH_KW = dict(seed=0)
 
 # -- pure figure builders ---------------------------------------------------------------------------------
 
+def label_colors(values: Sequence[float], cmin: Optional[float] = None, cmax: Optional[float] = None) -> list[str]:
+    """A readable colour for the label on each Viridis-coloured node: black on the light upper part of the scale
+    (green to yellow), white on the dark lower part."""
+    vals = np.asarray(values, dtype=float)
+    lo = float(np.nanmin(vals)) if cmin is None and vals.size else (0.0 if cmin is None else cmin)
+    hi = float(np.nanmax(vals)) if cmax is None and vals.size else (1.0 if cmax is None else cmax)
+    t = (vals - lo) / (hi - lo) if hi > lo else np.full(vals.shape, 0.5)
+    return ["black" if x > 0.55 else "white" for x in t]
+
+
 @styled
 def graph_figure(G: nx.Graph, values: Optional[Sequence[float]] = None, *, pos: Optional[np.ndarray] = None,
                  title: str = "", highlight: Iterable[tuple[int, int]] = (), token: Optional[int] = None,
@@ -50,7 +60,7 @@ def graph_figure(G: nx.Graph, values: Optional[Sequence[float]] = None, *, pos: 
         go.Scatter(x=ex, y=ey, mode="lines", line=dict(color="#bbb", width=1), hoverinfo="skip", name="edges"),
         go.Scatter(x=hx, y=hy, mode="lines", line=dict(color="#d62728", width=4), hoverinfo="skip", name="highlight"),
         go.Scatter(x=pos[:, 0], y=pos[:, 1], mode="markers+text", text=[str(i) for i in range(n)],
-                   textposition="middle center", textfont=dict(size=9, color="white"),
+                   textposition="middle center", textfont=dict(size=9, color=label_colors(vals, cmin, cmax)),
                    hovertext=[f"client {i}: {v:.4g}" for i, v in enumerate(vals)], hoverinfo="text",
                    marker=dict(size=sz, color=vals, colorscale="Viridis", cmin=cmin, cmax=cmax, showscale=True,
                                colorbar=dict(title=colorbar_title, thickness=12),
@@ -162,6 +172,8 @@ def _sync(fw: go.FigureWidget, fig: go.Figure, attrs: Sequence[str] = ("x", "y")
                     tr.marker.cmin, tr.marker.cmax = new.marker.cmin, new.marker.cmax
             if isinstance(new, go.Scatter):
                 tr.text, tr.hovertext = new.text, new.hovertext
+                if new.textfont is not None and new.textfont.color is not None:
+                    tr.textfont.color = new.textfont.color
             if isinstance(new, go.Heatmap):
                 tr.z, tr.zmax = new.z, new.zmax
         fw.layout.title.text = fig.layout.title.text

@@ -62,7 +62,8 @@ def gaussian_densities_figure(epsilon: float, delta: float, sensitivity: float =
 @styled
 def privacy_profile_figure(sigmas: Mapping[str, float], sensitivity: float, target: tuple[float, float],
                            eps_max: float | None = None) -> go.Figure:
-    """delta(epsilon) of the Gaussian mechanism for each named sigma (log scale), with the target point."""
+    """delta(epsilon) of the Gaussian mechanism for each named sigma (log scale, from three decades below the
+    target's delta to 1), with the target point."""
     eps_t, delta_t = target
     eps_max = eps_max or max(3.0 * eps_t, 2.0)
     e = np.linspace(0.0, eps_max, 300)
@@ -75,7 +76,7 @@ def privacy_profile_figure(sigmas: Mapping[str, float], sensitivity: float, targ
                              marker=dict(size=12, symbol="x", color="black")))
     fig.update_layout(title="privacy profile delta(eps): the smallest delta at each eps",
                       xaxis_title="epsilon", yaxis_title="delta", yaxis_type="log", height=360,
-                      margin=dict(l=50, r=10, t=50, b=40))
+                      yaxis_range=[math.floor(math.log10(delta_t)) - 3, 0], margin=dict(l=50, r=10, t=50, b=40))
     return fig
 
 
