@@ -49,6 +49,22 @@ def test_auto_picks_by_structure_and_size():
         GossipKernel(rr, kind="circulant")
 
 
+@pytest.mark.parametrize("rule,weight", [("metropolis", 2 / 3), ("max_degree", 2 / 3), ("lazy", 1 / 3)])
+def test_a_ring_mixes_with_two_lerps_per_block(rule, weight):
+    """A ring whose neighbours share one weight takes the two-``lerp`` kernel; it equals ``W @ X``, also with
+    the wrap-around rows inside a block; other circulant stencils keep the weighted adds."""
+    n = 40
+    W = graphs.sparse_mixing_matrix(graphs.edge_list("ring", n), n, rule=rule)
+    X = torch.randn((n, 5), generator=uk.make_generator(1), device="cpu", dtype=torch.float64)
+    ref = torch.as_tensor(W.toarray() @ X.numpy(), dtype=torch.float64, device="cpu")
+    for rows in (1, 3, n):
+        k = GossipKernel(W, dtype=torch.float64, block_bytes=rows * 5 * 8)
+        assert k.kind == "circulant" and k.lerp_weight == pytest.approx(weight)
+        torch.testing.assert_close(k(X), ref, rtol=0, atol=1e-14)
+    torus = graphs.sparse_mixing_matrix(graphs.edge_list("torus", 400), 400)
+    assert GossipKernel(torus, kind="circulant").lerp_weight is None
+
+
 def test_sparse_matrix_runs_dpsgd_like_the_graph():
     ds = uk.data.load("digits", device="cpu")
     fed = uk.data.partition(ds, 12, seed=0)
