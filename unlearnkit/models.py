@@ -303,6 +303,10 @@ class FlatParams:
         """The dense ``d x d`` Hessian (small models only: it costs d Hessian-vector products)."""
         if self.d > 20000:
             raise ValueError(f"hessian: d={self.d} is too large for a dense Hessian; use hvp or a Fisher")
+        if _plain_autograd_ok(theta):
+            H = _linear_model_hessian(self, theta, x, y)
+            if H is not None:
+                return H + weight_decay * torch.eye(self.d, dtype=H.dtype, device=H.device) if weight_decay else H
         eye = torch.eye(self.d, dtype=theta.dtype, device=theta.device)
         return vmap(lambda v: self.hvp(theta, x, y, v, weight_decay=weight_decay))(eye)
 
@@ -313,6 +317,44 @@ class FlatParams:
         client. One ``vmap`` call steps the whole network.
         """
         return vmap(lambda t, x, y: self.grad(t, x, y, weight_decay=weight_decay))(thetas, xs, ys)
+
+
+def _linear_model_hessian(flat: FlatParams, theta: Tensor, x: Tensor, y: Tensor) -> Tensor | None:
+    """The Hessian of the mean loss of a single ``Linear`` layer (optionally after ``Flatten``) in closed form, or
+    None for any other model.
+
+    Softmax regression: ``(1/n) sum_s (diag(p_s) - p_s p_s^T) kron (u_s u_s^T)`` with ``u_s = (x_s, 1)`` (the 1 only
+    with a bias); binary logistic: ``(1/n) sum_s p_s (1 - p_s) u_s u_s^T``. One matrix product over the samples
+    instead of ``d`` Hessian-vector products through autograd (the same matrix to round-off).
+    """
+    layers = list(flat.module) if isinstance(flat.module, nn.Sequential) else []
+    linear = [m for m in layers if isinstance(m, nn.Linear)]
+    if len(linear) != 1 or any(not isinstance(m, (nn.Linear, nn.Flatten)) for m in layers) \
+            or flat.loss_name not in ("cross_entropy", "logistic") or layers[-1] is not linear[0]:
+        return None
+    if any(isinstance(m, nn.Flatten) and (m.start_dim, m.end_dim) != (1, -1) for m in layers):
+        return None
+    lin = linear[0]
+    u = x.reshape(x.shape[0], -1).to(theta.dtype)
+    if u.shape[1] != lin.in_features:
+        return None
+    if lin.bias is not None:
+        u = torch.cat([u, torch.ones(u.shape[0], 1, dtype=u.dtype, device=u.device)], dim=1)
+    n, f, c = u.shape[0], u.shape[1], lin.out_features
+    with torch.no_grad():
+        z = flat.forward(theta, x)
+        if flat.loss_name == "logistic":
+            p = torch.sigmoid(z.reshape(-1))
+            return (u * (p * (1 - p))[:, None]).T @ u / n
+        p = torch.softmax(z, dim=1)
+        A = torch.diag_embed(p) - p[:, :, None] * p[:, None, :]  # (n, c, c)
+        H = torch.einsum("sab,sj,sk->ajbk", A, u, u).reshape(c * f, c * f) / n  # rows (class, feature)
+    # the flat layout: the weight row by row (class, feature), then the bias (one entry per class)
+    idx = torch.arange(c * f, device=H.device).reshape(c, f)
+    order = idx[:, :lin.in_features].reshape(-1)
+    if lin.bias is not None:
+        order = torch.cat([order, idx[:, -1]])
+    return H[order][:, order]
 
 
 def _plain_autograd_ok(theta: Tensor) -> bool:

@@ -137,3 +137,29 @@ def test_sgd_config_validation_names_the_field(field, value, match):
     kwargs = {"steps": 10, "lr": 0.1, field: value}
     with pytest.raises(ValueError, match=match):
         SGDConfig(**kwargs)
+
+
+@pytest.mark.parametrize("case", ["softmax", "softmax_no_bias", "logistic"])
+def test_a_linear_models_hessian_in_closed_form_equals_d_hessian_vector_products(case):
+    """A single Linear layer's Hessian is one product over the samples; it equals the d autograd Hessian-vector
+    products (the general path) to round-off, with the regulariser, in the flat layout (weight rows, then bias)."""
+    from torch import nn
+    from torch.func import vmap
+
+    from unlearnkit.models import FlatParams, _linear_model_hessian
+
+    g = torch.Generator(device="cpu").manual_seed(3)
+    if case == "logistic":
+        module, loss, y = nn.Sequential(nn.Linear(6, 1)), "logistic", torch.randint(0, 2, (40,), generator=g)
+    else:
+        module = nn.Sequential(nn.Flatten(), nn.Linear(12, 4, bias=case == "softmax"))
+        loss, y = "cross_entropy", torch.randint(0, 4, (40,), generator=g)
+    x = torch.randn((40, 12) if case != "logistic" else (40, 6), generator=g, dtype=torch.float64)
+    flat = FlatParams(module.double(), loss=loss)
+    theta = torch.randn(flat.d, generator=g, dtype=torch.float64)
+    assert _linear_model_hessian(flat, theta, x, y) is not None
+    eye = torch.eye(flat.d, dtype=torch.float64)
+    general = vmap(lambda v: flat.hvp(theta, x, y, v, weight_decay=0.3))(eye)
+    torch.testing.assert_close(flat.hessian(theta, x, y, weight_decay=0.3), general, rtol=0, atol=1e-13)
+    mlp = FlatParams(nn.Sequential(nn.Linear(6, 3), nn.ReLU(), nn.Linear(3, 2)).double())
+    assert _linear_model_hessian(mlp, mlp.init(), x[:, :6], y % 2) is None
