@@ -33,8 +33,6 @@ FLOORS: dict[str, int] = {
 # Rooms on the same floor that may not import each other unless listed here (source room, target room).
 SAME_FLOOR_OK = {
     ("core", "_validate"),
-    ("core", "runtime"),
-    ("evaluate", "train"),
 }
 
 # The paper behind each of the methods' sub-packages (docs/architecture.md, "Where each paper's equations live").
