@@ -1,7 +1,8 @@
 """The browser test under load: busy cores, Binder's limits, and the Run All time a student waits for.
 
-``UNLEARNKIT_BROWSER_LOAD=busy`` starts one busy-loop process per core (``os.cpu_count()``), at normal
-priority, before JupyterLab starts; they run for the whole test and are stopped at teardown, failure or not (each
+``UNLEARNKIT_BROWSER_LOAD=busy`` starts one busy-loop process per core (``os.cpu_count()``), ``crowded`` four
+per core (a load average near 8 on two cores, what a crowded Binder node gives), at normal priority, before
+JupyterLab starts; they run for the whole test and are stopped at teardown, failure or not (each
 loop also ends by itself when the test process dies). ``UNLEARNKIT_BROWSER_LIMITS=binder`` gives the Lab server
 and its kernels Binder's one core (``taskset -c 0``; the kernels inherit the affinity) and checks its 2 GB of
 memory: no unprivileged tool here enforces a resident-memory cap (``systemd-run --user --scope -p MemoryMax=2G``
@@ -29,8 +30,9 @@ from pathlib import Path
 
 LOAD = os.environ.get("UNLEARNKIT_BROWSER_LOAD", "").strip().lower()
 LIMITS = os.environ.get("UNLEARNKIT_BROWSER_LIMITS", "").strip().lower()
-if LOAD not in ("", "busy"):
-    raise ValueError(f"UNLEARNKIT_BROWSER_LOAD={LOAD!r}: expected 'busy' or nothing")
+BUSY_PER_CORE = {"": 0, "busy": 1, "crowded": 4}
+if LOAD not in BUSY_PER_CORE:
+    raise ValueError(f"UNLEARNKIT_BROWSER_LOAD={LOAD!r}: expected 'busy', 'crowded' or nothing")
 if LIMITS not in ("", "binder"):
     raise ValueError(f"UNLEARNKIT_BROWSER_LIMITS={LIMITS!r}: expected 'binder' or nothing")
 BINDER = LIMITS == "binder"
@@ -56,11 +58,12 @@ PAINT_RECORDER_JS = """
 
 @contextmanager
 def machine_load():
-    """Busy-loop processes on every core while the block runs (``UNLEARNKIT_BROWSER_LOAD=busy``), else none."""
+    """Busy-loop processes on every core while the block runs (``UNLEARNKIT_BROWSER_LOAD=busy`` or
+    ``crowded``), else none."""
     procs: list[subprocess.Popen] = []
     try:
-        if LOAD == "busy":
-            for _ in range(os.cpu_count() or 1):
+        if BUSY_PER_CORE[LOAD]:
+            for _ in range(BUSY_PER_CORE[LOAD] * (os.cpu_count() or 1)):
                 procs.append(subprocess.Popen([sys.executable, "-c", _BUSY_LOOP]))
             print(f"load: {len(procs)} busy-loop processes {[p.pid for p in procs]}")
         yield procs

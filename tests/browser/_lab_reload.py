@@ -89,3 +89,33 @@ def reload_shows_the_kernels_figures(page, wait_plots: Callable[[], float], shot
         print(f"figures that differ after the reload written to {dump}")
     return [f"{title!r}: live {before.get(title, [''])[0][:300]} / reloaded {a[0][:300] if a else None}"
             for title in sorted(set(before) | set(after)) if (a := after.get(title)) != before.get(title)]
+
+
+def second_view_shows_the_kernels_figures(page, url: str, wait_plots: Callable[[object], float], shots: Path
+                                          ) -> list[str]:
+    """Open ``url`` (the notebook in its own Lab workspace, with the server's token) in a second tab while the
+    first page stays open, and compare every widget figure of the second view with the first page's; the figures
+    that differ. The second page joins the same kernel session and restores the widget models from the kernel, as
+    a reload does, but beside a live view."""
+    live = _figures_by_title(page)
+    second = page.context.browser.new_page(viewport=page.viewport_size)  # a second tab (its own context)
+    try:
+        second.goto(url, timeout=120_000)
+        try:
+            second.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
+            second.wait_for_selector(".js-plotly-plot", state="attached", timeout=120_000)
+        except Exception:
+            second.screenshot(path=str(shots / f"{shots_name(page)}-second-view-failed.png"))
+            raise
+        took = wait_plots(second)
+        seen = _figures_by_title(second)
+        second.evaluate("() => document.querySelector('.jp-NotebookPanel .jp-WindowedPanel-outer').scrollTop = 0")
+        time.sleep(1.0)
+        second.screenshot(path=str(shots / f"{shots_name(page)}-second-view.png"))
+    finally:
+        second.close()
+    print(f"second view: first figures drawn in {took:.1f} s; {sum(map(len, seen.values()))} of "
+          f"{sum(map(len, live.values()))} widget figures compared")
+    assert live, "no widget figure to compare"
+    return [f"{title!r}: first view {live.get(title, [''])[0][:300]} / second view {s[0][:300] if s else None}"
+            for title in sorted(set(live) | set(seen)) if (s := seen.get(title)) != live.get(title)]

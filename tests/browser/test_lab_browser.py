@@ -44,7 +44,7 @@ from pathlib import Path
 import pytest
 from _lab_load import (BINDER, BINDER_MEMORY_BYTES, MODE, PAINT_RECORDER_JS, MemoryWatch, load_average,
                        machine_load, record_run_all, server_command, shut_down_kernels)
-from _lab_reload import reload_shows_the_kernels_figures
+from _lab_reload import reload_shows_the_kernels_figures, second_view_shows_the_kernels_figures
 
 pytestmark = pytest.mark.browser
 
@@ -408,6 +408,10 @@ def test_notebook_runs_and_reacts_in_the_browser(lab, notebook):
             differ = reload_shows_the_kernels_figures(page, lambda: _wait_plots_rendered(page), SHOTS)
             page.screenshot(path=str(SHOTS / f"{notebook.stem}{SUFFIX}-reloaded.png"))
             assert not differ, f"{notebook.name}: after a reload, figures differ from the live page:\n" + \
+                "\n".join(differ)
+            second = url.replace(f"/workspaces/{workspace}/", f"/workspaces/{workspace}-second/")
+            differ = second_view_shows_the_kernels_figures(page, second, _wait_plots_rendered, SHOTS)
+            assert not differ, f"{notebook.name}: a second view's figures differ from the first page's:\n" + \
                 "\n".join(differ)
             # a 1024 px laptop window: figures wider than the notebook are recorded (each figure has the width
             # fit_rows gave it for a 1400 px window, so this is a measurement, not yet a requirement)
