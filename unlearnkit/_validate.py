@@ -11,7 +11,7 @@ import functools
 import inspect
 import math
 import sys
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -80,6 +80,20 @@ def check_range(
 def check_probability(name: str, value: float, *, allow_zero: bool = True, allow_one: bool = True) -> float:
     """A probability in [0, 1] (ends optionally open)."""
     return check_range(name, value, 0.0, 1.0, low_open=not allow_zero, high_open=not allow_one)
+
+
+#: How far above 1 a probability mass function may sum (round-off of a computed pmf)
+PMF_TOL = 1e-9
+
+
+def check_pmf(pmf: Sequence[float]) -> np.ndarray:
+    """A non-empty array of probabilities ``P(K = k)``, ``k = 0, 1, ...``, summing to at most 1 (within
+    :data:`PMF_TOL`), as a float array."""
+    arr = np.asarray(pmf, dtype=float).reshape(-1)
+    if arr.size == 0 or np.any(~np.isfinite(arr)) or np.any(arr < 0) or arr.sum() > 1 + PMF_TOL:
+        raise ValueError(f"pmf (length {arr.size}, sum {arr.sum() if arr.size else 0:.6g}) is out of range: "
+                         "expected a non-empty array of probabilities P(K = k), k = 0, 1, ..., summing to at most 1")
+    return arr
 
 
 #: The magnitudes a privacy scale may take (epsilon, sigma, sensitivity, mu): beyond them double arithmetic

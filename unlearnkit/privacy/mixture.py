@@ -51,12 +51,9 @@ from typing import Sequence, Union
 import numpy as np
 from scipy import optimize
 
-from .._validate import SCALE_MAX, check_probability, check_scale
+from .._validate import SCALE_MAX, check_pmf, check_probability, check_scale
 from .gaussian import ArrayLike, analytic_gaussian_epsilon, theta_epsilon
 from .linear_rdp import linear_rdp_epsilon
-
-
-_PMF_TOL = 1e-9
 
 
 def gaussian_composition_mu(mus: Sequence[float]) -> float:
@@ -169,14 +166,6 @@ def _check_eps_array(epsilon: ArrayLike) -> np.ndarray:
     return eps
 
 
-def _check_pmf(pmf: Sequence[float]) -> np.ndarray:
-    arr = np.asarray(pmf, dtype=float).reshape(-1)
-    if arr.size == 0 or np.any(~np.isfinite(arr)) or np.any(arr < 0) or arr.sum() > 1 + _PMF_TOL:
-        raise ValueError(f"pmf (length {arr.size}, sum {arr.sum() if arr.size else 0:.6g}) is out of range: "
-                         "expected a non-empty array of probabilities P(K = k), k = 0, 1, ..., summing to at most 1")
-    return arr
-
-
 def _check_mu(name: str, value: float) -> float:
     v = float(value)
     if math.isnan(v) or v < 0:
@@ -226,7 +215,7 @@ def mixture_delta(epsilon: ArrayLike, pmf: Sequence[float], mu_per_step: float, 
     .. [2] B. Balle, Y.-X. Wang, "Improving the Gaussian Mechanism for Differential Privacy: Analytical Calibration and
        Optimal Denoising", ICML 2018, Theorem 8 (the exact privacy profile of one Gaussian).
     """
-    arr = _check_pmf(pmf)
+    arr = check_pmf(pmf)
     mus = _mus(arr.size, mu_per_step, mu_base)
     tail = max(0.0, 1.0 - float(arr.sum()))
     eps = _check_eps_array(epsilon)
@@ -264,7 +253,7 @@ def mixture_epsilon(delta: float, pmf: Sequence[float], mu_per_step: float, *, m
        Optimal Denoising", ICML 2018, Theorem 8 (the exact privacy profile of one Gaussian).
     """
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
-    arr = _check_pmf(pmf)
+    arr = check_pmf(pmf)
     mus = _mus(arr.size, mu_per_step, mu_base)
     floor = float(arr[~np.isfinite(mus)].sum()) + max(0.0, 1.0 - float(arr.sum()))
     if floor >= delta:
@@ -324,7 +313,7 @@ def mixture_sigma(epsilon: float, delta: float, pmf: Sequence[float], sensitivit
     epsilon = check_scale("epsilon", epsilon)
     delta = check_probability("delta", delta, allow_zero=False, allow_one=False)
     sensitivity = check_scale("sensitivity", sensitivity)
-    arr = _check_pmf(pmf)
+    arr = check_pmf(pmf)
     floor = mixture_delta(epsilon, arr, 0.0, mu_base=mu_base)
     if floor > delta:
         raise ValueError(f"(epsilon, delta)=({epsilon:g}, {delta:g}) is out of range: with mu_base={mu_base:g} and "
@@ -389,7 +378,7 @@ def capped_delta(epsilon: ArrayLike, pmf: Sequence[float], mu_per_step: float, k
        5.1 and its proof sketch (the visit count M_u ~ Binomial(T_u, p)) with Appendix C.5 (its tail bounded by
        Chernoff; here by the exact quantile).
     """
-    arr = _check_pmf(pmf)
+    arr = check_pmf(pmf)
     if not isinstance(k_cap, (int, np.integer)) or k_cap < 0:
         raise ValueError(f"k_cap={k_cap!r} is out of range: expected an integer >= 0")
     tail = max(0.0, 1.0 - float(arr[: k_cap + 1].sum()))
@@ -452,7 +441,7 @@ def capped_epsilon(delta: float, pmf: Sequence[float], mu_per_step: float, *, ta
         raise ValueError(f"tail_delta={tail_delta:g} is out of range: expected tail_delta in [0, delta={delta:g})")
     if conversion not in ("gaussian", "rdp"):
         raise ValueError(f"conversion={conversion!r} is out of range: expected 'gaussian' or 'rdp'")
-    arr = _check_pmf(pmf)
+    arr = check_pmf(pmf)
     k = _quantile(arr, tail_delta)
     mu = float(_mus(k + 1, mu_per_step, mu_base)[k])
     if mu == 0:

@@ -32,20 +32,9 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .._validate import check_delta, check_positive, check_range
+from .._validate import check_delta, check_pmf, check_positive, check_range
 from .pld import PLD, DeltaBracket, EpsilonBracket
 from .pld_grid import GridPmf
-
-
-_PMF_TOL = 1e-9
-
-
-def _check_pmf(pmf: Sequence[float]) -> np.ndarray:
-    arr = np.asarray(pmf, dtype=float).reshape(-1)
-    if arr.size == 0 or np.any(~np.isfinite(arr)) or np.any(arr < 0) or arr.sum() > 1 + _PMF_TOL:
-        raise ValueError(f"pmf (length {arr.size}, sum {arr.sum() if arr.size else 0:.6g}) is out of range: "
-                         "expected a non-empty array of probabilities P(K = k), k = 0, 1, ..., summing to at most 1")
-    return arr
 
 
 def _identity(like: PLD) -> PLD:
@@ -95,7 +84,7 @@ def _lower_delta(comps: list, epsilon: float) -> float:
 
 
 def _check_common(pmf, step, base, pmf_tail):
-    arr = _check_pmf(pmf)
+    arr = check_pmf(pmf)
     pmf_tail = check_range("pmf_tail", pmf_tail, 0.0, 1e-3)
     return _components(arr, step, base, pmf_tail)
 
