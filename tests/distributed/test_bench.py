@@ -39,6 +39,7 @@ def test_raw_probe_rows_beside_the_runtime():
 
     rows = probe_rows(2, (8, 64), rounds=3, hops=4, seed=3, timeout=120)
     for r in rows:
-        for k in ("gossip_ms", "probe_gossip_ms", "hop_ms", "probe_hop_ms", "gossip_over_probe", "hop_over_probe"):
+        for k in ("gossip_ms", "probe_gossip_ms", "hop_ms", "probe_hop_ms", "gossip_over_probe", "hop_over_probe",
+                  "synced_gossip_ms", "synced_over_probe"):
             assert r[k] > 0 and math.isfinite(r[k]), k
         assert r["max_abs_diff"] < 1e-12

@@ -91,11 +91,13 @@ def probe_rows(n_ranks: int, dims: Sequence[int], *, rounds: int, hops: int, see
         sim = simulator_times(n_ranks, d, rounds, hops, seed=seed)
         got = torch.stack([r["per_dim"][k]["x"] for r in ranks])
         gossip_ms = max(r["per_dim"][k]["round_ms"] for r in ranks)
+        synced_ms = max(r["per_dim"][k]["synced_round_ms"] for r in ranks)
         hop_ms = 1e3 * max(r["per_dim"][k]["walk_s"] for r in ranks) / hops
         probe_ms = 1e3 * max(r["probe"][k]["round_s"] for r in ranks)
         probe_hop_ms = 1e3 * max(r["probe"][k]["walk_s"] for r in ranks) / hops
         rows.append({"ranks": n_ranks, "d": d, "backend": "gloo", "gossip_ms": gossip_ms,
                      "probe_gossip_ms": probe_ms, "gossip_over_probe": gossip_ms / probe_ms,
+                     "synced_gossip_ms": synced_ms, "synced_over_probe": synced_ms / probe_ms,
                      "sim_gossip_ms": sim["round_ms"], "hop_ms": hop_ms, "probe_hop_ms": probe_hop_ms,
                      "hop_over_probe": hop_ms / probe_hop_ms, "sim_hop_ms": sim["hop_ms"],
                      "peak_rss_mb": max(r["rss_mb"] for r in ranks),

@@ -50,8 +50,9 @@ def _rss_mb() -> float:
 
 def timing_task(net: ProcessGroupNetwork, dims: Sequence[int], rounds: int, hops: int,
                 topology: str = "ring") -> dict[str, Any]:
-    """Per ``d`` in ``dims``: this rank's median seconds per gossip round, its final gossip vector, and the
-    walk's wall seconds (``None`` on NCCL). Returns ``{"rank", "rss_start_mb", "rss_mb", "per_dim"}``."""
+    """Per ``d`` in ``dims``: this rank's median milliseconds per gossip round run back to back (``round_ms``)
+    and per round started on a barrier (``synced_round_ms``, as the raw probe's rounds are), its final gossip
+    vector, and the walk's wall seconds (``None`` on NCCL). Returns ``{"rank", "rss_start_mb", "rss_mb", "per_dim"}``."""
     rounds = check_int("rounds", rounds, low=1)
     W = mixing_matrix(make_graph(topology, net.n_clients, seed=net.seed))
     rss_start = _rss_mb()
@@ -64,6 +65,13 @@ def timing_task(net: ProcessGroupNetwork, dims: Sequence[int], rounds: int, hops
             start = time.perf_counter()
             x = net.gossip_round(x, W, step=t)
             seconds.append(time.perf_counter() - start)
+        synced, y = [], initial_vector(net.seed, net.rank, int(d)).to(net.device)
+        for t in range(rounds):  # the same rounds, each started on a barrier (as the raw probe's are)
+            net.barrier()
+            start = time.perf_counter()
+            y = net.gossip_round(y, W, step=t)
+            synced.append(time.perf_counter() - start)
+        net.reset()
         walk_s: Optional[float] = None
         if net.backend == "gloo" and net.n_clients > 1:
             walks = []
@@ -75,7 +83,8 @@ def timing_task(net: ProcessGroupNetwork, dims: Sequence[int], rounds: int, hops
                                       QuadraticHop(seed=net.seed, dim=int(d))).seconds)
             walk_s = min(walks)
         net.reset()
-        per_dim.append({"d": int(d), "round_ms": median_ms(seconds), "x": x.cpu(), "walk_s": walk_s})
+        per_dim.append({"d": int(d), "round_ms": median_ms(seconds), "synced_round_ms": median_ms(synced), "x": x.cpu(),
+                        "walk_s": walk_s})
     return {"rank": net.rank, "rss_start_mb": rss_start, "rss_mb": _rss_mb(), "per_dim": per_dim}
 
 
