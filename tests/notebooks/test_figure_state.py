@@ -374,3 +374,11 @@ def test_a_value_a_view_reports_stays_in_the_figure():
     fw.layout.title.text = "moved"  # any later change re-syncs the state from the figure
     assert fw.get_state()["_widget_data"][0]["y"] == [0.86, 0.86]
     assert _state_problems(fw, "reported") == []
+
+
+def test_no_carrier_without_the_installed_figure_module(monkeypatch):
+    from unlearnkit.viz import _widget_esm
+
+    monkeypatch.setattr(_widget_esm, "_BUNDLE", [])
+    with pytest.raises(RuntimeError, match="UNLEARNKIT_WIDGET_BUNDLE=plotly"):
+        _widget_esm.bundle_carrier()

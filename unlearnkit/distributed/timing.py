@@ -52,7 +52,8 @@ def timing_task(net: ProcessGroupNetwork, dims: Sequence[int], rounds: int, hops
                 topology: str = "ring") -> dict[str, Any]:
     """Per ``d`` in ``dims``: this rank's median milliseconds per gossip round run back to back (``round_ms``)
     and per round started on a barrier (``synced_round_ms``, as the raw probe's rounds are), its final gossip
-    vector, and the walk's wall seconds (``None`` on NCCL). Returns ``{"rank", "rss_start_mb", "rss_mb", "per_dim"}``."""
+    vector, and the walk's wall seconds (``None`` on NCCL).
+    Returns ``{"rank", "rss_start_mb", "rss_mb", "per_dim"}``."""
     rounds = check_int("rounds", rounds, low=1)
     W = mixing_matrix(make_graph(topology, net.n_clients, seed=net.seed))
     rss_start = _rss_mb()

@@ -139,6 +139,9 @@ _carrier: list[BundleCarrier] = []
 
 def bundle_carrier() -> BundleCarrier:
     """The kernel's open bundle carrier, created (and its bundle sent) when there is none."""
+    if not _BUNDLE:
+        raise RuntimeError("no bundle carrier: use_shared_bundle() has not installed the figure module "
+                           "(UNLEARNKIT_WIDGET_BUNDLE=plotly keeps plotly's own)")
     if not _carrier or _carrier[0].comm is None:
         _carrier[:] = [BundleCarrier(_esm=carrier_module(_BUNDLE[0]))]
     return _carrier[0]
