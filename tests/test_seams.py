@@ -16,6 +16,7 @@ import ast
 import networkx as nx
 
 from test_architecture import PKG, _modules, _resolve, import_edges, module_name
+from unlearnkit._map import import_base
 
 
 def private_imports() -> list[tuple[str, str, str]]:
@@ -27,12 +28,7 @@ def private_imports() -> list[tuple[str, str, str]]:
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if not isinstance(node, ast.ImportFrom):
                 continue
-            if node.level:
-                base_parts = mod.split(".") if is_pkg else mod.split(".")[:-1]
-                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
-                base = ".".join(base_parts + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
+            base = import_base(mod, is_pkg, node)
             if not base.startswith("unlearnkit"):
                 continue
             for alias in node.names:

@@ -64,6 +64,16 @@ def resolve(name: str, modules: dict[str, Path]) -> str | None:
     return None
 
 
+def import_base(mod: str, is_pkg: bool, node: ast.ImportFrom) -> str:
+    """The absolute module a ``from ... import`` in module ``mod`` (a package's ``__init__`` when ``is_pkg``)
+    names: relative levels resolved against ``mod``."""
+    if not node.level:
+        return node.module or ""
+    parts = mod.split(".") if is_pkg else mod.split(".")[:-1]
+    parts = parts[: len(parts) - (node.level - 1)]
+    return ".".join(parts + ([node.module] if node.module else []))
+
+
 def import_edges() -> set[tuple[str, str]]:
     """``(importer, imported)`` module pairs inside the package, from every import statement (lazy ones too)."""
     modules = package_modules()
@@ -75,12 +85,7 @@ def import_edges() -> set[tuple[str, str]]:
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base_parts = mod.split(".") if is_pkg else mod.split(".")[:-1]
-                    base_parts = base_parts[: len(base_parts) - (node.level - 1)]
-                    base = ".".join(base_parts + ([node.module] if node.module else []))
-                else:
-                    base = node.module or ""
+                base = import_base(mod, is_pkg, node)
                 # ``from pkg import x``: an edge to the module ``pkg.x`` when x is one, else to ``pkg`` itself
                 targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
             for t in targets:

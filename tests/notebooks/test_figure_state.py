@@ -279,6 +279,20 @@ Promise.all([load(process.argv[1]), load(process.argv[2])]).then(async ([carrier
 """
 
 
+def _run_in_node(driver: str, tmp_path):
+    """Run a Node ``driver`` on the carrier and figure modules (stand-in bundle); its JSON output."""
+    import json
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node not installed")
+    out = subprocess.run([node, "-e", driver, *_modules(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
 def _modules(tmp_path, bundle="export default () => ({});"):
     from unlearnkit.viz._widget_esm import carrier_module, figure_module
 
@@ -291,16 +305,7 @@ def test_figures_initialise_at_once_and_draw_when_the_carrier_has_imported_the_b
     """Driven as anywidget drives it (in Node, with a stand-in bundle): three figure models' ``initialize``
     return at once (anywidget's 2 s window closes on it) even before any carrier exists; the bundle is imported
     once although two carriers initialise; then each figure gets plotly's own ``initialize`` and ``render``."""
-    import json
-    import shutil
-    import subprocess
-
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node not installed")
-    out = subprocess.run([node, "-e", NODE_DRIVER, *_modules(tmp_path)], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    got = json.loads(out.stdout)
+    got = _run_in_node(NODE_DRIVER, tmp_path)
     assert got["returned"] == ["undefined"] * 3 and got["initsBeforeCarrier"] == 0
     assert got["blobs"] == 1 and got["inits"] == 3 and got["ok"] == [1, 1, 1]
     assert got["drawn"] == ["drawn 0", "drawn 1", "drawn 2"]
@@ -346,16 +351,7 @@ def test_a_view_waits_for_the_full_state_after_a_lost_message(tmp_path):
     view is then drawn only once the full state of the part that message edits has arrived (or after 3 s), never
     from the state before the lost message. Without a lost message, or when the full state came before the bundle
     loaded, the view is drawn at once. Driven in Node with a stand-in bundle."""
-    import json
-    import shutil
-    import subprocess
-
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node not installed")
-    out = subprocess.run([node, "-e", LOST_MESSAGE_DRIVER, *_modules(tmp_path)], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    got = json.loads(out.stdout)
+    got = _run_in_node(LOST_MESSAGE_DRIVER, tmp_path)
     assert got["quiet"]["drawnBeforeSync"] and got["lostAndSyncedBefore"]["drawnBeforeSync"]
     assert not got["lostThenSynced"]["drawnBeforeSync"] and got["lostThenSynced"]["drawnAt"] < 1000
     # a lost relayout is not superseded by a new data state: the view waits for the layout, at most 3 s
